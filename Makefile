@@ -1,0 +1,31 @@
+# Two commands on a fresh machine with Python 3.11: `make figures` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: figures smoke test lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# torch first and pinned: an unpinned resolve would pull a multi-GB CUDA build.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+figures: $(STAMP)  ## the whole study at the shipped (paper) scale
+	$(BIN)/snakemake --cores all
+
+smoke: $(STAMP)  ## the same workflow at smoke scale
+	$(BIN)/snakemake --cores all --profile workflow/profiles/smoke
+
+test: $(STAMP)  ## unit and integration tests
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/snakemake --lint
+
+clean:  ## delete generated artefacts (not the venv)
+	rm -rf data/trajectories results/* figures/* logs .snakemake
+	touch results/.gitkeep figures/.gitkeep

@@ -1,0 +1,42 @@
+"""Render the three-panel Q figure of one task and optimiser from its runs (PNG and PDF)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import load_csv
+from ..plotting import style
+from ..plotting.q_figure import plot_q_figure
+from ..residuals import TASKS
+from .common import parser, run
+from .run_method import load_reference
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--task", choices=TASKS, required=True)
+    p.add_argument("--optimizer", required=True)
+    p.add_argument("--reference", required=True, help="Q* state dict (.pt)")
+    p.add_argument("--reference-note", default="", help="how Q* was made, for the title")
+    p.add_argument("--runs", nargs="+", required=True, help="run folders, each with q.pt and errors.csv")
+    p.add_argument("--converged-below", type=float, default=0.5)
+    p.add_argument("--out-prefix", required=True)
+    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
+    p.add_argument("--dpi", type=int, default=150)
+    args = p.parse_args()
+    networks, curves = defaultdict(list), []
+    for folder in sorted(args.runs):
+        curve = load_csv(Path(folder) / "errors.csv", "error curve")
+        curves.append(curve)
+        networks[curve["method"].iloc[0]].append(load_reference(Path(folder) / "q.pt"))
+    title = f"Q-{args.task}, {args.optimizer.upper()}" + (f"; {args.reference_note}" if args.reference_note else "")
+    fig = plot_q_figure(load_reference(args.reference), dict(networks), pd.concat(curves), title,
+                        args.converged_below)
+    style.save(fig, args.out_prefix, args.formats, args.dpi)
+
+
+if __name__ == "__main__":
+    run(main)

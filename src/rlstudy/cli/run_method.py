@@ -1,0 +1,81 @@
+"""Fit Q on the short trajectory with one optimiser (SGD or CBO) and one residual (DS, UR, BFF).
+
+Writes the final network (for CBO, the consensus) and the error curve e_k/e_0 against Q*.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import seeding
+from ..cbo import CBOParams, initial_swarm, train_cbo
+from ..datasets import load_trajectory, trajectory_paths
+from ..errors import InputError
+from ..io import load_tensors, provenance, save_csv, save_tensors
+from ..metrics import ErrorMeter
+from ..qnet import from_state_dict, init_params, to_state_dict
+from ..residuals import METHODS, TASKS, TrajectoryTensors
+from ..sde import Dynamics
+from ..sgd import SGDParams, train_sgd
+from .common import build, json_arg, parser, run, setup_torch
+
+
+def load_reference(path) -> "torch.Tensor":  # noqa: F821
+    state = load_tensors(path, "reference Q*")
+    try:
+        return from_state_dict(state)
+    except (KeyError, ValueError) as err:
+        raise InputError(f"{path}: not a Q network state dict ({err})") from err
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--optimizer", required=True, help="'sgd', or a CBO setting's name (cbo, cbo-...)")
+    p.add_argument("--task", choices=TASKS, required=True)
+    p.add_argument("--method", choices=METHODS, required=True)
+    p.add_argument("--run-seed", type=int, required=True, help="the replicate's seed")
+    p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--trajectory", required=True, help="folder of the short trajectory")
+    p.add_argument("--reference", required=True, help="Q* state dict (.pt)")
+    p.add_argument("--params", type=json_arg, required=True, help="JSON of SGDParams or CBOParams")
+    p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics")
+    p.add_argument("--out-dir", required=True)
+    args = p.parse_args()
+    setup_torch()
+    dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
+    data = load_trajectory(args.trajectory)
+    traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards)
+    meter = ErrorMeter(load_reference(args.reference))
+    init = seeding.torch_generator(args.seed, "init", args.task, args.optimizer, str(args.run_seed))
+    sampling = seeding.torch_generator(args.seed, "sampling", args.task, args.optimizer, args.method,
+                                       str(args.run_seed))
+    label = f"{args.optimizer} {args.method} {args.task} seed {args.run_seed}"
+    if args.optimizer == "sgd":
+        params = build(SGDParams, args.params, "config 'sgd'")
+        theta, history = train_sgd(init_params(1, init)[0], traj, args.method, args.task, params, dynamics,
+                                   sampling, meter, label)
+        columns = {"lr": history.lr, "loss": history.loss, "error": history.error}
+    else:
+        params = build(CBOParams, args.params, f"config 'cbo.settings.{args.optimizer}'")
+        swarm = initial_swarm(params, init, float(np.nanmean(data.rewards)))
+        theta, history = train_cbo(swarm, traj, args.method, args.task, params, dynamics, sampling, meter, label)
+        columns = {"loss": history.loss, "error": history.error, "ess": history.ess, "spread": history.spread}
+    curve = pd.DataFrame({"task": args.task, "optimizer": args.optimizer, "method": args.method,
+                          "seed": args.run_seed, "iteration": np.arange(len(history.error)), **columns})
+    curve["rel_error"] = curve["error"] / curve["error"].iloc[0]
+    final = curve["rel_error"].iloc[-1]
+    print(f"{label}: e_k/e_0 final {final:.4g}, min {curve['rel_error'].min():.4g} "
+          f"after {len(curve) - 1} iterations")
+    record = provenance({"optimizer": args.optimizer, "task": args.task, "method": args.method,
+                         "run_seed": args.run_seed, "params": args.params, "dynamics": args.dynamics},
+                        args.seed, {**trajectory_paths(args.trajectory), "reference": args.reference})
+    out = Path(args.out_dir)
+    save_tensors(out / "q.pt", to_state_dict(theta), record)
+    save_csv(out / "errors.csv", curve, record)
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,13 @@
+"""Errors the pipeline reports to its users, each with a message that says what to fix."""
+
+
+class PipelineError(Exception):
+    """Base class: the CLIs print the message alone (no traceback) and exit with status 2."""
+
+
+class InputError(PipelineError):
+    """A missing, unreadable or malformed input file or parameter."""
+
+
+class DivergenceError(PipelineError):
+    """A run produced NaN or inf."""

@@ -1,0 +1,34 @@
+"""Shared look and a deterministic save for every figure."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from ..io import write_artefact  # noqa: E402
+
+METHOD_COLOURS = dict(zip(("UR", "DS", "BFF"), sns.color_palette("colorblind", 3)))
+
+
+def setup() -> None:
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
+
+
+def save(fig: plt.Figure, prefix: str | Path, formats=("png", "pdf"), dpi: int = 150) -> list[Path]:
+    """Write prefix.<fmt> for each format, atomically and without timestamps in the files."""
+    written = []
+    for fmt in formats:
+        buffer = io.BytesIO()
+        metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None} if fmt == "png" else {}
+        fig.savefig(buffer, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
+        path = Path(f"{prefix}.{fmt}")
+        write_artefact(path, buffer.getvalue(), None)
+        written.append(path)
+    plt.close(fig)
+    return written

@@ -1,0 +1,156 @@
+"""Bellman residuals and the three ways around double sampling: DS, UR and BFF.
+
+For a transition (s_m, a_m, r_m, s_{m+1}) the residual is
+
+    j = r_m + gamma * V(s_{m+1}) - Q(s_m, a_m)
+
+with V(s') = sum_a pi(a|s') Q(s', a) for evaluation and max_a Q(s', a) for control. The mean
+squared residual E[j]^2 needs two independent next states; each method supplies the second one:
+
+    DS  (double sampling, here: none)  s^_{m+1} = s_{m+1}            (biased: j^ = j)
+    UR  (uncorrelated resampling)      s^_{m+1} = s_m + a*eps + sigma*sqrt(eps)*Z'
+    BFF (borrowing from the future)    s^_{m+1} = s_m + (s_{m+2} - s_{m+1})
+
+and j^ is j with s^_{m+1} in place of s_{m+1}. SGD follows mean(j * grad j^) (the notebook's
+`j^.backward(j)`, see sgd_grad_q), CBO minimises L = mean(j * j^) / 2. Both optimisers use this module alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from .qnet import features
+from .sde import Dynamics
+
+METHODS = ("DS", "UR", "BFF")
+TASKS = ("evaluation", "control")
+POLICY_OF_TASK = {"evaluation": "evaluation", "control": "uniform"}
+
+
+def prob_plus_torch(task: str, states: torch.Tensor) -> torch.Tensor:
+    """pi(a=+1|s) of the task's policy (the target policy of evaluation, the behaviour policy of control)."""
+    if task == "evaluation":
+        return 0.5 + torch.sin(states) / 5.0
+    return torch.full_like(states, 0.5)
+
+
+@dataclass(frozen=True)
+class TrajectoryTensors:
+    """A trajectory held as tensors, ready for indexing."""
+
+    states: torch.Tensor  # float64 (n,)
+    action_indices: torch.Tensor  # int64 (n,)
+    rewards: torch.Tensor  # float64 (n,)
+
+    @classmethod
+    def from_arrays(cls, states, action_indices, rewards) -> "TrajectoryTensors":
+        return cls(torch.as_tensor(states, dtype=torch.float64),
+                   torch.as_tensor(action_indices).long(),
+                   torch.as_tensor(rewards, dtype=torch.float64))
+
+
+def usable_starts(method: str, n_states: int) -> int:
+    """How many start indices m have all the states a method needs (BFF looks two steps ahead)."""
+    return n_states - 2 if method == "BFF" else n_states - 1
+
+
+@dataclass(frozen=True)
+class ResidualBatch:
+    """Everything the residuals of m transitions need, with the network inputs precomputed.
+
+    feats holds the features of [s; s^'], the rows through which the gradient of j^ flows;
+    next_feats those of s' when it differs from s^' (UR, BFF), None for DS (where s^' = s').
+    So SGD runs autograd over 2m rows only, and CBO evaluates each particle on all rows.
+    """
+
+    feats: torch.Tensor  # float32 (2m, 2)
+    next_feats: torch.Tensor | None  # float32 (m, 2)
+    action_indices: torch.Tensor  # int64 (m,)
+    rewards: torch.Tensor  # float32 (m,)
+    alt_rewards: torch.Tensor  # float32 (m,), the reward paired with s^' (= rewards unless reward_of=next)
+    alt_probs: torch.Tensor | None  # float32 (m, 2): pi(.|s^') for evaluation; None for control
+    next_probs: torch.Tensor | None  # float32 (m, 2): pi(.|s')
+
+
+def make_batch(traj: TrajectoryTensors, starts: torch.Tensor, method: str, task: str,
+               dynamics: Dynamics, generator: torch.Generator, ur_action: str = "recorded") -> ResidualBatch:
+    """Gather the transitions starting at `starts` and the method's second next state."""
+    s = traj.states[starts]
+    s_next = traj.states[starts + 1]
+    a_idx = traj.action_indices[starts]
+    rewards = traj.rewards[starts]
+    if method == "DS":
+        s_alt = s_next
+    elif method == "UR":
+        if ur_action == "recorded":
+            a = a_idx.to(torch.float64) * 2.0 - 1.0
+        elif ur_action == "policy":  # the notebook's variant: a fresh action from the policy at s
+            plus = torch.rand(s.shape, generator=generator, dtype=torch.float64) < prob_plus_torch(task, s)
+            a = plus.to(torch.float64) * 2.0 - 1.0
+        else:
+            raise ValueError(f"ur_action must be 'recorded' or 'policy', got {ur_action!r}")
+        z = torch.randn(s.shape, generator=generator, dtype=torch.float64)
+        s_alt = s + a * dynamics.eps + dynamics.sigma * math.sqrt(dynamics.eps) * z
+    elif method == "BFF":
+        s_alt = s + (traj.states[starts + 2] - s_next)
+    else:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    alt_rewards = rewards
+    if dynamics.reward_of == "next" and method != "DS":
+        alt_rewards = torch.sin(s_alt) + 1.0
+
+    def probs(states):
+        if task != "evaluation":
+            return None
+        plus = prob_plus_torch(task, states)
+        return torch.stack([1.0 - plus, plus], dim=-1).to(torch.float32)
+
+    return ResidualBatch(
+        feats=features(torch.cat([s, s_alt])),
+        next_feats=None if method == "DS" else features(s_next),
+        action_indices=a_idx, rewards=rewards.to(torch.float32), alt_rewards=alt_rewards.to(torch.float32),
+        alt_probs=probs(s_alt), next_probs=probs(s_next))
+
+
+def next_values(q_next: torch.Tensor, probs: torch.Tensor | None) -> torch.Tensor:
+    """V(s') from Q(s', .): expectation under the policy (evaluation) or max (control)."""
+    if probs is None:
+        return q_next.max(dim=-1).values
+    return (q_next * probs).sum(dim=-1)
+
+
+def residual_pair(q_main: torch.Tensor, q_next: torch.Tensor | None, batch: ResidualBatch,
+                  gamma: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(j, j^) from Q at batch.feats (q_main) and at batch.next_feats (q_next; None for DS, where j^ = j)."""
+    m = len(batch.action_indices)
+    q_s = q_main[:m].gather(1, batch.action_indices.view(-1, 1)).squeeze(1)
+    j_hat = batch.alt_rewards + gamma * next_values(q_main[m:], batch.alt_probs) - q_s
+    if q_next is None:
+        return j_hat, j_hat
+    j = batch.rewards + gamma * next_values(q_next, batch.next_probs) - q_s
+    return j, j_hat
+
+
+def cbo_loss(j: torch.Tensor, j_hat: torch.Tensor) -> torch.Tensor:
+    """L = mean(j * j^) / 2, the loss CBO minimises (mean(j^2)/2 for DS)."""
+    return (j * j_hat).mean() / 2.0
+
+
+def sgd_grad_q(j: torch.Tensor, q_main: torch.Tensor, batch: ResidualBatch, gamma: float) -> torch.Tensor:
+    """d mean(j * j^) / d q_main with j held fixed: the upstream gradient of SGD's step mean(j * grad j^).
+
+    j^ = r^ + gamma * V(s^') - Q(s, a): its Q(s, a) gets -j/m, its V(s^') gets gamma*j/m, spread over
+    the actions by pi(.|s^') (evaluation) or sent to the argmax (control, the subgradient of max).
+    """
+    m = len(j)
+    weight = (j / m).view(-1, 1)
+    grad = torch.zeros_like(q_main)
+    grad[:m].scatter_(1, batch.action_indices.view(-1, 1), -weight)
+    if batch.alt_probs is None:
+        grad[m:].scatter_(1, q_main[m:].argmax(dim=1, keepdim=True), gamma * weight)
+    else:
+        grad[m:] = gamma * weight * batch.alt_probs
+    return grad

@@ -1,0 +1,103 @@
+"""The toy MDP on the circle: an Euler-discretised SDE driven by a two-action policy.
+
+    s_{m+1} = s_m + a_m * eps + sigma * sqrt(eps) * Z_m,   a_m in {-1, +1},   Z_m ~ N(0, 1)
+
+States are not wrapped: the network sees (sin s, cos s), so the state lives on the circle.
+Action index 0 means a = -1, index 1 means a = +1 (the authors' convention).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+ACTIONS = np.array([-1.0, 1.0])
+
+
+@dataclass(frozen=True)
+class Dynamics:
+    """Parameters of the SDE and of the reward (the notebook's values by default)."""
+
+    eps: float = 2 * math.pi / 32
+    sigma: float = 0.2
+    reward_of: str = "current"  # "current": r = sin(s_m) + 1 (the notebook's code); "next": sin(s_{m+1}) + 1
+
+    def step(self, s, a, z):
+        """Next state for states s, actions a in {-1,+1} and standard normals z (vectorised)."""
+        return s + a * self.eps + self.sigma * math.sqrt(self.eps) * z
+
+
+def prob_plus(policy: str, s):
+    """pi(a=+1 | s) for the named policy; works on floats and arrays."""
+    if policy == "evaluation":
+        return 0.5 + np.sin(s) / 5.0
+    if policy == "uniform":
+        return 0.5 + 0.0 * s
+    raise ValueError(f"unknown policy {policy!r}; allowed: 'evaluation', 'uniform'")
+
+
+def policy_probs(policy: str, s):
+    """Probabilities of (a=-1, a=+1) at states s, shape s.shape + (2,)."""
+    p = prob_plus(policy, s)
+    return np.stack([1.0 - p, p], axis=-1)
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    states: np.ndarray  # float64 (n,)
+    action_indices: np.ndarray  # int8 (n,), the action taken in each state
+    rewards: np.ndarray  # float64 (n,), the reward of transition m (the last one is unused)
+
+    def __len__(self) -> int:
+        return len(self.states)
+
+
+def sample_trajectory(policy: str, n_steps: int, dynamics: Dynamics, rng: np.random.Generator,
+                      s0: float = 0.0) -> Trajectory:
+    """Sample n_steps states of one trajectory started at s0.
+
+    All randomness is drawn up front (uniforms for the actions, normals for the noise), so the
+    result depends only on the generator's state. A state-independent policy needs no loop: the
+    actions are known in advance and the states are a cumulative sum. A state-dependent one
+    forces a sequential loop, run on plain Python floats (the fastest loop CPython offers).
+    """
+    if n_steps < 2:
+        raise ValueError(f"n_steps must be at least 2, got {n_steps}")
+    uniforms = rng.random(n_steps)
+    normals = rng.standard_normal(n_steps - 1)
+    kicks = dynamics.sigma * math.sqrt(dynamics.eps) * normals
+    if policy == "uniform":
+        action_indices = (uniforms < 0.5).astype(np.int8)
+        increments = ACTIONS[action_indices[:-1]] * dynamics.eps + kicks
+        # cumsum adds left to right, exactly as the sequential loop does.
+        states = np.cumsum(np.concatenate([[float(s0)], increments]))
+    else:
+        states, action_indices = _sequential_rollout(policy, uniforms, kicks, dynamics.eps, s0)
+    reward_states = states if dynamics.reward_of == "current" else np.append(states[1:], np.nan)
+    rewards = np.sin(reward_states) + 1.0
+    return Trajectory(states, action_indices, rewards)
+
+
+def _sequential_rollout(policy, uniforms, kicks, eps, s0):
+    if policy != "evaluation":
+        raise ValueError(f"unknown policy {policy!r}; allowed: 'evaluation', 'uniform'")
+    sin = math.sin
+    n = len(uniforms)
+    states = [0.0] * n
+    plus = [False] * n
+    s = float(s0)
+    u = uniforms.tolist()
+    k = kicks.tolist()
+    for m in range(n - 1):
+        states[m] = s
+        # pi(+1|s) = 1/2 + sin(s)/5: take a = +1 when the uniform falls below it.
+        if u[m] < 0.5 + sin(s) / 5.0:
+            plus[m] = True
+            s = s + (eps + k[m])
+        else:
+            s = s + (-eps + k[m])
+    states[n - 1] = s
+    plus[n - 1] = u[n - 1] < 0.5 + sin(s) / 5.0
+    return np.array(states), np.array(plus, dtype=np.int8)
