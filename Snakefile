@@ -2,10 +2,10 @@
 #   datasets -> reference (Q*) -> methods (SGD/CBO x DS/UR/BFF) -> figures
 # Run:   snakemake --cores all                                  (paper scale, config.yaml)
 #        snakemake --cores all --profile workflow/profiles/smoke (smoke scale)
-import os
 import sys
 from pathlib import Path
 
+from snakemake.settings.types import DeploymentMethod
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -14,10 +14,13 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
-# The rules run the code of this checkout, installed or not.
+# The rules run the code of this checkout, installed or not. Outside `--sdm conda` they run with the
+# interpreter that runs Snakemake (e.g. .venv/bin/python, even when the venv is not activated).
 SRC = Path(workflow.basedir) / "src"
 sys.path.insert(0, str(SRC))
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
+IN_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+INTERPRETER = "" if IN_CONDA else f'export PATH="{Path(sys.executable).parent}:$PATH"; '
+shell.prefix(f"set -euo pipefail; export PYTHONPATH='{SRC}'; {INTERPRETER}")
 
 from rlstudy.config import validate_config  # noqa: E402
 

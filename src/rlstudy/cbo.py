@@ -11,12 +11,24 @@ Each particle X_i is a flat parameter vector. One step, on a fresh random subset
 the one whose error is reported. With particle_batch = particles, one epoch is one step over all
 particles; a smaller particle_batch cycles through random particle batches as the notebook does.
 
-Two options beyond the notebook, both off in its setting:
-  * output_bias_init: start every particle's output bias at mean(reward) / (1 - gamma), the level
-    of Q, instead of near 0. From near 0 the loss is dominated by that level, which the error
-    metric ignores, so the weights pick particles for their offset, not their shape.
-  * The loss of the consensus, the effective sample size of the weights (1 = one particle
-    dominates, N = uniform) and the swarm's spread are recorded for the diagnosis.
+Why the notebook's setting cannot converge (README, "What CBO needs"): the weights' effective
+sample size (ESS) falls to 1, so the consensus is the best particle, which sits at distance 0 from
+itself and never moves; every other coordinate is multiplied each step by (1 - lambda*eta +
+tau*sqrt(eta)*Z), whose mean square 1.07 > 1 blows the spread up while its mean log < 0 collapses
+most coordinates. Nothing explores. Options beyond the notebook, all off in its setting:
+  * kick, kick_decay: an additive Brownian kick kick*kick_decay**k*sqrt(eta)*Z to every particle
+    after each step, the exploration that the multiplicative noise cannot sustain (the authors'
+    later code kicked when the consensus stalled).
+  * ess_target: choose beta every step so that the ESS is ess_target * M (bisection in log beta),
+    so the consensus averages several particles instead of copying one.
+  * output_bias_init="reward_level": start every output bias at mean(reward)/(1 - gamma), the
+    level of Q, which otherwise dominates the loss while the error metric ignores it.
+  * matched_actions (BFF only): draw only transitions with a_{m+1} = a_m. BFF's second next state
+    uses the increment of the next action; when that action differs, E[j * j^] is a product of two
+    different factors, unbounded below, and a selection method drives it negative.
+Samples are drawn uniformly with replacement (m << n; a randperm of 1e6 per step costs more
+than a whole step of the small swarms).
+The ESS, the chosen beta and the swarm's spread are recorded for the diagnosis.
 """
 
 from __future__ import annotations
@@ -48,6 +60,10 @@ class CBOParams:
     gamma: float = 0.9
     ur_action: str = "recorded"
     output_bias_init: str = "default"  # "default" (torch's init) or "reward_level": mean(r)/(1-gamma)
+    kick: float = 0.0  # standard deviation of the additive kick at step 0 (times sqrt(eta))
+    kick_decay: float = 1.0  # the kick at step k is kick * kick_decay**k
+    ess_target: float = 0.0  # > 0: beta is re-chosen each step so that ESS = ess_target * M; beta is ignored
+    matched_actions: bool = False  # BFF: only transitions with a_{m+1} = a_m
 
 
 @dataclass
@@ -55,6 +71,7 @@ class CBOHistory:
     loss: list[float]  # the weighted mean of the particles' losses on the step's samples
     error: list[float]
     ess: list[float]
+    beta: list[float]
     spread: list[float]  # root mean squared distance of the particles to the consensus
 
 
@@ -72,6 +89,22 @@ def consensus_weights(losses: torch.Tensor, beta: float) -> torch.Tensor:
     """exp(-beta * (L - min L)) normalised to sum to one; the shift makes it finite for any beta, L."""
     shifted = -beta * (losses - losses.min())
     return torch.softmax(shifted.to(torch.float64), dim=0)
+
+
+def beta_for_ess(losses: torch.Tensor, target: float, low: float = 1e-3, high: float = 1e9) -> float:
+    """The beta whose weights have effective sample size 1/sum(w^2) = target (bisection in log beta;
+    the ESS falls monotonically from M at beta=0 to the number of minimisers as beta grows)."""
+    for _ in range(40):
+        mid = math.sqrt(low * high)
+        if effective_sample_size(consensus_weights(losses, mid)) > target:
+            low = mid
+        else:
+            high = mid
+    return math.sqrt(low * high)
+
+
+def effective_sample_size(weights: torch.Tensor) -> float:
+    return float(1.0 / (weights ** 2).sum())
 
 
 def cbo_update(particles: torch.Tensor, weights: torch.Tensor, lam: float, eta: float, tau: float,
@@ -103,13 +136,14 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
     if particles.shape != (params.particles, SHAPE.size):
         raise ValueError(f"{label}: expected {params.particles} particles of size {SHAPE.size}, "
                          f"got {tuple(particles.shape)}")
-    n_starts = usable_starts(method, len(traj.states))
-    if n_starts < params.samples:
-        raise ValueError(f"{label}: the trajectory has {n_starts} usable transitions, fewer than "
-                         f"samples={params.samples}")
+    starts_pool = torch.arange(usable_starts(method, len(traj.states)))
+    if params.matched_actions and method == "BFF":
+        starts_pool = starts_pool[traj.action_indices[starts_pool + 1] == traj.action_indices[starts_pool]]
+    if len(starts_pool) == 0:
+        raise ValueError(f"{label}: the trajectory has no usable transitions")
     particles = particles.clone()
     consensus = particles.mean(dim=0)
-    history = CBOHistory([math.nan], [meter(consensus) if meter else math.nan], [math.nan], [math.nan])
+    history = CBOHistory([math.nan], [meter(consensus) if meter else math.nan], [math.nan], [math.nan], [math.nan])
     remainder = torch.empty(0, dtype=torch.long)
     steps = (params.epochs * params.particles) // params.particle_batch
     bar = progress(desc=label, total=steps, unit="step")
@@ -117,20 +151,25 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
         for _ in range(params.epochs):
             particle_batches, remainder = epoch_batches(params.particles, params.particle_batch, remainder, generator)
             for chosen in particle_batches:
-                starts = torch.randperm(n_starts, generator=generator)[:params.samples]
+                step = len(history.loss)
+                starts = starts_pool[torch.randint(len(starts_pool), (params.samples,), generator=generator)]
                 batch = make_batch(traj, starts, method, task, dynamics, generator, params.ur_action)
                 losses = particle_losses(particles[chosen], batch, params.gamma)
-                weights = consensus_weights(losses, params.beta)
+                beta = beta_for_ess(losses, params.ess_target * len(chosen)) if params.ess_target else params.beta
+                weights = consensus_weights(losses, beta)
                 noise = torch.randn(len(chosen), particles.shape[1], generator=generator)
                 moved, consensus = cbo_update(particles[chosen], weights, params.lam, params.eta, params.tau, noise)
+                if params.kick:
+                    scale = params.kick * params.kick_decay ** (step - 1) * math.sqrt(params.eta)
+                    moved += scale * torch.randn(moved.shape, generator=generator)
                 particles[chosen] = moved
-                step = len(history.loss)
                 if not (torch.isfinite(losses).all() and torch.isfinite(moved).all()):
                     raise DivergenceError(f"{label} diverged at step {step}: non-finite particle losses or "
                                           f"parameters (beta={params.beta}, tau={params.tau}, eta={params.eta})")
                 history.loss.append(float(weights.to(losses.dtype) @ losses))
                 history.error.append(meter(consensus) if meter else math.nan)
-                history.ess.append(float(1.0 / (weights ** 2).sum()))
+                history.ess.append(effective_sample_size(weights))
+                history.beta.append(beta)
                 history.spread.append(float((moved - consensus).pow(2).sum(dim=1).mean().sqrt()))
                 bar.update()
                 bar.set_postfix(loss=f"{history.loss[-1]:.4g}", ess=f"{history.ess[-1]:.2f}", refresh=False)

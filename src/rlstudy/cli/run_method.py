@@ -62,7 +62,8 @@ def main() -> None:
         params = build(CBOParams, args.params, f"config 'cbo.settings.{args.optimizer}'")
         swarm = initial_swarm(params, init, float(np.nanmean(data.rewards)))
         theta, history = train_cbo(swarm, traj, args.method, args.task, params, dynamics, sampling, meter, label)
-        columns = {"loss": history.loss, "error": history.error, "ess": history.ess, "spread": history.spread}
+        columns = {"loss": history.loss, "error": history.error, "ess": history.ess, "beta": history.beta,
+                   "spread": history.spread}
     curve = pd.DataFrame({"task": args.task, "optimizer": args.optimizer, "method": args.method,
                           "seed": args.run_seed, "iteration": np.arange(len(history.error)), **columns})
     curve["rel_error"] = curve["error"] / curve["error"].iloc[0]

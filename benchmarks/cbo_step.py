@@ -1,0 +1,111 @@
+"""How close one CBO step (and one SGD step) comes to this machine's floor.
+
+The step is compute-bound: per particle, two cosine layers over every input row and three small
+matmuls. The floor is (cosines / measured cosine rate) + (flops / measured matmul rate). Also
+times the alternative the loop was chosen over: one batched matmul over all particles.
+
+    python benchmarks/cbo_step.py [--particles 100 --samples 10000 --method UR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+import torch
+
+from rlstudy.cbo import particle_losses
+from rlstudy.qnet import SHAPE, forward_cached, backward, forward_no_grad, init_params, unflatten
+from rlstudy.residuals import TrajectoryTensors, make_batch, residual_pair, sgd_grad_q
+from rlstudy.sde import Dynamics, sample_trajectory
+
+
+def best_time(fn, repeats=5):
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def machine_rates(rows: int) -> tuple[float, float]:
+    x = torch.randn(rows, SHAPE.hidden)
+    out = torch.empty_like(x)
+    cos_rate = x.numel() / best_time(lambda: torch.cos(x, out=out), 20)
+    a, b = torch.randn(rows, SHAPE.hidden), torch.randn(SHAPE.hidden, SHAPE.hidden)
+    gemm_rate = 2 * rows * SHAPE.hidden ** 2 / best_time(lambda: a @ b, 20)
+    return cos_rate, gemm_rate
+
+
+def batched_losses(particles, batch, gamma):
+    """All particles in one baddbmm chain (the alternative to the loop in cbo.particle_losses)."""
+    feats = torch.cat([batch.feats] + ([batch.next_feats] if batch.next_feats is not None else []))
+    layers = [unflatten(theta) for theta in particles]
+    h = feats.expand(len(particles), *feats.shape)
+    for i in range(3):
+        w = torch.stack([layer[i][0] for layer in layers]).transpose(1, 2)
+        b = torch.stack([layer[i][1] for layer in layers]).unsqueeze(1)
+        h = torch.baddbmm(b, h, w)
+        if i < 2:
+            h = h.cos_()
+    m = len(batch.action_indices)
+    from rlstudy.residuals import cbo_loss
+    return torch.stack([cbo_loss(*residual_pair(q[:2 * m], q[2 * m:] if batch.next_feats is not None else None,
+                                                batch, gamma)) for q in h])
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--particles", type=int, default=100)
+    p.add_argument("--samples", type=int, default=10_000)
+    p.add_argument("--method", default="UR", choices=["DS", "UR", "BFF"])
+    p.add_argument("--threads", type=int, default=1)
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    dyn = Dynamics()
+    traj = sample_trajectory("uniform", 1_000_000, dyn, np.random.default_rng(0))
+    traj = TrajectoryTensors.from_arrays(traj.states, traj.action_indices, traj.rewards)
+    g = torch.Generator().manual_seed(0)
+    batch = make_batch(traj, torch.randint(999_000, (args.samples,), generator=g), args.method, "control", dyn, g)
+    rows = batch.feats.shape[0] + (0 if batch.next_feats is None else batch.next_feats.shape[0])
+    cos_rate, gemm_rate = machine_rates(rows)
+    print(f"machine ({args.threads} thread): float32 cosine {cos_rate / 1e9:.2f} G/s, "
+          f"matmul ({rows}x50 @ 50x50) {gemm_rate / 1e9:.1f} GFLOP/s")
+
+    particles = init_params(args.particles, g)
+    with torch.no_grad():
+        step = best_time(lambda: particle_losses(particles, batch, 0.9), 3)
+    cosines = args.particles * rows * 2 * SHAPE.hidden
+    flops = args.particles * rows * 2 * sum(i * o for i, o in SHAPE.layers)
+    floor = cosines / cos_rate + flops / gemm_rate
+    print(f"CBO step, {args.method}, N={args.particles}, m={args.samples}: {step:.3f} s; floor {floor:.3f} s "
+          f"({cosines / 1e6:.0f} M cosines, {flops / 1e9:.2f} GFLOP): {floor / step:.0%} of the machine's rate")
+    if args.particles * rows * SHAPE.hidden * 4 < 4e9:
+        with torch.no_grad():
+            batched = best_time(lambda: batched_losses(particles, batch, 0.9), 2)
+        print(f"  the same step as one batched matmul over all particles: {batched:.3f} s "
+              f"({batched / step:.1f}x the loop)")
+
+    theta = particles[0]
+
+    def sgd_step():
+        q_main, cache = forward_cached(theta, batch.feats)
+        q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
+        j, _ = residual_pair(q_main, q_next, batch, 0.9)
+        return backward(theta, cache, sgd_grad_q(j, q_main, batch, 0.9))
+
+    sgd = best_time(sgd_step, 10)
+    grad_rows = batch.feats.shape[0]
+    # forward + backward: cos and sin of both layers on the gradient rows, cos on the others.
+    transcendentals = (2 * grad_rows + (rows - grad_rows)) * 2 * SHAPE.hidden
+    sgd_floor = transcendentals / cos_rate + 3 * grad_rows * 2 * sum(i * o for i, o in SHAPE.layers) / gemm_rate
+    print(f"SGD step, {args.method}, batch {args.samples}: {sgd * 1e3:.1f} ms; floor {sgd_floor * 1e3:.1f} ms: "
+          f"{sgd_floor / sgd:.0%}")
+
+
+if __name__ == "__main__":
+    main()

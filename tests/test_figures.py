@@ -1,0 +1,49 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from rlstudy.plotting.q_figure import plot_q_figure
+from rlstudy.qnet import init_params, q_values
+
+
+def curves(method, finals):
+    rows = []
+    for seed, final in enumerate(finals):
+        for k, e in enumerate(np.geomspace(1.0, final, 5)):
+            rows.append(dict(task="control", optimizer="sgd", method=method, seed=seed, iteration=k, rel_error=e))
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def figure():
+    thetas = init_params(3, torch.Generator().manual_seed(0))
+    reference = thetas[0]
+    data = pd.concat([curves("UR", [0.1, 0.2]), curves("DS", [1.3, 1.1])])
+    fig = plot_q_figure(reference, {"UR": [thetas[1], thetas[2]], "DS": [thetas[2], thetas[1]]}, data,
+                        "test", converged_below=0.5)
+    yield fig, reference
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+
+
+def test_panel_i_draws_q_star_of_action_i(figure):
+    """The notebook drew Q*(a_1, s) in both action panels."""
+    fig, reference = figure
+    states = torch.linspace(0, 2 * math.pi, 100, dtype=torch.float64)
+    q_star = q_values(reference, states).double().numpy()
+    for i in range(2):
+        star = [line for line in fig.axes[i].get_lines() if line.get_label() == "Q*"]
+        assert len(star) == 1
+        np.testing.assert_allclose(star[0].get_ydata(), q_star[:, i])
+    assert not np.allclose(q_star[:, 0], q_star[:, 1])
+
+
+def test_failed_runs_are_marked_and_the_error_axis_is_logarithmic(figure):
+    fig, _ = figure
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any(label.startswith("DS") and "NOT converged" in label for label in labels)
+    assert any(label.startswith("UR") and "NOT converged" not in label for label in labels)
+    assert fig.axes[2].get_yscale() == "log"

@@ -1,0 +1,116 @@
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from rlstudy.config import ConfigError, validate_config
+from rlstudy.datasets import load_trajectory, save_trajectory
+from rlstudy.errors import InputError
+from rlstudy.io import PROVENANCE_SUFFIX, load_tensors, provenance, save_npy, save_tensors, write_artefact
+from rlstudy.sde import Dynamics, sample_trajectory
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def shipped_config():
+    return yaml.safe_load((ROOT / "config.yaml").read_text())
+
+
+def test_tensor_files_do_not_depend_on_their_name(tmp_path):
+    """torch.save to a path names its archive folder after the file: we save through a buffer."""
+    tensors = {"w": torch.arange(6.0).view(2, 3)}
+    save_tensors(tmp_path / "a.pt", tensors, None)
+    save_tensors(tmp_path / "other_name.pt", tensors, None)
+    assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "other_name.pt").read_bytes()
+    torch.testing.assert_close(load_tensors(tmp_path / "a.pt", "test")["w"], tensors["w"])
+
+
+def test_provenance_is_beside_the_artefact_and_has_no_timestamp(tmp_path):
+    source = tmp_path / "input.npy"
+    np.save(source, np.arange(3))
+    record = provenance({"lr": 0.1}, 7, {"data": source})
+    save_npy(tmp_path / "out.npy", np.ones(4), record)
+    saved = json.loads((tmp_path / ("out.npy" + PROVENANCE_SUFFIX)).read_text())
+    assert saved["parameters"] == {"lr": 0.1} and saved["seed"] == 7
+    assert len(saved["inputs"]["data"]["sha256"]) == 64 and len(saved["artefact"]["sha256"]) == 64
+    assert {"torch", "numpy", "python"} <= set(saved["packages"]) and "git_commit" in saved
+    assert "time" not in json.dumps(saved).lower()
+    save_npy(tmp_path / "out2.npy", np.ones(4), provenance({"lr": 0.1}, 7, {"data": source}))
+    assert (tmp_path / "out2.npy").read_bytes() == (tmp_path / "out.npy").read_bytes()
+
+
+def test_a_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
+    target = tmp_path / "x.bin"
+    target.write_bytes(b"old")
+
+    def fail(*_):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("os.replace", fail)
+    with pytest.raises(OSError):
+        write_artefact(target, b"new", None)
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.bin"]
+
+
+def test_trajectory_round_trip_and_clear_errors(tmp_path):
+    traj = sample_trajectory("uniform", 50, Dynamics(), np.random.default_rng(0))
+    save_trajectory(tmp_path, traj, None)
+    loaded = load_trajectory(tmp_path)
+    np.testing.assert_array_equal(loaded.states, traj.states)
+    (tmp_path / "rewards.npy").write_bytes(b"not a numpy file")
+    with pytest.raises(InputError, match="corrupt input file .*rewards.npy"):
+        load_trajectory(tmp_path)
+    (tmp_path / "rewards.npy").unlink()
+    with pytest.raises(InputError, match="missing input file .*rewards.npy"):
+        load_trajectory(tmp_path)
+    np.save(tmp_path / "rewards.npy", np.ones(49))
+    with pytest.raises(InputError, match="rewards.npy: expected shape"):
+        load_trajectory(tmp_path)
+
+
+def test_shipped_config_and_smoke_overrides_are_valid():
+    validate_config(shipped_config(), SCHEMA)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda c: c["dynamics"].update(reward_of="future"),
+     re.escape("'dynamics.reward_of': 'future' is not allowed; allowed values: ['current', 'next']")),
+    (lambda c: c["sgd"]["control"].update(momentum=0.9), "'sgd.control'.*'momentum' was unexpected.*allowed keys"),
+    (lambda c: c["cbo"]["settings"]["cbo"].update(beta=-1), "'cbo.settings.cbo.beta'"),
+    (lambda c: c.update(tasks=["planning"]), "'tasks.0': 'planning' is not allowed"),
+    (lambda c: c.pop("seed"), "'seed' is a required property"),
+])
+def test_bad_config_names_the_key(mutate, message):
+    config = shipped_config()
+    mutate(config)
+    with pytest.raises(ConfigError, match=message):
+        validate_config(config, SCHEMA)
+
+
+def test_cli_reports_a_missing_input_without_traceback(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "rlstudy.cli.run_method", "--optimizer", "sgd", "--task", "control",
+         "--method", "DS", "--run-seed", "0", "--seed", "1", "--trajectory", str(tmp_path / "none"),
+         "--reference", str(tmp_path / "q.pt"), "--params", "{}", "--dynamics", "{}", "--out-dir", str(tmp_path)],
+        capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "missing input file" in result.stderr and "states.npy" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_cli_reports_unknown_parameters(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "rlstudy.cli.make_trajectory", "--task", "control", "--size", "short",
+         "--steps", "10", "--dynamics", '{"eps": 0.1, "sigmaa": 1}', "--seed", "0", "--out-dir", str(tmp_path)],
+        capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "config 'dynamics': unknown keys ['sigmaa']" in result.stderr
+    assert not any(tmp_path.iterdir())

@@ -1,0 +1,88 @@
+"""The Snakemake workflow at smoke scale, in a temporary copy of the project."""
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+SMOKE = ["--profile", "workflow/profiles/smoke", "--cores", "2"]
+
+
+def snakemake(workdir, *args):
+    return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True)
+
+
+def digests(workdir):
+    return {str(p.relative_to(workdir)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for folder in ("data", "results") for p in sorted((workdir / folder).rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    target = tmp_path_factory.mktemp("project")
+    for name in ("Snakefile", "config.yaml", "envs.yaml"):
+        shutil.copy(ROOT / name, target / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("workflow", "src"):
+        shutil.copytree(ROOT / name, target / name, ignore=ignore)
+    return target
+
+
+def test_lint_is_clean(workdir):
+    result = snakemake(workdir, "--lint")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Lints for" not in result.stdout + result.stderr
+
+
+def test_dry_run_plans_every_stage(workdir):
+    result = snakemake(workdir, *SMOKE, "-n")
+    assert result.returncode == 0, result.stderr
+    for rule in ("trajectory", "reference", "run_method", "summary", "q_figure", "trajectory_figure"):
+        assert rule in result.stdout
+
+
+def test_bad_config_stops_before_any_job(workdir):
+    result = snakemake(workdir, *SMOKE, "--config", "seeds=[-1]")
+    assert result.returncode != 0
+    assert "config key 'seeds.0'" in result.stdout + result.stderr
+    assert not (workdir / "data").exists()
+
+
+def test_smoke_workflow_builds_everything_and_reruns_byte_identically(workdir):
+    first = snakemake(workdir, *SMOKE)
+    assert first.returncode == 0, first.stderr[-3000:]
+
+    config = yaml.safe_load((workdir / "config.yaml").read_text())
+    names = [f"q_{t}_{o}" for t in config["tasks"] for o in ("sgd", *config["cbo"]["settings"])]
+    names += [f"trajectory_{t}" for t in config["tasks"]]
+    for name in names:
+        for fmt in ("png", "pdf"):
+            assert (workdir / "figures" / f"{name}.{fmt}").stat().st_size > 10_000, name
+
+    summary = pd.read_csv(workdir / "results" / "summary.csv")
+    assert list(summary.columns[:7]) == ["task", "optimizer", "method", "seed", "iterations",
+                                         "final_rel_error", "min_rel_error"]
+    smoke = yaml.safe_load((workdir / "workflow/profiles/smoke/scale.yaml").read_text())
+    n_runs = len(config["tasks"]) * 3 * (len(smoke["seeds"]) + len(smoke["cbo"]["seeds"]) * len(config["cbo"]["settings"]))
+    assert len(summary) == n_runs
+    assert summary["final_rel_error"].notna().all()
+    for curve in (workdir / "results" / "runs").rglob("errors.csv"):
+        assert (curve.parent / "errors.csv.provenance.json").is_file()
+    assert list((workdir / "logs" / "runs").rglob("*.benchmark.tsv"))
+
+    before = digests(workdir)
+    for folder in ("data", "results", "figures"):
+        shutil.rmtree(workdir / folder)
+    second = snakemake(workdir, *SMOKE)
+    assert second.returncode == 0, second.stderr[-3000:]
+    after = digests(workdir)
+    assert before.keys() == after.keys()
+    assert [k for k in before if before[k] != after[k]] == []
