@@ -136,9 +136,13 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
     if particles.shape != (params.particles, SHAPE.size):
         raise ValueError(f"{label}: expected {params.particles} particles of size {SHAPE.size}, "
                          f"got {tuple(particles.shape)}")
+    # Indices and random draws live on the CPU (the generator's device); make_batch and the lines
+    # below move what they draw to the particles' device, a no-op on the CPU.
+    device = particles.device
     starts_pool = torch.arange(usable_starts(method, len(traj.states)))
     if params.matched_actions and method == "BFF":
-        starts_pool = starts_pool[traj.action_indices[starts_pool + 1] == traj.action_indices[starts_pool]]
+        actions = traj.action_indices.cpu()
+        starts_pool = starts_pool[actions[starts_pool + 1] == actions[starts_pool]]
     if len(starts_pool) == 0:
         raise ValueError(f"{label}: the trajectory has no usable transitions")
     particles = particles.clone()
@@ -151,17 +155,18 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
         for _ in range(params.epochs):
             particle_batches, remainder = epoch_batches(params.particles, params.particle_batch, remainder, generator)
             for chosen in particle_batches:
+                chosen = chosen.to(device)
                 step = len(history.loss)
                 starts = starts_pool[torch.randint(len(starts_pool), (params.samples,), generator=generator)]
                 batch = make_batch(traj, starts, method, task, dynamics, generator, params.ur_action)
                 losses = particle_losses(particles[chosen], batch, params.gamma)
                 beta = beta_for_ess(losses, params.ess_target * len(chosen)) if params.ess_target else params.beta
                 weights = consensus_weights(losses, beta)
-                noise = torch.randn(len(chosen), particles.shape[1], generator=generator)
+                noise = torch.randn(len(chosen), particles.shape[1], generator=generator).to(device)
                 moved, consensus = cbo_update(particles[chosen], weights, params.lam, params.eta, params.tau, noise)
                 if params.kick:
                     scale = params.kick * params.kick_decay ** (step - 1) * math.sqrt(params.eta)
-                    moved += scale * torch.randn(moved.shape, generator=generator)
+                    moved += scale * torch.randn(moved.shape, generator=generator).to(device)
                 particles[chosen] = moved
                 if not (torch.isfinite(losses).all() and torch.isfinite(moved).all()):
                     raise DivergenceError(f"{label} diverged at step {step}: non-finite particle losses or "

@@ -28,7 +28,7 @@ class ErrorMeter:
 
     def __init__(self, reference_theta: torch.Tensor, n: int = GRID_POINTS):
         self.n = n
-        self.feats = features(grid(n))
+        self.feats = features(grid(n)).to(reference_theta.device)  # on the CPU: the same tensor
         with torch.no_grad():
             self.reference = forward(reference_theta, self.feats)
 

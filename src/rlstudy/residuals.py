@@ -53,6 +53,11 @@ class TrajectoryTensors:
         return cls(states, torch.as_tensor(action_indices).long(), torch.as_tensor(rewards, dtype=torch.float64),
                    features(states))
 
+    def to(self, device: torch.device | str) -> "TrajectoryTensors":
+        """The same trajectory on another device (the features are computed on the CPU either way)."""
+        return TrajectoryTensors(self.states.to(device), self.action_indices.to(device), self.rewards.to(device),
+                                 self.features.to(device))
+
 
 def usable_starts(method: str, n_states: int) -> int:
     """How many start indices m have all the states a method needs (BFF looks two steps ahead)."""
@@ -79,8 +84,13 @@ class ResidualBatch:
 
 def make_batch(traj: TrajectoryTensors, starts: torch.Tensor, method: str, task: str,
                dynamics: Dynamics, generator: torch.Generator, ur_action: str = "recorded") -> ResidualBatch:
-    """Gather the transitions starting at `starts` and the method's second next state."""
+    """Gather the transitions starting at `starts` and the method's second next state.
+
+    The random numbers come from `generator` on the CPU and are moved to the trajectory's device, so
+    a run draws the same numbers on any device (and on the CPU nothing is moved)."""
+    device = traj.states.device
     # index_select: 3x faster than tensor[index] here, and this runs every step.
+    starts = starts.to(device)
     following = starts + 1
     s = traj.states.index_select(0, starts)
     a_idx = traj.action_indices.index_select(0, starts)
@@ -92,11 +102,12 @@ def make_batch(traj: TrajectoryTensors, starts: torch.Tensor, method: str, task:
         if ur_action == "recorded":
             a = a_idx.to(torch.float64) * 2.0 - 1.0
         elif ur_action == "policy":  # the notebook's variant: a fresh action from the policy at s
-            plus = torch.rand(s.shape, generator=generator, dtype=torch.float64) < prob_plus_torch(task, s)
+            uniform = torch.rand(s.shape, generator=generator, dtype=torch.float64).to(device)
+            plus = uniform < prob_plus_torch(task, s)
             a = plus.to(torch.float64) * 2.0 - 1.0
         else:
             raise ValueError(f"ur_action must be 'recorded' or 'policy', got {ur_action!r}")
-        z = torch.randn(s.shape, generator=generator, dtype=torch.float64)
+        z = torch.randn(s.shape, generator=generator, dtype=torch.float64).to(device)
         s_alt = s + a * dynamics.eps + dynamics.sigma * math.sqrt(dynamics.eps) * z
     elif method == "BFF":
         s_alt = s + (traj.states.index_select(0, starts + 2) - traj.states.index_select(0, following))

@@ -59,6 +59,13 @@ def q_figure_names():
     return [f"q_{task}_{opt}" for task in config["tasks"] for opt in OPTIMIZERS if methods_of(opt)]
 
 
+def gpus_of_training_job():
+    """GPUs a training job (Q*, SGD and CBO runs) asks for: one when config `device` is cuda, so that
+    the SLURM executor adds --gpus=1; none otherwise (0 adds nothing, and a local run without
+    --resources gpu=N does not limit it)."""
+    return 1 if config["device"] == "cuda" else 0
+
+
 def reference_note():
     ref = config["reference"]
     return (f"Q*: SGD-{ref['method']} ({ref['ur_action']} action) on the {config['trajectories']['long']:,}-step "

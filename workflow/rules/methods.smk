@@ -13,6 +13,7 @@ rule run_method:
         optimizer_params=lambda w: as_json(optimizer_params(w.task, w.optimizer)),
         dynamics=as_json(config["dynamics"]),
         seed=config["seed"],
+        device=config["device"],
     log:
         "logs/runs/{task}/{optimizer}/{method}/seed{seed}.log",
     benchmark:
@@ -21,6 +22,7 @@ rule run_method:
     resources:
         mem_mb=2000,
         runtime=lambda w: 10 if w.optimizer == "sgd" else 30,
+        gpu=gpus_of_training_job(),
     # CBO runs are the longest jobs: start them first so they do not finish last.
     priority: lambda w: 0 if w.optimizer == "sgd" else 5
     conda:
@@ -29,7 +31,7 @@ rule run_method:
         "python -m rlstudy.cli.run_method --optimizer {wildcards.optimizer} --task {wildcards.task}"
         " --method {wildcards.method} --run-seed {wildcards.seed} --seed {params.seed}"
         " --trajectory data/trajectories/{wildcards.task}/short --reference {input.reference}"
-        " --params '{params.optimizer_params}' --dynamics '{params.dynamics}'"
+        " --params '{params.optimizer_params}' --dynamics '{params.dynamics}' --device {params.device}"
         " --out-dir results/runs/{wildcards.task}/{wildcards.optimizer}/{wildcards.method}/seed{wildcards.seed}"
         " > {log} 2>&1"
 

@@ -12,6 +12,7 @@ rule reference:
         sgd=as_json({k: v for k, v in config["reference"].items() if k != "method"}),
         dynamics=as_json(config["dynamics"]),
         seed=config["seed"],
+        device=config["device"],
     log:
         "logs/reference/{task}.log",
     benchmark:
@@ -20,10 +21,12 @@ rule reference:
     resources:
         mem_mb=3000,
         runtime=30,
+        gpu=gpus_of_training_job(),
     priority: 10
     conda:
         "../../envs.yaml"
     shell:
         "python -m rlstudy.cli.train_reference --task {wildcards.task} --method {params.method}"
         " --trajectory data/trajectories/{wildcards.task}/long --params '{params.sgd}'"
-        " --dynamics '{params.dynamics}' --seed {params.seed} --out {output} > {log} 2>&1"
+        " --dynamics '{params.dynamics}' --seed {params.seed} --device {params.device}"
+        " --out {output} > {log} 2>&1"

@@ -20,7 +20,7 @@ from ..qnet import from_state_dict, init_params, to_state_dict
 from ..residuals import METHODS, TASKS, TrajectoryTensors
 from ..sde import Dynamics
 from ..sgd import SGDParams, train_sgd
-from .common import build, json_arg, parser, run, setup_torch
+from .common import add_device_argument, build, device_record, json_arg, parser, run, setup_torch
 
 
 def load_reference(path) -> "torch.Tensor":  # noqa: F821
@@ -43,24 +43,25 @@ def main() -> None:
     p.add_argument("--params", type=json_arg, required=True, help="JSON of SGDParams or CBOParams")
     p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics")
     p.add_argument("--out-dir", required=True)
+    add_device_argument(p)
     args = p.parse_args()
-    setup_torch()
+    device = setup_torch(args.device)
     dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
     data = load_trajectory(args.trajectory)
-    traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards)
-    meter = ErrorMeter(load_reference(args.reference))
+    traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards).to(device)
+    meter = ErrorMeter(load_reference(args.reference).to(device))
     init = seeding.torch_generator(args.seed, "init", args.task, args.optimizer, str(args.run_seed))
     sampling = seeding.torch_generator(args.seed, "sampling", args.task, args.optimizer, args.method,
                                        str(args.run_seed))
     label = f"{args.optimizer} {args.method} {args.task} seed {args.run_seed}"
     if args.optimizer == "sgd":
         params = build(SGDParams, args.params, "config 'sgd'")
-        theta, history = train_sgd(init_params(1, init)[0], traj, args.method, args.task, params, dynamics,
-                                   sampling, meter, label)
+        theta, history = train_sgd(init_params(1, init)[0].to(device), traj, args.method, args.task, params,
+                                   dynamics, sampling, meter, label)
         columns = {"lr": history.lr, "loss": history.loss, "error": history.error}
     else:
         params = build(CBOParams, args.params, f"config 'cbo.settings.{args.optimizer}'")
-        swarm = initial_swarm(params, init, float(np.nanmean(data.rewards)))
+        swarm = initial_swarm(params, init, float(np.nanmean(data.rewards))).to(device)
         theta, history = train_cbo(swarm, traj, args.method, args.task, params, dynamics, sampling, meter, label)
         columns = {"loss": history.loss, "error": history.error, "ess": history.ess, "beta": history.beta,
                    "spread": history.spread}
@@ -71,7 +72,8 @@ def main() -> None:
     print(f"{label}: e_k/e_0 final {final:.4g}, min {curve['rel_error'].min():.4g} "
           f"after {len(curve) - 1} iterations")
     record = provenance({"optimizer": args.optimizer, "task": args.task, "method": args.method,
-                         "run_seed": args.run_seed, "params": args.params, "dynamics": args.dynamics},
+                         "run_seed": args.run_seed, "params": args.params, "dynamics": args.dynamics,
+                         "device": device_record(args.device, device)},
                         args.seed, {**trajectory_paths(args.trajectory), "reference": args.reference})
     out = Path(args.out_dir)
     save_tensors(out / "q.pt", to_state_dict(theta), record)

@@ -9,7 +9,7 @@ from ..qnet import init_params, to_state_dict
 from ..residuals import METHODS, TASKS, TrajectoryTensors
 from ..sde import Dynamics
 from ..sgd import SGDParams, train_sgd
-from .common import build, json_arg, parser, run, setup_torch
+from .common import add_device_argument, build, device_record, json_arg, parser, run, setup_torch
 
 
 def main() -> None:
@@ -21,17 +21,19 @@ def main() -> None:
     p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics")
     p.add_argument("--seed", type=int, required=True, help="the master seed")
     p.add_argument("--out", required=True, help="the .pt file of the network's state dict")
+    add_device_argument(p)
     args = p.parse_args()
-    setup_torch()
+    device = setup_torch(args.device)
     params = build(SGDParams, args.params, "config 'reference'")
     dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
     data = load_trajectory(args.trajectory)
-    traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards)
+    traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards).to(device)
     stream = ("reference", args.task, args.method)
-    theta0 = init_params(1, seeding.torch_generator(args.seed, "init", *stream))[0]
+    theta0 = init_params(1, seeding.torch_generator(args.seed, "init", *stream))[0].to(device)
     theta, _ = train_sgd(theta0, traj, args.method, args.task, params, dynamics,
                          seeding.torch_generator(args.seed, "sampling", *stream), label=f"Q* {args.task}")
-    record = provenance({"task": args.task, "method": args.method, "sgd": args.params, "dynamics": args.dynamics},
+    record = provenance({"task": args.task, "method": args.method, "sgd": args.params, "dynamics": args.dynamics,
+                         "device": device_record(args.device, device)},
                         args.seed, trajectory_paths(args.trajectory))
     save_tensors(args.out, to_state_dict(theta), record)
 
