@@ -84,3 +84,20 @@ def test_shared_reference_is_a_q_network():
     from rlstudy.qnet import from_state_dict
     theta = from_state_dict(authors_data.reference_from_npz(SHARED / authors_data.NPZ_REFERENCE))
     assert theta.shape == (2802,)
+
+
+@needs_shared
+def test_import_cli_writes_the_pipeline_formats(tmp_path):
+    import subprocess
+
+    from rlstudy.datasets import load_trajectory
+    from rlstudy.io import load_tensors
+    out = tmp_path / "control"
+    result = subprocess.run([sys.executable, "-m", "rlstudy.cli.import_authors_data", "--task", "control",
+                             "--source", str(SHARED), "--out-dir", str(out), "--reference-out", str(tmp_path / "q.pt")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    shared = authors_data.trajectory_from_npz(SHARED / authors_data.NPZ_OF_TASK["control"])
+    np.testing.assert_array_equal(load_trajectory(out).states, shared.states)
+    assert set(load_tensors(tmp_path / "q.pt", "Q*")) == {f"fc{i}.{p}" for i in (1, 2, 3) for p in ("weight", "bias")}
+    assert (out / "states.npy.provenance.json").is_file()
