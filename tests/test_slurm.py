@@ -16,7 +16,6 @@ when the machine has a slurm.conf of its own, or when RLSTUDY_SLURM_TEST=0.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.util
 import os
@@ -33,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from project_copy import copy_project, digests
 
 pytestmark = [pytest.mark.integration, pytest.mark.slurm]
 ROOT = Path(__file__).resolve().parents[1]
@@ -237,21 +237,6 @@ def slurm_cluster():
         if added:
             subprocess.run([sys.executable, "-m", "pip", "uninstall", "--yes", "--quiet", *added],
                            capture_output=True)
-
-
-def copy_project(target: Path) -> Path:
-    target.mkdir()
-    for name in ("Snakefile", "config.yaml", "envs.yaml"):
-        shutil.copy(ROOT / name, target / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("workflow", "src"):
-        shutil.copytree(ROOT / name, target / name, ignore=ignore)
-    return target
-
-
-def digests(workdir: Path) -> dict[str, str]:
-    return {str(p.relative_to(workdir)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for folder in ("data", "results") for p in sorted((workdir / folder).rglob("*")) if p.is_file()}
 
 
 def check_slurm_run(env, local_dir: Path, slurm_dir: Path, started: float) -> None:

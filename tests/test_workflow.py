@@ -1,6 +1,5 @@
 """The Snakemake workflow at smoke scale, in a temporary copy of the project."""
 
-import hashlib
 import shutil
 import subprocess
 import sys
@@ -9,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from project_copy import copy_project, digests
 
 pytestmark = pytest.mark.integration
-ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 SMOKE = ["--profile", "workflow/profiles/smoke", "--cores", "2"]
 
@@ -20,20 +19,9 @@ def snakemake(workdir, *args):
     return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True)
 
 
-def digests(workdir):
-    return {str(p.relative_to(workdir)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for folder in ("data", "results") for p in sorted((workdir / folder).rglob("*")) if p.is_file()}
-
-
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    target = tmp_path_factory.mktemp("project")
-    for name in ("Snakefile", "config.yaml", "envs.yaml"):
-        shutil.copy(ROOT / name, target / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("workflow", "src"):
-        shutil.copytree(ROOT / name, target / name, ignore=ignore)
-    return target
+    return copy_project(tmp_path_factory.mktemp("project"))
 
 
 def test_lint_is_clean(workdir):

@@ -1,0 +1,24 @@
+"""Helpers of the tests that run the workflow: a temporary copy of the project, and its outputs' hashes."""
+
+import hashlib
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def copy_project(target: Path) -> Path:
+    """The files a workflow run needs, copied into target (created if missing)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("Snakefile", "config.yaml", "envs.yaml"):
+        shutil.copy(ROOT / name, target / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("workflow", "src"):
+        shutil.copytree(ROOT / name, target / name, ignore=ignore)
+    return target
+
+
+def digests(workdir: Path) -> dict[str, str]:
+    """sha256 of every file under data/ and results/, by relative path."""
+    return {str(p.relative_to(workdir)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for folder in ("data", "results") for p in sorted((workdir / folder).rglob("*")) if p.is_file()}
