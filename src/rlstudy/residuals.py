@@ -17,7 +17,6 @@ and j^ is j with s^_{m+1} in place of s_{m+1}. SGD follows mean(j * grad j^) (th
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -108,7 +107,7 @@ def make_batch(traj: TrajectoryTensors, starts: torch.Tensor, method: str, task:
         else:
             raise ValueError(f"ur_action must be 'recorded' or 'policy', got {ur_action!r}")
         z = torch.randn(s.shape, generator=generator, dtype=torch.float64).to(device)
-        s_alt = s + a * dynamics.eps + dynamics.sigma * math.sqrt(dynamics.eps) * z
+        s_alt = dynamics.step(s, a, z)
     elif method == "BFF":
         s_alt = s + (traj.states.index_select(0, starts + 2) - traj.states.index_select(0, following))
     else:

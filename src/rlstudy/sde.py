@@ -38,12 +38,6 @@ def prob_plus(policy: str, s):
     raise ValueError(f"unknown policy {policy!r}; allowed: 'evaluation', 'uniform'")
 
 
-def policy_probs(policy: str, s):
-    """Probabilities of (a=-1, a=+1) at states s, shape s.shape + (2,)."""
-    p = prob_plus(policy, s)
-    return np.stack([1.0 - p, p], axis=-1)
-
-
 @dataclass(frozen=True)
 class Trajectory:
     states: np.ndarray  # float64 (n,)
