@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: figures smoke test lint clean
+.PHONY: figures smoke report test lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ figures: $(STAMP)  ## the whole study at the shipped (paper) scale
 smoke: $(STAMP)  ## the same workflow at smoke scale
 	$(BIN)/snakemake --cores all --profile workflow/profiles/smoke
 
+report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure and table; opens offline
+	$(BIN)/snakemake --cores all
+	$(BIN)/snakemake --report report.html
+
 test: $(STAMP)  ## unit and integration tests
 	$(BIN)/python -m pytest -q
 
@@ -27,5 +31,5 @@ lint: $(STAMP)
 	$(BIN)/snakemake --lint
 
 clean:  ## delete generated artefacts (not the venv)
-	rm -rf data/trajectories results/* figures/* logs .snakemake
+	rm -rf data/trajectories data/reference data/authors_original results/* figures/* logs .snakemake report.html
 	touch results/.gitkeep figures/.gitkeep

@@ -1,5 +1,7 @@
 # The reproducible results pipeline. Stages, one rules file each:
-#   datasets -> reference (Q*) -> methods (SGD/CBO x DS/UR/BFF) -> figures
+#   datasets -> reference (Q*) -> methods (SGD/CBO x DS/UR/BFF) -> figures;
+#   sweep: CBO's parameter grids and CBO against SGD at equal cost. `make report`: the HTML report
+#   (workflow/report/: its front page and the caption of every figure)
 # Run:   snakemake --cores all                                  (paper scale, config.yaml)
 #        snakemake --cores all --profile workflow/profiles/smoke (smoke scale)
 import sys
@@ -22,9 +24,12 @@ IN_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_met
 INTERPRETER = "" if IN_CONDA else f'export PATH="{Path(sys.executable).parent}:$PATH"; '
 shell.prefix(f"set -euo pipefail; export PYTHONPATH='{SRC}'; {INTERPRETER}")
 
-from rlstudy.config import validate_config  # noqa: E402
+from rlstudy.config import ConfigError, validate_config  # noqa: E402
 
 validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
+
+
+report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
@@ -32,6 +37,7 @@ include: "workflow/rules/datasets.smk"
 include: "workflow/rules/reference.smk"
 include: "workflow/rules/methods.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/sweep.smk"
 
 
 rule all:
@@ -39,3 +45,5 @@ rule all:
     input:
         rules.figures.input,
         "results/summary.csv",
+        figure_files("ours/cbo_sweep"),
+        [figure_files(f"{dataset}/cost_{cost}") for dataset in DATASETS for cost in ("evaluations", "seconds")],

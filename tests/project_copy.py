@@ -18,7 +18,16 @@ def copy_project(target: Path) -> Path:
     return target
 
 
+# Measured wall times, and the figure drawn from them: the only outputs that differ between reruns.
+MEASURED = ("wall_time.csv", "cost_seconds.")
+
+
+def is_measured(path: Path) -> bool:
+    return any(path.name.startswith(prefix) for prefix in MEASURED)
+
+
 def digests(workdir: Path) -> dict[str, str]:
-    """sha256 of every file under data/ and results/, by relative path."""
+    """sha256 of every file under data/, results/ and figures/ but the measured ones, by relative path."""
     return {str(p.relative_to(workdir)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for folder in ("data", "results") for p in sorted((workdir / folder).rglob("*")) if p.is_file()}
+            for folder in ("data", "results", "figures") for p in sorted((workdir / folder).rglob("*"))
+            if p.is_file() and not is_measured(p)}

@@ -94,10 +94,22 @@ def test_import_cli_writes_the_pipeline_formats(tmp_path):
     from rlstudy.io import load_tensors
     out = tmp_path / "control"
     result = subprocess.run([sys.executable, "-m", "rlstudy.cli.import_authors_data", "--task", "control",
-                             "--source", str(SHARED), "--out-dir", str(out), "--reference-out", str(tmp_path / "q.pt")],
+                             "--source", str(SHARED), "--trajectory-out", str(out), "--steps", "5000",
+                             "--reference-out", str(tmp_path / "q.pt")],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     shared = authors_data.trajectory_from_npz(SHARED / authors_data.NPZ_OF_TASK["control"])
-    np.testing.assert_array_equal(load_trajectory(out).states, shared.states)
+    np.testing.assert_array_equal(load_trajectory(out).states, shared.states[:5000])
     assert set(load_tensors(tmp_path / "q.pt", "Q*")) == {f"fc{i}.{p}" for i in (1, 2, 3) for p in ("weight", "bias")}
     assert (out / "states.npy.provenance.json").is_file()
+
+
+def test_import_cli_refuses_an_evaluation_reference(tmp_path):
+    import subprocess
+
+    result = subprocess.run([sys.executable, "-m", "rlstudy.cli.import_authors_data", "--task", "evaluation",
+                             "--source", str(tmp_path), "--reference-out", str(tmp_path / "q.pt")],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "control task only" in result.stderr
+    assert not (tmp_path / "q.pt").exists()

@@ -98,6 +98,27 @@ def test_divergence_fails_loudly(small_trajectory):
         train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, Dynamics(), g)
 
 
+def test_divergence_ends_a_sweep_run_at_the_last_finite_consensus(small_trajectory):
+    g = torch.Generator().manual_seed(0)
+    p = params(tau=1e30, eta=1.0, epochs=20)
+    swarm = initial_swarm(p, g, 1.0)
+    consensus, history = train_cbo(swarm, small_trajectory(), "DS", "control", p, Dynamics(), g,
+                                   stop_on_divergence=True)
+    assert history.diverged_at is not None and history.diverged_at == len(history.loss)
+    assert torch.isfinite(consensus).all()
+    assert len(history.error) == len(history.evaluations) == len(history.seconds) == history.diverged_at
+
+
+def test_network_evaluations_count_every_particle_on_every_sample(small_trajectory):
+    """UR evaluates each particle at s, s^' and s' for each of the m samples: 3 * m * N per step."""
+    g = torch.Generator().manual_seed(0)
+    p = params(particles=5, particle_batch=5, samples=40, epochs=3)
+    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "UR", "control", p, Dynamics(), g)
+    assert history.evaluations == [0, 600, 1200, 1800]
+    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, Dynamics(), g)
+    assert history.evaluations[1] == 2 * 40 * 5
+
+
 def test_beta_for_ess_hits_the_target():
     losses = torch.linspace(0.0, 1.0, 30, dtype=torch.float64)
     from rlstudy.cbo import beta_for_ess, effective_sample_size

@@ -56,6 +56,8 @@ def test_one_sgd_step_is_theta_minus_lr_times_mean_j_grad_j_hat(small_trajectory
     torch.testing.assert_close(final, theta - 0.2 * grad, rtol=1e-5, atol=1e-6)
     assert history.lr == [pytest.approx(math.nan, nan_ok=True), 0.2]
     assert history.loss[1] == pytest.approx(loss.item(), rel=1e-5)
+    # DS evaluates Q at s and s' (2 rows) and backpropagates through both (2 x 2): 6 per transition.
+    assert history.evaluations == [0, 600]
 
 
 def test_sgd_divergence_fails_loudly(small_trajectory, theta):

@@ -1,5 +1,6 @@
 """The Snakemake workflow at smoke scale, in a temporary copy of the project."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,11 @@ from project_copy import copy_project, digests
 
 pytestmark = pytest.mark.integration
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
-SMOKE = ["--profile", "workflow/profiles/smoke", "--cores", "2"]
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "cbo_rl_original"
+# The authors' data (issue 6) rides along when the shared copy lies beside the project, as in CI.
+AUTHORS = ["--config", f"authors_data={SHARED}"] if SHARED.is_dir() else []
+SMOKE = ["--profile", "workflow/profiles/smoke", "--cores", "2", *AUTHORS]
+DATASETS = ["ours", "authors"] if AUTHORS else ["ours"]
 
 
 def snakemake(workdir, *args):
@@ -49,22 +54,29 @@ def test_smoke_workflow_builds_everything_and_reruns_byte_identically(workdir):
     assert first.returncode == 0, first.stderr[-3000:]
 
     config = yaml.safe_load((workdir / "config.yaml").read_text())
-    names = [f"q_{t}_{o}" for t in config["tasks"] for o in ("sgd", *config["cbo"]["settings"])]
-    names += [f"trajectory_{t}" for t in config["tasks"]]
+    names = [f"{d}/q_{t}_{o}" for d in DATASETS for t in config["tasks"] for o in ("sgd", *config["cbo"]["settings"])]
+    names += [f"{d}/{kind}" for d in DATASETS
+              for kind in [*(f"trajectory_{t}" for t in config["tasks"]), "cost_evaluations", "cost_seconds"]]
+    names += ["ours/cbo_sweep"]
     for name in names:
         for fmt in ("png", "pdf"):
             assert (workdir / "figures" / f"{name}.{fmt}").stat().st_size > 10_000, name
 
     summary = pd.read_csv(workdir / "results" / "summary.csv")
-    assert list(summary.columns[:7]) == ["task", "optimizer", "method", "seed", "iterations",
-                                         "final_rel_error", "min_rel_error"]
+    assert list(summary.columns[:9]) == ["dataset", "task", "optimizer", "method", "seed", "iterations",
+                                         "final_rel_error", "min_rel_error", "evaluations"]
+    assert sorted(summary["dataset"].unique()) == sorted(DATASETS)
     smoke = yaml.safe_load((workdir / "workflow/profiles/smoke/scale.yaml").read_text())
-    n_runs = len(config["tasks"]) * 3 * (len(smoke["seeds"]) + len(smoke["cbo"]["seeds"]) * len(config["cbo"]["settings"]))
+    n_runs = len(DATASETS) * len(config["tasks"]) * 3 * (
+        len(smoke["seeds"]) + len(smoke["cbo"]["seeds"]) * len(config["cbo"]["settings"]))
     assert len(summary) == n_runs
     assert summary["final_rel_error"].notna().all()
     for curve in (workdir / "results" / "runs").rglob("errors.csv"):
         assert (curve.parent / "errors.csv.provenance.json").is_file()
     assert list((workdir / "logs" / "runs").rglob("*.benchmark.tsv"))
+    sweep = pd.read_csv(workdir / "results" / "sweep" / "cbo_sweep.csv")
+    n_points = sum(len(a) * len(b) for a, b in (g.values() for g in smoke["cbo_sweep"]["grids"].values()))
+    assert len(sweep) == n_points * len(config["cbo_sweep"]["seeds"])
 
     before = digests(workdir)
     for folder in ("data", "results", "figures"):
@@ -74,3 +86,15 @@ def test_smoke_workflow_builds_everything_and_reruns_byte_identically(workdir):
     after = digests(workdir)
     assert before.keys() == after.keys()
     assert [k for k in before if before[k] != after[k]] == []
+
+
+def test_report_is_one_self_contained_page_with_every_figure(workdir):
+    assert snakemake(workdir, *SMOKE).returncode == 0  # a no-op when the smoke test above ran
+    result = snakemake(workdir, *SMOKE, "--report", "report.html")
+    assert result.returncode == 0, result.stderr[-3000:]
+    html = (workdir / "report.html").read_text()
+    for figure in (workdir / "figures").rglob("*.png"):
+        assert figure.name in html, figure
+    assert "cbo_sweep.csv" in html and "summary.csv" in html
+    # Offline: nothing is fetched from elsewhere when the page opens.
+    assert not re.search(r"""<(script|link|img)[^>]+(src|href)=["']https?://""", html)

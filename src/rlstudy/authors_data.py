@@ -57,7 +57,7 @@ def download(name: str, folder: Path) -> Path:
             partial.write_bytes(response.read())
     except OSError as err:
         raise InputError(f"cannot download {URL.format(name=name)}: {err}; download it by hand into {folder} "
-                         "or point config 'authors_data.source' at a copy") from err
+                         "or point config 'authors_data' at a copy") from err
     try:
         verify(partial, name)
     except InputError:

@@ -34,6 +34,7 @@ The ESS, the chosen beta and the swarm's spread are recorded for the diagnosis.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import torch
@@ -42,7 +43,8 @@ from .errors import DivergenceError
 from .metrics import ErrorMeter
 from .progress import progress
 from .qnet import SHAPE, forward_no_grad, init_params
-from .residuals import ResidualBatch, TrajectoryTensors, cbo_loss, make_batch, residual_pair, usable_starts
+from .residuals import (ResidualBatch, TrajectoryTensors, cbo_loss, make_batch, residual_pair, rows_per_sample,
+                        usable_starts)
 from .sde import Dynamics
 from .sgd import epoch_batches
 
@@ -73,6 +75,9 @@ class CBOHistory:
     ess: list[float]
     beta: list[float]
     spread: list[float]  # root mean squared distance of the particles to the consensus
+    evaluations: list[int]  # cumulative network evaluations (one state each), over all particles
+    seconds: list[float]  # wall time since the start (the only record that differs between reruns)
+    diverged_at: int | None = None  # the step whose losses or particles were not finite (stop_on_divergence)
 
 
 def initial_swarm(params: CBOParams, generator: torch.Generator, mean_reward: float) -> torch.Tensor:
@@ -129,10 +134,21 @@ def particle_losses(particles: torch.Tensor, batch: ResidualBatch, gamma: float)
     return torch.stack([loss(theta) for theta in particles])
 
 
+def particle_batch_schedule(params: CBOParams, generator: torch.Generator):
+    """The particle batches of every epoch in turn (each epoch a shuffle of all particles)."""
+    remainder = torch.empty(0, dtype=torch.long)
+    for _ in range(params.epochs):
+        batches, remainder = epoch_batches(params.particles, params.particle_batch, remainder, generator)
+        yield from batches
+
+
 def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, task: str, params: CBOParams,
               dynamics: Dynamics, generator: torch.Generator, meter: ErrorMeter | None = None,
-              label: str = "CBO") -> tuple[torch.Tensor, CBOHistory]:
-    """Run CBO from the initial swarm (N, d); returns the final consensus and the history."""
+              label: str = "CBO", stop_on_divergence: bool = False) -> tuple[torch.Tensor, CBOHistory]:
+    """Run CBO from the initial swarm (N, d); returns the final consensus and the history.
+
+    Non-finite losses or particles raise DivergenceError, or with stop_on_divergence (parameter
+    sweeps, where divergence is a result) end the run at the last finite consensus."""
     if particles.shape != (params.particles, SHAPE.size):
         raise ValueError(f"{label}: expected {params.particles} particles of size {SHAPE.size}, "
                          f"got {tuple(particles.shape)}")
@@ -147,36 +163,42 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
         raise ValueError(f"{label}: the trajectory has no usable transitions")
     particles = particles.clone()
     consensus = particles.mean(dim=0)
-    history = CBOHistory([math.nan], [meter(consensus) if meter else math.nan], [math.nan], [math.nan], [math.nan])
-    remainder = torch.empty(0, dtype=torch.long)
+    history = CBOHistory([math.nan], [meter(consensus) if meter else math.nan], [math.nan], [math.nan], [math.nan],
+                         [0], [0.0])
+    start = time.perf_counter()
     steps = (params.epochs * params.particles) // params.particle_batch
     bar = progress(desc=label, total=steps, unit="step")
     with torch.no_grad():
-        for _ in range(params.epochs):
-            particle_batches, remainder = epoch_batches(params.particles, params.particle_batch, remainder, generator)
-            for chosen in particle_batches:
-                chosen = chosen.to(device)
-                step = len(history.loss)
-                starts = starts_pool[torch.randint(len(starts_pool), (params.samples,), generator=generator)]
-                batch = make_batch(traj, starts, method, task, dynamics, generator, params.ur_action)
-                losses = particle_losses(particles[chosen], batch, params.gamma)
-                beta = beta_for_ess(losses, params.ess_target * len(chosen)) if params.ess_target else params.beta
-                weights = consensus_weights(losses, beta)
-                noise = torch.randn(len(chosen), particles.shape[1], generator=generator).to(device)
-                moved, consensus = cbo_update(particles[chosen], weights, params.lam, params.eta, params.tau, noise)
-                if params.kick:
-                    scale = params.kick * params.kick_decay ** (step - 1) * math.sqrt(params.eta)
-                    moved += scale * torch.randn(moved.shape, generator=generator).to(device)
-                particles[chosen] = moved
-                if not (torch.isfinite(losses).all() and torch.isfinite(moved).all()):
-                    raise DivergenceError(f"{label} diverged at step {step}: non-finite particle losses or "
-                                          f"parameters (beta={params.beta}, tau={params.tau}, eta={params.eta})")
-                history.loss.append(float(weights.to(losses.dtype) @ losses))
-                history.error.append(meter(consensus) if meter else math.nan)
-                history.ess.append(effective_sample_size(weights))
-                history.beta.append(beta)
-                history.spread.append(float((moved - consensus).pow(2).sum(dim=1).mean().sqrt()))
-                bar.update()
-                bar.set_postfix(loss=f"{history.loss[-1]:.4g}", ess=f"{history.ess[-1]:.2f}", refresh=False)
+        for chosen in particle_batch_schedule(params, generator):
+            chosen = chosen.to(device)
+            step = len(history.loss)
+            starts = starts_pool[torch.randint(len(starts_pool), (params.samples,), generator=generator)]
+            batch = make_batch(traj, starts, method, task, dynamics, generator, params.ur_action)
+            losses = particle_losses(particles[chosen], batch, params.gamma)
+            beta = beta_for_ess(losses, params.ess_target * len(chosen)) if params.ess_target else params.beta
+            weights = consensus_weights(losses, beta)
+            noise = torch.randn(len(chosen), particles.shape[1], generator=generator).to(device)
+            moved, new_consensus = cbo_update(particles[chosen], weights, params.lam, params.eta, params.tau, noise)
+            if params.kick:
+                scale = params.kick * params.kick_decay ** (step - 1) * math.sqrt(params.eta)
+                moved += scale * torch.randn(moved.shape, generator=generator).to(device)
+            if not (torch.isfinite(losses).all() and torch.isfinite(moved).all()):
+                message = (f"{label} diverged at step {step}: non-finite particle losses or "
+                           f"parameters (beta={params.beta}, tau={params.tau}, eta={params.eta})")
+                if not stop_on_divergence:
+                    raise DivergenceError(message)
+                print(message + "; stopped, keeping the last finite consensus")
+                history.diverged_at = step
+                break
+            particles[chosen], consensus = moved, new_consensus
+            history.loss.append(float(weights.to(losses.dtype) @ losses))
+            history.error.append(meter(consensus) if meter else math.nan)
+            history.ess.append(effective_sample_size(weights))
+            history.beta.append(beta)
+            history.spread.append(float((moved - consensus).pow(2).sum(dim=1).mean().sqrt()))
+            history.evaluations.append(history.evaluations[-1] + len(chosen) * params.samples * rows_per_sample(method))
+            history.seconds.append(time.perf_counter() - start)
+            bar.update()
+            bar.set_postfix(loss=f"{history.loss[-1]:.4g}", ess=f"{history.ess[-1]:.2f}", refresh=False)
     bar.close()
     return consensus, history

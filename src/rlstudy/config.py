@@ -42,3 +42,22 @@ def validate_config(config: dict, schema_path: str | Path) -> None:
     if errors:
         lines = "\n  ".join(_describe(e, schema) for e in errors)
         raise ConfigError(f"invalid configuration ({len(errors)} problem(s)):\n  {lines}")
+    problems = _sweep_problems(config["cbo_sweep"], schema) if "cbo_sweep" in config else []
+    if problems:
+        lines = "\n  ".join(problems)
+        raise ConfigError(f"invalid configuration ({len(problems)} problem(s)):\n  {lines}")
+
+
+def _sweep_problems(sweep: dict, schema: dict) -> list[str]:
+    """Each sweep point's parameters must be valid CBO parameters: a grid value is checked as the
+    base's own value would be (e.g. `tau: [-1]` is refused before any job runs)."""
+    from .sweep import sweep_points
+
+    validator = jsonschema.Draft202012Validator({**schema["$defs"]["cbo_params"], "$defs": schema["$defs"]})
+    problems = {}
+    for point in sweep_points(sweep):
+        for error in validator.iter_errors(point.params):
+            param = error.absolute_path[0] if error.absolute_path else ""
+            key = f"cbo_sweep.grids.{point.grid}.{param}"
+            problems.setdefault(key, f"config key '{key}': {error.message}")
+    return sorted(problems.values())

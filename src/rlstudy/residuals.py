@@ -58,6 +58,12 @@ class TrajectoryTensors:
                                  self.features.to(device))
 
 
+def rows_per_sample(method: str) -> int:
+    """Network evaluations (one state each) a residual needs per transition: Q at s and s^', and at s'
+    when it differs from s^' (UR, BFF)."""
+    return 2 if method == "DS" else 3
+
+
 def usable_starts(method: str, n_states: int) -> int:
     """How many start indices m have all the states a method needs (BFF looks two steps ahead)."""
     return n_states - 2 if method == "BFF" else n_states - 1

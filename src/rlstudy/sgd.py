@@ -8,6 +8,7 @@ The step is theta <- theta - lr_k * mean(j * grad j^), lr_k = lr0 * decay**k for
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import torch
@@ -16,7 +17,8 @@ from .errors import DivergenceError
 from .metrics import ErrorMeter
 from .progress import progress
 from .qnet import backward, forward_cached, forward_no_grad
-from .residuals import TrajectoryTensors, cbo_loss, make_batch, residual_pair, sgd_grad_q, usable_starts
+from .residuals import (TrajectoryTensors, cbo_loss, make_batch, residual_pair, rows_per_sample, sgd_grad_q,
+                        usable_starts)
 from .sde import Dynamics
 
 
@@ -46,6 +48,8 @@ class History:
     lr: list[float]
     loss: list[float]
     error: list[float]
+    evaluations: list[int]  # cumulative network evaluations, backward passes counted as two (see below)
+    seconds: list[float]  # wall time since the start (the only record that differs between reruns)
 
 
 def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: str, params: SGDParams,
@@ -57,7 +61,11 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: 
     if n_starts < params.batch_size:
         raise ValueError(f"{label}: the trajectory has {n_starts} usable transitions, fewer than "
                          f"batch_size={params.batch_size}")
-    history = History([math.nan], [math.nan], [meter(theta) if meter else math.nan])
+    history = History([math.nan], [math.nan], [meter(theta) if meter else math.nan], [0], [0.0])
+    # A step evaluates the network on rows_per_sample rows per transition and backpropagates through
+    # the 2 rows of [s; s^'], each backward costing about two forward evaluations.
+    step_evaluations = params.batch_size * (rows_per_sample(method) + 2 * 2)
+    start = time.perf_counter()
     remainder = torch.empty(0, dtype=torch.long)
     bar = progress(desc=label, total=params.epochs * n_starts // params.batch_size, unit="batch")
     for epoch in range(params.epochs):
@@ -76,6 +84,8 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: 
             history.lr.append(lr)
             history.loss.append(loss)
             history.error.append(meter(theta) if meter else math.nan)
+            history.evaluations.append(history.evaluations[-1] + step_evaluations)
+            history.seconds.append(time.perf_counter() - start)
             bar.update()
         bar.set_postfix(epoch=epoch, loss=f"{loss:.4g}")
     bar.close()

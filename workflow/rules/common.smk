@@ -1,13 +1,19 @@
 # Helpers shared by the rules: names of runs, their parameters, and the command of each step.
 import json
 
+from rlstudy.sweep import sweep_points
+
 
 wildcard_constraints:
+    dataset="ours|authors",
     task="evaluation|control",
     size="short|long",
     method="DS|UR|BFF",
     seed=r"\d+",
     optimizer=r"sgd|cbo(-[a-z0-9_]+)?",
+    grid=r"[A-Za-z0-9_]+",
+    point=r"[^/]+",
+    cost="evaluations|seconds",
 
 
 def as_json(values):
@@ -20,9 +26,39 @@ def cli(name):
     return f"src/rlstudy/cli/{name}.py"
 
 
-def trajectory_files(task, size):
-    return expand("data/trajectories/{task}/{size}/{array}.npy", task=task, size=size,
+def trajectory_dir(dataset, task, size="short"):
+    """Our trajectories come in two sizes; the authors' data is one 1e6-step trajectory per task."""
+    return f"data/trajectories/{dataset}/{task}/{size}"
+
+
+def trajectory_files(dataset, task, size="short"):
+    return expand("{folder}/{array}.npy", folder=trajectory_dir(dataset, task, size),
                   array=["states", "action_indices", "rewards"])
+
+
+# The datasets the methods run on: our own trajectories, and the authors' published ones when config
+# `authors_data` says where to find them.
+DATASETS = ["ours"] if config["authors_data"] == "none" else ["ours", "authors"]
+AUTHORS_REFERENCE = "data/reference/authors/control/q_star.pt"
+
+
+def authors_source_files():
+    """The files of a local authors_data folder, as inputs: replacing one reruns the import."""
+    source = config["authors_data"]
+    if source in ("none", "download"):
+        return []
+    if not Path(source).is_dir():
+        raise ConfigError(f"config key 'authors_data': {source} is not a folder (give 'none', 'download', or a "
+                          "folder with the authors' original .pt files or their NumPy conversion)")
+    return sorted(str(p) for p in Path(source).glob("*") if p.suffix in (".pt", ".npz"))
+
+
+def reference_of(dataset, task):
+    """Q* the errors are measured against: the authors' published network for control on their data
+    (they published no evaluation Q*), our own Q* otherwise."""
+    if dataset == "authors" and task == "control":
+        return AUTHORS_REFERENCE
+    return f"results/reference/{task}/q_star.pt"
 
 
 OPTIMIZERS = ["sgd", *config["cbo"]["settings"]]
@@ -42,13 +78,24 @@ def seeds_of(optimizer):
     return config["seeds"] if optimizer == "sgd" else config["cbo"]["seeds"]
 
 
-def run_dirs(task, optimizer):
-    return [f"results/runs/{task}/{optimizer}/{method}/seed{seed}"
+def run_dirs(dataset, task, optimizer):
+    return [f"results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}"
             for method in methods_of(optimizer) for seed in seeds_of(optimizer)]
 
 
+def dataset_run_dirs(dataset):
+    return [d for task in config["tasks"] for opt in OPTIMIZERS for d in run_dirs(dataset, task, opt)]
+
+
 def all_run_dirs():
-    return [d for task in config["tasks"] for opt in OPTIMIZERS for d in run_dirs(task, opt)]
+    return [d for dataset in DATASETS for d in dataset_run_dirs(dataset)]
+
+
+def figure_output(prefix, caption, category, subcategory=None):
+    """A figure's files, one per format; the first format is shown in the HTML report (make report)
+    with its caption (workflow/report/), grouped by category and subcategory."""
+    first, *rest = [f"{prefix}.{fmt}" for fmt in config["figures"]["formats"]]
+    return [report(first, caption=f"../report/{caption}", category=category, subcategory=subcategory), *rest]
 
 
 def figure_files(name):
@@ -56,7 +103,8 @@ def figure_files(name):
 
 
 def q_figure_names():
-    return [f"q_{task}_{opt}" for task in config["tasks"] for opt in OPTIMIZERS if methods_of(opt)]
+    return [f"{dataset}/q_{task}_{opt}" for dataset in DATASETS for task in config["tasks"]
+            for opt in OPTIMIZERS if methods_of(opt)]
 
 
 def gpus_of_training_job():
@@ -66,7 +114,19 @@ def gpus_of_training_job():
     return 1 if config["device"] == "cuda" else 0
 
 
-def reference_note():
+def reference_note(dataset, task):
+    if reference_of(dataset, task) == AUTHORS_REFERENCE:
+        return "Q*: the authors' published network (Q_ctrl_star.pt)"
     ref = config["reference"]
-    return (f"Q*: SGD-{ref['method']} ({ref['ur_action']} action) on the {config['trajectories']['long']:,}-step "
+    return (f"Q*: SGD-{ref['method']} ({ref['ur_action']} action) on our {config['trajectories']['long']:,}-step "
             f"trajectory, {ref['epochs']} epochs")
+
+
+# The CBO sweep's points by (grid, label), one run per seed (workflow/rules/sweep.smk).
+SWEEP = config["cbo_sweep"]
+SWEEP_POINTS = {(point.grid, point.label): point for point in sweep_points(SWEEP)}
+
+
+def sweep_curves():
+    return [f"results/sweep/{grid}/{label}/seed{seed}/errors.csv"
+            for grid, label in SWEEP_POINTS for seed in SWEEP["seeds"]]

@@ -1,11 +1,12 @@
-# Stage 1: SDE trajectories of each task's policy, a short one (the methods) and a long one (Q*).
+# Stage 1: SDE trajectories of each task's policy, a short one (the methods) and a long one (Q*);
+# and, when config `authors_data` names a source, the authors' published trajectories and control Q*.
 
 
 rule trajectory:
     input:
         script=cli("make_trajectory"),
     output:
-        trajectory_files("{task}", "{size}"),
+        trajectory_files("ours", "{task}", "{size}"),
     params:
         steps=lambda w: config["trajectories"][w.size],
         dynamics=as_json(config["dynamics"]),
@@ -23,4 +24,47 @@ rule trajectory:
     shell:
         "python -m rlstudy.cli.make_trajectory --task {wildcards.task} --size {wildcards.size}"
         " --steps {params.steps} --dynamics '{params.dynamics}' --seed {params.seed}"
-        " --out-dir data/trajectories/{wildcards.task}/{wildcards.size} > {log} 2>&1"
+        " --out-dir data/trajectories/ours/{wildcards.task}/{wildcards.size} > {log} 2>&1"
+
+
+rule authors_trajectory:
+    input:
+        authors_source_files(),
+        script=cli("import_authors_data"),
+    output:
+        trajectory_files("authors", "{task}"),
+    params:
+        source=config["authors_data"],
+        steps=config["trajectories"]["authors"],
+    log:
+        "logs/trajectory/authors_{task}.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs.yaml"
+    shell:
+        "python -m rlstudy.cli.import_authors_data --task {wildcards.task} --source '{params.source}'"
+        " --steps {params.steps} --trajectory-out data/trajectories/authors/{wildcards.task}/short > {log} 2>&1"
+
+
+rule authors_reference:
+    input:
+        authors_source_files(),
+        script=cli("import_authors_data"),
+    output:
+        AUTHORS_REFERENCE,
+    params:
+        source=config["authors_data"],
+    log:
+        "logs/reference/authors_control.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs.yaml"
+    shell:
+        "python -m rlstudy.cli.import_authors_data --task control --source '{params.source}'"
+        " --reference-out {output} > {log} 2>&1"

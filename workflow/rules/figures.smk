@@ -3,19 +3,20 @@
 
 rule q_figure:
     input:
-        lambda w: [f"{d}/{f}" for d in run_dirs(w.task, w.optimizer) for f in ("q.pt", "errors.csv")],
-        reference="results/reference/{task}/q_star.pt",
+        lambda w: [f"{d}/{f}" for d in run_dirs(w.dataset, w.task, w.optimizer) for f in ("q.pt", "errors.csv")],
+        reference=lambda w: reference_of(w.dataset, w.task),
         script=cli("plot_q"),
     output:
-        expand("figures/q_{{task}}_{{optimizer}}.{fmt}", fmt=config["figures"]["formats"]),
+        figure_output("figures/{dataset}/q_{task}_{optimizer}", "q_figure.rst", "2. Q-functions learnt",
+                      "{dataset} data, {task}"),
     params:
-        runs=lambda w: run_dirs(w.task, w.optimizer),
-        note=reference_note(),
+        runs=lambda w: run_dirs(w.dataset, w.task, w.optimizer),
+        note=lambda w: reference_note(w.dataset, w.task),
         converged_below=config["summary"]["converged_below"],
         formats=config["figures"]["formats"],
         dpi=config["figures"]["dpi"],
     log:
-        "logs/figures/q_{task}_{optimizer}.log",
+        "logs/figures/{dataset}/q_{task}_{optimizer}.log",
     threads: 1
     resources:
         mem_mb=1000,
@@ -26,20 +27,20 @@ rule q_figure:
         "python -m rlstudy.cli.plot_q --task {wildcards.task} --optimizer {wildcards.optimizer}"
         " --reference {input.reference} --reference-note '{params.note}' --runs {params.runs}"
         " --converged-below {params.converged_below} --formats {params.formats} --dpi {params.dpi}"
-        " --out-prefix figures/q_{wildcards.task}_{wildcards.optimizer} > {log} 2>&1"
+        " --out-prefix figures/{wildcards.dataset}/q_{wildcards.task}_{wildcards.optimizer} > {log} 2>&1"
 
 
 rule trajectory_figure:
     input:
-        trajectory_files("{task}", "short"),
+        lambda w: trajectory_files(w.dataset, w.task),
         script=cli("plot_trajectory"),
     output:
-        expand("figures/trajectory_{{task}}.{fmt}", fmt=config["figures"]["formats"]),
+        figure_output("figures/{dataset}/trajectory_{task}", "trajectory.rst", "1. Datasets", "{dataset} data"),
     params:
         formats=config["figures"]["formats"],
         dpi=config["figures"]["dpi"],
     log:
-        "logs/figures/trajectory_{task}.log",
+        "logs/figures/{dataset}/trajectory_{task}.log",
     threads: 1
     resources:
         mem_mb=2000,
@@ -48,11 +49,11 @@ rule trajectory_figure:
         "../../envs.yaml"
     shell:
         "python -m rlstudy.cli.plot_trajectory --task {wildcards.task}"
-        " --trajectory data/trajectories/{wildcards.task}/short --formats {params.formats} --dpi {params.dpi}"
-        " --out-prefix figures/trajectory_{wildcards.task} > {log} 2>&1"
+        " --trajectory data/trajectories/{wildcards.dataset}/{wildcards.task}/short --formats {params.formats}"
+        " --dpi {params.dpi} --out-prefix figures/{wildcards.dataset}/trajectory_{wildcards.task} > {log} 2>&1"
 
 
 rule figures:
     input:
         [figure_files(name) for name in q_figure_names()],
-        [figure_files(f"trajectory_{task}") for task in config["tasks"]],
+        [figure_files(f"{dataset}/trajectory_{task}") for dataset in DATASETS for task in config["tasks"]],

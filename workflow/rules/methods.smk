@@ -3,21 +3,22 @@
 
 rule run_method:
     input:
-        trajectory_files("{task}", "short"),
-        reference="results/reference/{task}/q_star.pt",
+        lambda w: trajectory_files(w.dataset, w.task),
+        reference=lambda w: reference_of(w.dataset, w.task),
         script=cli("run_method"),
     output:
-        network="results/runs/{task}/{optimizer}/{method}/seed{seed}/q.pt",
-        curve="results/runs/{task}/{optimizer}/{method}/seed{seed}/errors.csv",
+        network="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/q.pt",
+        curve="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/errors.csv",
+        wall_time="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/wall_time.csv",
     params:
         optimizer_params=lambda w: as_json(optimizer_params(w.task, w.optimizer)),
         dynamics=as_json(config["dynamics"]),
         seed=config["seed"],
         device=config["device"],
     log:
-        "logs/runs/{task}/{optimizer}/{method}/seed{seed}.log",
+        "logs/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}.log",
     benchmark:
-        "logs/runs/{task}/{optimizer}/{method}/seed{seed}.benchmark.tsv"
+        "logs/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}.benchmark.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -28,11 +29,12 @@ rule run_method:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.run_method --optimizer {wildcards.optimizer} --task {wildcards.task}"
+        "python -m rlstudy.cli.run_method --dataset {wildcards.dataset} --optimizer {wildcards.optimizer}"
+        " --task {wildcards.task}"
         " --method {wildcards.method} --run-seed {wildcards.seed} --seed {params.seed}"
-        " --trajectory data/trajectories/{wildcards.task}/short --reference {input.reference}"
+        " --trajectory data/trajectories/{wildcards.dataset}/{wildcards.task}/short --reference {input.reference}"
         " --params '{params.optimizer_params}' --dynamics '{params.dynamics}' --device {params.device}"
-        " --out-dir results/runs/{wildcards.task}/{wildcards.optimizer}/{wildcards.method}/seed{wildcards.seed}"
+        " --out-dir results/runs/{wildcards.dataset}/{wildcards.task}/{wildcards.optimizer}/{wildcards.method}/seed{wildcards.seed}"
         " > {log} 2>&1"
 
 
@@ -41,7 +43,7 @@ rule summary:
         curves=[f"{d}/errors.csv" for d in all_run_dirs()],
         script=cli("summarise"),
     output:
-        "results/summary.csv",
+        report("results/summary.csv", caption="../report/summary.rst", category="4. Tables"),
     params:
         converged_below=config["summary"]["converged_below"],
     log:

@@ -3,7 +3,7 @@
 
 rule reference:
     input:
-        trajectory_files("{task}", "long"),
+        trajectory_files("ours", "{task}", "long"),
         script=cli("train_reference"),
     output:
         "results/reference/{task}/q_star.pt",
@@ -27,6 +27,6 @@ rule reference:
         "../../envs.yaml"
     shell:
         "python -m rlstudy.cli.train_reference --task {wildcards.task} --method {params.method}"
-        " --trajectory data/trajectories/{wildcards.task}/long --params '{params.sgd}'"
+        " --trajectory data/trajectories/ours/{wildcards.task}/long --params '{params.sgd}'"
         " --dynamics '{params.dynamics}' --seed {params.seed} --device {params.device}"
         " --out {output} > {log} 2>&1"

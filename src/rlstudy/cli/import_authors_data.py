@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import authors_data as ad
-from ..datasets import save_trajectory
+from ..datasets import FILES, save_trajectory
 from ..errors import InputError
 from ..io import provenance, save_tensors
 from ..residuals import TASKS
+from ..sde import Trajectory
 from .common import parser, run
 
 
@@ -33,34 +34,46 @@ def main() -> None:
     p.add_argument("--task", choices=TASKS, required=True)
     p.add_argument("--source", required=True, help="'download', or a folder with the originals or the .npz files")
     p.add_argument("--download-dir", default="data/authors_original")
-    p.add_argument("--out-dir", required=True, help="the trajectory folder to write")
+    p.add_argument("--trajectory-out", help="the trajectory folder to write")
+    p.add_argument("--steps", type=int, default=0, help="keep the first STEPS steps only (0: all; smoke runs)")
     p.add_argument("--reference-out", help="control only: where to write the authors' Q* state dict")
     args = p.parse_args()
+    if not (args.trajectory_out or args.reference_out):
+        raise InputError("nothing to do: give --trajectory-out, --reference-out, or both")
+    if args.reference_out and args.task != "control":
+        raise InputError("the authors published a reference Q* for the control task only")
+    if args.steps < 0:
+        raise InputError(f"--steps must be at least 0, got {args.steps}")
     k = ad.SUFFIX_OF_TASK[args.task]
-    names = [f"{part}_{k}.pt" for part in ("S", "A_idx", "R")]
-    if args.reference_out:
-        names.append("Q_ctrl_star.pt")
+    names = [f"{part}_{k}.pt" for part in ("S", "A_idx", "R")] if args.trajectory_out else []
+    names += ["Q_ctrl_star.pt"] if args.reference_out else []
     folder = originals_folder(args.source, Path(args.download_dir), names)
-    if folder is not None:
-        traj = ad.trajectory_from_originals(folder, args.task)
-        inputs = {name: folder / name for name in names}
-    else:
-        npz = Path(args.source) / ad.NPZ_OF_TASK[args.task]
-        traj = ad.trajectory_from_npz(npz)
-        inputs = {npz.name: npz}
-    params = {"task": args.task, "source": args.source, "repository": ad.REPOSITORY, "commit": ad.COMMIT}
-    save_trajectory(args.out_dir, traj, provenance(params, None, inputs))
+    params = {"task": args.task, "source": args.source, "steps": args.steps, "repository": ad.REPOSITORY,
+              "commit": ad.COMMIT}
+    origin = "the original files" if folder is not None else "the NumPy conversion"
+    if args.trajectory_out:
+        if folder is not None:
+            traj = ad.trajectory_from_originals(folder, args.task)
+            inputs = {name: folder / name for name in names if name != "Q_ctrl_star.pt"}
+        else:
+            npz = Path(args.source) / ad.NPZ_OF_TASK[args.task]
+            traj = ad.trajectory_from_npz(npz)
+            inputs = {npz.name: npz}
+        if args.steps:
+            traj = Trajectory(*(getattr(traj, name)[: args.steps] for name in FILES))
+        save_trajectory(args.trajectory_out, traj, provenance(params, None, inputs))
+        print(f"imported the authors' {args.task} trajectory ({len(traj.states):,} steps) from {origin} "
+              f"in {args.source}")
     if args.reference_out:
         if folder is not None:
             state = ad.reference_from_pickled_module(folder / "Q_ctrl_star.pt")
-            ref_inputs = {"Q_ctrl_star.pt": folder / "Q_ctrl_star.pt"}
+            inputs = {"Q_ctrl_star.pt": folder / "Q_ctrl_star.pt"}
         else:
             npz = Path(args.source) / ad.NPZ_REFERENCE
             state = ad.reference_from_npz(npz)
-            ref_inputs = {npz.name: npz}
-        save_tensors(args.reference_out, state, provenance(params, None, ref_inputs))
-    print(f"imported the authors' {args.task} data ({len(traj.states):,} steps) from "
-          f"{'the original files' if folder is not None else 'the NumPy conversion'} in {args.source}")
+            inputs = {npz.name: npz}
+        save_tensors(args.reference_out, state, provenance(params, None, inputs))
+        print(f"imported the authors' control Q* from {origin} in {args.source}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Fit Q on the short trajectory with one optimiser (SGD or CBO) and one residual (DS, UR, BFF).
 
-Writes the final network (for CBO, the consensus) and the error curve e_k/e_0 against Q*.
+Writes the final network (for CBO, the consensus), the error curve e_k/e_0 against Q* with the
+network evaluations spent so far, and the wall time of each iteration (wall_time.csv: the one output
+that differs between reruns, kept apart so that the others stay byte-identical).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ def load_reference(path) -> "torch.Tensor":  # noqa: F821
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--optimizer", required=True, help="'sgd', or a CBO setting's name (cbo, cbo-...)")
+    p.add_argument("--dataset", required=True, help="the dataset's name in tables and figures (ours, authors)")
     p.add_argument("--task", choices=TASKS, required=True)
     p.add_argument("--method", choices=METHODS, required=True)
     p.add_argument("--run-seed", type=int, required=True, help="the replicate's seed")
@@ -43,6 +46,8 @@ def main() -> None:
     p.add_argument("--params", type=json_arg, required=True, help="JSON of SGDParams or CBOParams")
     p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics")
     p.add_argument("--out-dir", required=True)
+    p.add_argument("--stop-on-divergence", action="store_true",
+                   help="CBO: end a diverging run at its last finite consensus instead of failing (sweeps)")
     add_device_argument(p)
     args = p.parse_args()
     device = setup_torch(args.device)
@@ -62,22 +67,27 @@ def main() -> None:
     else:
         params = build(CBOParams, args.params, f"config 'cbo.settings.{args.optimizer}'")
         swarm = initial_swarm(params, init, float(np.nanmean(data.rewards))).to(device)
-        theta, history = train_cbo(swarm, traj, args.method, args.task, params, dynamics, sampling, meter, label)
+        theta, history = train_cbo(swarm, traj, args.method, args.task, params, dynamics, sampling, meter, label,
+                                   stop_on_divergence=args.stop_on_divergence)
         columns = {"loss": history.loss, "error": history.error, "ess": history.ess, "beta": history.beta,
-                   "spread": history.spread}
-    curve = pd.DataFrame({"task": args.task, "optimizer": args.optimizer, "method": args.method,
-                          "seed": args.run_seed, "iteration": np.arange(len(history.error)), **columns})
+                   "spread": history.spread, "diverged": history.diverged_at is not None}
+    keys = {"dataset": args.dataset, "task": args.task, "optimizer": args.optimizer, "method": args.method,
+            "seed": args.run_seed}
+    iterations = np.arange(len(history.error))
+    curve = pd.DataFrame({**keys, "iteration": iterations, "evaluations": history.evaluations, **columns})
     curve["rel_error"] = curve["error"] / curve["error"].iloc[0]
     final = curve["rel_error"].iloc[-1]
     print(f"{label}: e_k/e_0 final {final:.4g}, min {curve['rel_error'].min():.4g} "
           f"after {len(curve) - 1} iterations")
-    record = provenance({"optimizer": args.optimizer, "task": args.task, "method": args.method,
+    record = provenance({"dataset": args.dataset, "optimizer": args.optimizer, "task": args.task, "method": args.method,
                          "run_seed": args.run_seed, "params": args.params, "dynamics": args.dynamics,
                          "device": device_record(args.device, device)},
                         args.seed, {**trajectory_paths(args.trajectory), "reference": args.reference})
     out = Path(args.out_dir)
     save_tensors(out / "q.pt", to_state_dict(theta), record)
     save_csv(out / "errors.csv", curve, record)
+    save_csv(out / "wall_time.csv", pd.DataFrame({**keys, "iteration": iterations, "seconds": history.seconds}),
+             record)
 
 
 if __name__ == "__main__":

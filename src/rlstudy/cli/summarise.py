@@ -7,13 +7,14 @@ import pandas as pd
 from ..io import load_csv, provenance, save_csv
 from .common import parser, run
 
-KEYS = ["task", "optimizer", "method", "seed"]
+KEYS = ["dataset", "task", "optimizer", "method", "seed"]
 
 
 def summarise(curves: pd.DataFrame, converged_below: float) -> pd.DataFrame:
     rows = curves.groupby(KEYS, sort=True).agg(iterations=("iteration", "max"),
                                                final_rel_error=("rel_error", "last"),
-                                               min_rel_error=("rel_error", "min")).reset_index()
+                                               min_rel_error=("rel_error", "min"),
+                                               evaluations=("evaluations", "last")).reset_index()
     rows["converged"] = rows["final_rel_error"] <= converged_below
     return rows
 

@@ -1,0 +1,46 @@
+"""The CBO parameter sweep: grids of two parameters each, every other parameter at the base setting.
+
+config `cbo_sweep.grids` maps a grid's name to {parameter: [values], parameter: [values]}; every pair
+of values is one sweep point, one CBO run per seed. The workflow (to name the runs) and the table
+(to label them) both enumerate the points here, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+
+def format_value(value) -> str:
+    """A value as it appears in file names and figure labels: 1000, 0.01, reward_level."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    grid: str
+    x: str  # the grid's first parameter (heatmap columns)
+    x_value: object
+    y: str  # its second parameter (heatmap rows)
+    y_value: object
+    params: dict  # the full CBO parameters of the run
+
+    @property
+    def label(self) -> str:
+        return f"{self.x}={format_value(self.x_value)},{self.y}={format_value(self.y_value)}"
+
+
+def sweep_points(sweep: dict) -> list[SweepPoint]:
+    """Every point of every grid. A grid that changes `particles` without `particle_batch` keeps
+    particle_batch = particles (one epoch is one step over the whole swarm, as at the base)."""
+    points = []
+    for grid, axes in sweep["grids"].items():
+        if len(axes) != 2:
+            raise ValueError(f"config key 'cbo_sweep.grids.{grid}': give exactly two parameters, got {list(axes)}")
+        (x, x_values), (y, y_values) = axes.items()
+        for x_value, y_value in itertools.product(x_values, y_values):
+            params = {**sweep["base"], x: x_value, y: y_value}
+            if "particles" in axes and "particle_batch" not in axes:
+                params["particle_batch"] = params["particles"]
+            points.append(SweepPoint(grid, x, x_value, y, y_value, params))
+    return points

@@ -1,0 +1,71 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rlstudy.cli.summarise_sweep import sweep_table
+from rlstudy.io import save_csv
+from rlstudy.plotting.sweep_figure import grid_matrix
+from rlstudy.sweep import format_value, sweep_points
+
+BASE = {"particles": 30, "particle_batch": 30, "samples": 1000, "beta": 10.0, "tau": 0.3}
+
+
+def sweep(**grids):
+    return {"task": "control", "method": "UR", "seeds": [0, 1], "base": BASE, "grids": grids}
+
+
+def test_points_are_the_product_of_each_grid_with_the_base_elsewhere():
+    points = sweep_points(sweep(beta_tau={"beta": [1.0, 100.0], "tau": [0.0, 0.1, 1.0]},
+                                n_m={"particles": [10, 50], "samples": [100]}))
+    assert len(points) == 2 * 3 + 2 * 1
+    first = points[0]
+    assert (first.grid, first.label) == ("beta_tau", "beta=1,tau=0")
+    assert first.params == {**BASE, "beta": 1.0, "tau": 0.0}
+    # changing N keeps one epoch one step over the swarm
+    assert [p.params["particle_batch"] for p in points[6:]] == [10, 50]
+    assert len({(p.grid, p.label) for p in points}) == len(points)
+
+
+def test_a_grid_needs_two_parameters():
+    with pytest.raises(ValueError, match="cbo_sweep.grids.g"):
+        sweep_points(sweep(g={"beta": [1.0]}))
+
+
+def test_values_print_as_in_the_config():
+    assert [format_value(v) for v in (1000.0, 0.01, 30, "reward_level", 1e-4)] == \
+        ["1000", "0.01", "30", "reward_level", "0.0001"]
+
+
+def write_curve(path, finals, diverged=False):
+    rel = np.array([1.0, *finals])
+    save_csv(path, pd.DataFrame({"iteration": range(len(rel)), "evaluations": 10 * np.arange(len(rel)),
+                                 "rel_error": rel, "diverged": diverged}), None)
+
+
+def test_table_has_one_row_per_run_and_marks_divergence(tmp_path):
+    config = sweep(beta_tau={"beta": [1.0, 100.0], "tau": [0.0]})
+    for point in sweep_points(config):
+        for seed in config["seeds"]:
+            diverged = point.x_value == 100.0 and seed == 1
+            write_curve(tmp_path / point.grid / point.label / f"seed{seed}" / "errors.csv",
+                        [0.7, 0.4 + 0.1 * seed], diverged)
+    table, inputs = sweep_table(config, tmp_path, converged_below=0.45)
+    assert len(table) == len(inputs) == 4
+    assert {"grid", "x", "x_value", "y", "y_value", "seed", "particles", "samples", "beta", "tau", "evaluations",
+            "final_rel_error", "min_rel_error", "diverged", "converged"} <= set(table.columns)
+    row = table[(table["x_value"] == 100.0) & (table["seed"] == 1)].iloc[0]
+    assert row["diverged"] and math.isinf(row["final_rel_error"]) and not row["converged"]
+    assert table["converged"].tolist() == [True, False, True, False]
+    assert table["evaluations"].tolist() == [20] * 4
+
+    final, text = grid_matrix(table)
+    assert list(final.columns) == [1.0, 100.0] and list(final.index) == [0.0]
+    assert final.loc[0.0, 1.0] == pytest.approx(0.45)
+    assert text.loc[0.0, 100.0] == "div" and math.isnan(final.loc[0.0, 100.0])
+
+
+def test_table_names_a_missing_run(tmp_path):
+    with pytest.raises(Exception, match="beta_tau/beta=1,tau=0/seed0/errors.csv"):
+        sweep_table(sweep(beta_tau={"beta": [1.0], "tau": [0.0]}), tmp_path, converged_below=0.5)
