@@ -87,12 +87,14 @@ def test_shipped_config_and_smoke_overrides_are_valid():
     (lambda c: c["cbo"]["settings"]["cbo"].update(beta=-1), "'cbo.settings.cbo.beta'"),
     (lambda c: c.update(tasks=["planning"]), "'tasks.0': 'planning' is not allowed"),
     (lambda c: c.pop("seed"), "'seed' is a required property"),
-    (lambda c: c["cbo_sweep"]["grids"]["beta_tau"].update(tau=[0.1, -1.0]),
-     re.escape("'cbo_sweep.grids.beta_tau.tau': -1.0 is less than the minimum of 0")),
+    (lambda c: c["cbo_sweep"]["grids"]["plain_beta_tau"].update(tau=[0.1, -1.0]),
+     re.escape("'cbo_sweep.grids.plain_beta_tau.tau': -1.0 is less than the minimum of 0")),
     (lambda c: c["cbo_sweep"]["grids"].update(bad={"beta": [1.0]}), "'cbo_sweep.grids.bad'.*should be non-empty|"
      "'cbo_sweep.grids.bad'.*fewer than 2 properties|'cbo_sweep.grids.bad'.*does not have enough properties"),
     (lambda c: c["cbo_sweep"]["grids"].update(bad={"beta": [1.0], "sigma": [1.0]}),
-     "'cbo_sweep.grids.bad': 'sigma' is not allowed; allowed values"),
+     "'cbo_sweep.grids.bad'.*'sigma'"),
+    (lambda c: c["cbo_sweep"]["grids"].update(bad={"beta": [1.0], "with": {"tau": 0.0}}),
+     "'cbo_sweep.grids.bad': give exactly two parameters"),
     (lambda c: c.update(authors_data=""), "'authors_data'"),
 ])
 def test_bad_config_names_the_key(mutate, message):

@@ -28,6 +28,12 @@ def test_points_are_the_product_of_each_grid_with_the_base_elsewhere():
     assert len({(p.grid, p.label) for p in points}) == len(points)
 
 
+def test_with_moves_a_grids_fixed_point_and_the_axes_win():
+    points = sweep_points(sweep(g={"beta": [1.0], "samples": [50], "with": {"tau": 3.0, "beta": 7.0}}))
+    assert [p.params for p in points] == [{**BASE, "tau": 3.0, "beta": 1.0, "samples": 50}]
+    assert points[0].label == "beta=1,samples=50"
+
+
 def test_a_grid_needs_two_parameters():
     with pytest.raises(ValueError, match="cbo_sweep.grids.g"):
         sweep_points(sweep(g={"beta": [1.0]}))

@@ -75,7 +75,8 @@ def test_smoke_workflow_builds_everything_and_reruns_byte_identically(workdir):
         assert (curve.parent / "errors.csv.provenance.json").is_file()
     assert list((workdir / "logs" / "runs").rglob("*.benchmark.tsv"))
     sweep = pd.read_csv(workdir / "results" / "sweep" / "cbo_sweep.csv")
-    n_points = sum(len(a) * len(b) for a, b in (g.values() for g in smoke["cbo_sweep"]["grids"].values()))
+    axes = [[v for k, v in grid.items() if k != "with"] for grid in smoke["cbo_sweep"]["grids"].values()]
+    n_points = sum(len(x) * len(y) for x, y in axes)
     assert len(sweep) == n_points * len(config["cbo_sweep"]["seeds"])
 
     before = digests(workdir)

@@ -55,7 +55,11 @@ def _sweep_problems(sweep: dict, schema: dict) -> list[str]:
 
     validator = jsonschema.Draft202012Validator({**schema["$defs"]["cbo_params"], "$defs": schema["$defs"]})
     problems = {}
-    for point in sweep_points(sweep):
+    try:
+        points = sweep_points(sweep)
+    except ValueError as err:
+        return [str(err)]
+    for point in points:
         for error in validator.iter_errors(point.params):
             param = error.absolute_path[0] if error.absolute_path else ""
             key = f"cbo_sweep.grids.{point.grid}.{param}"

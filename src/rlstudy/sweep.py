@@ -1,7 +1,8 @@
 """The CBO parameter sweep: grids of two parameters each, every other parameter at the base setting.
 
-config `cbo_sweep.grids` maps a grid's name to {parameter: [values], parameter: [values]}; every pair
-of values is one sweep point, one CBO run per seed. The workflow (to name the runs) and the table
+config `cbo_sweep.grids` maps a grid's name to {parameter: [values], parameter: [values]}, and
+optionally `with: {parameter: value}` to move the grid's fixed point away from the base; every
+pair of values is one sweep point, one CBO run per seed. The workflow (to name the runs) and the table
 (to label them) both enumerate the points here, so the two cannot disagree.
 """
 
@@ -34,12 +35,13 @@ def sweep_points(sweep: dict) -> list[SweepPoint]:
     """Every point of every grid. A grid that changes `particles` without `particle_batch` keeps
     particle_batch = particles (one epoch is one step over the whole swarm, as at the base)."""
     points = []
-    for grid, axes in sweep["grids"].items():
+    for grid, spec in sweep["grids"].items():
+        axes = {name: values for name, values in spec.items() if name != "with"}
         if len(axes) != 2:
             raise ValueError(f"config key 'cbo_sweep.grids.{grid}': give exactly two parameters, got {list(axes)}")
         (x, x_values), (y, y_values) = axes.items()
         for x_value, y_value in itertools.product(x_values, y_values):
-            params = {**sweep["base"], x: x_value, y: y_value}
+            params = {**sweep["base"], **spec.get("with", {}), x: x_value, y: y_value}
             if "particles" in axes and "particle_batch" not in axes:
                 params["particle_batch"] = params["particles"]
             points.append(SweepPoint(grid, x, x_value, y, y_value, params))
