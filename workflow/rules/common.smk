@@ -26,13 +26,9 @@ def cli(name):
     return f"src/rlstudy/cli/{name}.py"
 
 
-def trajectory_dir(dataset, task, size="short"):
-    """Our trajectories come in two sizes; the authors' data is one 1e6-step trajectory per task."""
-    return f"data/trajectories/{dataset}/{task}/{size}"
-
-
 def trajectory_files(dataset, task, size="short"):
-    return expand("{folder}/{array}.npy", folder=trajectory_dir(dataset, task, size),
+    """Our trajectories come in two sizes; the authors' data is one 1e6-step trajectory per task."""
+    return expand("data/trajectories/{dataset}/{task}/{size}/{array}.npy", dataset=dataset, task=task, size=size,
                   array=["states", "action_indices", "rewards"])
 
 

@@ -25,7 +25,7 @@ rule q_figure:
         "../../envs.yaml"
     shell:
         "python -m rlstudy.cli.plot_q --task {wildcards.task} --optimizer {wildcards.optimizer}"
-        " --reference {input.reference} --reference-note '{params.note}' --runs {params.runs}"
+        " --reference {input.reference} --reference-note {params.note:q} --runs {params.runs}"
         " --converged-below {params.converged_below} --formats {params.formats} --dpi {params.dpi}"
         " --out-prefix figures/{wildcards.dataset}/q_{wildcards.task}_{wildcards.optimizer} > {log} 2>&1"
 

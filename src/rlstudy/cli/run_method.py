@@ -79,8 +79,7 @@ def main() -> None:
     final = curve["rel_error"].iloc[-1]
     print(f"{label}: e_k/e_0 final {final:.4g}, min {curve['rel_error'].min():.4g} "
           f"after {len(curve) - 1} iterations")
-    record = provenance({"dataset": args.dataset, "optimizer": args.optimizer, "task": args.task, "method": args.method,
-                         "run_seed": args.run_seed, "params": args.params, "dynamics": args.dynamics,
+    record = provenance({**keys, "params": args.params, "dynamics": args.dynamics,
                          "device": device_record(args.device, device)},
                         args.seed, {**trajectory_paths(args.trajectory), "reference": args.reference})
     out = Path(args.out_dir)
