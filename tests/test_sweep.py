@@ -75,3 +75,4 @@ def test_table_has_one_row_per_run_and_marks_divergence(tmp_path):
 def test_table_names_a_missing_run(tmp_path):
     with pytest.raises(Exception, match="beta_tau/beta=1,tau=0/seed0/errors.csv"):
         sweep_table(sweep(beta_tau={"beta": [1.0], "tau": [0.0]}), tmp_path, converged_below=0.5)
+

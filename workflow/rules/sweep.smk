@@ -46,7 +46,9 @@ rule sweep_table:
     output:
         report("results/sweep/cbo_sweep.csv", caption="../report/sweep_table.rst", category="4. Tables"),
     params:
-        sweep=as_json(SWEEP),
+        # In config order, not sorted: a grid's first parameter is the heatmap's columns, and the
+        # table must enumerate the points (and so find their folders) exactly as SWEEP_POINTS does.
+        sweep=json.dumps(SWEEP),
         converged_below=config["summary"]["converged_below"],
     log:
         "logs/sweep/table.log",
