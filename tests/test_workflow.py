@@ -93,6 +93,7 @@ def test_report_is_one_self_contained_page_with_every_figure(workdir):
     assert snakemake(workdir, *SMOKE).returncode == 0  # a no-op when the smoke test above ran
     result = snakemake(workdir, *SMOKE, "--report", "report.html")
     assert result.returncode == 0, result.stderr[-3000:]
+    assert "(ERROR/" not in result.stdout + result.stderr  # every caption is valid reStructuredText
     html = (workdir / "report.html").read_text()
     for figure in (workdir / "figures").rglob("*.png"):
         assert figure.name in html, figure
