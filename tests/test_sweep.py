@@ -6,7 +6,7 @@ import pytest
 
 from rlstudy.cli.summarise_sweep import sweep_table
 from rlstudy.io import save_csv
-from rlstudy.plotting.sweep_figure import grid_matrix
+from rlstudy.plotting.sweep_figure import grid_matrix, tick_label
 from rlstudy.sweep import format_value, sweep_points
 
 BASE = {"particles": 30, "particle_batch": 30, "samples": 1000, "beta": 10.0, "tau": 0.3}
@@ -42,6 +42,10 @@ def test_a_grid_needs_two_parameters():
 def test_values_print_as_in_the_config():
     assert [format_value(v) for v in (1000.0, 0.01, 30, "reward_level", 1e-4)] == \
         ["1000", "0.01", "30", "reward_level", "0.0001"]
+
+
+def test_tick_labels_read_numbers_back_from_text():
+    assert [tick_label(v) for v in ("0.0", 1000.0, "reward_level", "30")] == ["0", "1000", "reward_level", "30"]
 
 
 def write_curve(path, finals, diverged=False):

@@ -6,8 +6,9 @@ import pandas as pd
 
 from . import style
 
-AXES = {"evaluations": "network evaluations (one state each; a backward pass counts 2)",
-        "seconds": "wall time of the run (s)"}
+AXES = {"evaluations": "network evaluations", "seconds": "wall time of the run (s)"}
+NOTES = {"evaluations": "one state through the network counts one, a backward pass two",
+         "seconds": "measured: differs between reruns"}
 
 
 def plot_cost_figure(curves: pd.DataFrame, cost: str, title: str):
@@ -42,6 +43,6 @@ def plot_cost_figure(curves: pd.DataFrame, cost: str, title: str):
             if col == 0:
                 ax.set_ylabel("$e_k/e_0$")
     axes[0][0].legend(fontsize="small")
-    fig.suptitle(title)
+    fig.suptitle(f"{title}\n{AXES[cost]}: {NOTES[cost]}")
     fig.tight_layout()
     return fig

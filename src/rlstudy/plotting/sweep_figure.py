@@ -9,6 +9,15 @@ from ..sweep import format_value
 from . import style
 
 
+def tick_label(value) -> str:
+    """A grid value as in the config; the table's value columns mix numbers and names, so a CSV
+    round trip may hand numbers back as text ("0.0")."""
+    try:
+        return format_value(float(value))
+    except ValueError:
+        return str(value)
+
+
 def grid_matrix(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(mean final e_k/e_0, annotation) with rows y_value and columns x_value in config order.
 
@@ -40,8 +49,8 @@ def plot_sweep_figure(table: pd.DataFrame, converged_below: float, title: str):
                     norm=norm, cbar=ax is axes[0][-1], ax=ax, linewidths=0.5, linecolor="white",
                     cbar_kws={"label": "final $e_k/e_0$ (mean over seeds)"})
         ax.set_facecolor("0.6")  # diverged cells: grey, annotated "div"
-        ax.set_xticklabels([format_value(v) for v in final.columns])
-        ax.set_yticklabels([format_value(v) for v in final.index], rotation=0)
+        ax.set_xticklabels([tick_label(v) for v in final.columns])
+        ax.set_yticklabels([tick_label(v) for v in final.index], rotation=0)
         ax.set(xlabel=runs["x"].iloc[0], ylabel=runs["y"].iloc[0], title=grid)
     fig.suptitle(title + f"; blue: converged ($\\leq {converged_below:g}$)")
     fig.tight_layout()
