@@ -130,9 +130,14 @@ class GaussianPolicy(nn.Module):
 
     def sample(self, obs: torch.Tensor, n: int, generator: torch.Generator) -> torch.Tensor:
         """n raw actions per state, shape (B, n, D), drawn with the run's generator."""
-        mean, log_std = self(obs)
-        noise = torch.randn((obs.shape[0], n, mean.shape[-1]), generator=generator).to(mean.device)
-        return mean.unsqueeze(1) + log_std.exp().unsqueeze(1) * noise
+        return sample_gaussian(*self(obs), n, generator)
+
+
+def sample_gaussian(mean: torch.Tensor, log_std: torch.Tensor, n: int, generator: torch.Generator) -> torch.Tensor:
+    """n draws per row of (B, D) means and log-stds, shape (B, n, D); noise drawn on the CPU, so
+    every device draws the same numbers."""
+    noise = torch.randn((mean.shape[0], n, mean.shape[-1]), generator=generator).to(mean.device)
+    return mean.unsqueeze(1) + log_std.exp().unsqueeze(1) * noise
 
 
 def gaussian_log_prob(action: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
@@ -309,8 +314,7 @@ class MPO:
         n = self.p.action_samples
         with torch.no_grad():
             mean_target, log_std_target = self.policy_target(obs)
-            actions = mean_target.unsqueeze(1) + log_std_target.exp().unsqueeze(1) * torch.randn(
-                (obs.shape[0], n, mean_target.shape[-1]), generator=self.generator).to(self.device)
+            actions = sample_gaussian(mean_target, log_std_target, n, self.generator)
             q_samples = self.critic_target(obs.unsqueeze(1).expand(-1, n, -1), actions)
             mean_online, log_std_online = self.policy(obs)
         if not torch.isfinite(q_samples).all():
@@ -426,10 +430,10 @@ def train(env, params: MPOParams, device: torch.device, env_seed: int, rng: np.r
             episode_return = 0.0
         if step > params.learning_starts and replay.size >= length:
             for _ in range(params.updates_per_step):
-                skipped_before = agent.skipped_nonfinite_batches
                 info = agent.update(replay.sample(rng, params.batch_size, length))
-                window_skipped += agent.skipped_nonfinite_batches - skipped_before
-                if info is not None:
+                if info is None:
+                    window_skipped += 1
+                else:
                     window.append(info)
         if step % params.log_every == 0 and (window or window_skipped):
             if not window:
