@@ -78,7 +78,7 @@ class MPOParams:
         object.__setattr__(self, "policy_layer_sizes", tuple(self.policy_layer_sizes))
         object.__setattr__(self, "critic_layer_sizes", tuple(self.critic_layer_sizes))
         if self.optimizer not in ("adam", "sgd"):
-            raise ValueError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
+            raise InputError(f"MPO optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
 
 
 # ---------------------------------------------------------------- networks
