@@ -38,6 +38,7 @@ include: "workflow/rules/reference.smk"
 include: "workflow/rules/methods.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/sweep.smk"
+include: "workflow/rules/mpo.smk"
 
 
 rule all:
@@ -47,3 +48,4 @@ rule all:
         "results/summary.csv",
         figure_files("ours/cbo_sweep"),
         [figure_files(f"{dataset}/cost_{cost}") for dataset in DATASETS for cost in ("evaluations", "seconds")],
+        MPO_TARGETS,

@@ -1,0 +1,162 @@
+"""MPO's losses, duals and Retrace against hand-computed values on tiny inputs, and its learner's guards."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rlstudy.agents.mpo import (MPO, MPOParams, Replay, e_step, evaluate, kl_diag_gaussian, kl_dual_loss,
+                                kl_to_uniform, make_env, retrace_targets, train)
+from rlstudy.errors import InputError
+
+TINY = MPOParams(batch_size=8, policy_layer_sizes=(16,), critic_layer_sizes=(16, 16), action_samples=4)
+
+
+def test_e_step_weights_sum_to_one_and_are_the_softmax_of_q_over_eta():
+    q = torch.tensor([[0.0, 2.0], [1.0, 1.0], [-3.0, 5.0]])
+    weights, _ = e_step(q, torch.tensor(2.0), 0.1)
+    assert torch.allclose(weights.sum(1), torch.ones(3))
+    e = math.exp(1.0)
+    assert torch.allclose(weights[0], torch.tensor([1 / (1 + e), e / (1 + e)]))
+    assert torch.allclose(weights[1], torch.tensor([0.5, 0.5]))
+    assert kl_to_uniform(weights)[1].abs() < 1e-6
+
+
+def test_kl_of_identical_gaussians_is_zero_and_a_hand_computed_one():
+    mean, log_std = torch.tensor([0.3, -1.0]), torch.tensor([0.2, -0.5])
+    assert torch.allclose(kl_diag_gaussian(mean, log_std, mean, log_std), torch.zeros(2))
+    # KL(N(0, 1) || N(1, 2^2)) = log 2 + (1 + 1) / (2 * 4) - 1/2
+    kl = kl_diag_gaussian(torch.tensor(0.0), torch.tensor(0.0), torch.tensor(1.0), torch.tensor(math.log(2.0)))
+    assert kl.item() == pytest.approx(math.log(2.0) + 0.25 - 0.5, rel=1e-6)
+
+
+def test_temperature_loss_and_gradient_by_hand():
+    # Q = (0, 2), eta = 2, epsilon = 0.1, N = 2:
+    # L = eta (eps + log(e^0 + e^1) - log 2); dL/deta = (eps + LSE - log 2) - sum_i w_i Q_i / eta
+    eta = torch.tensor(2.0, requires_grad=True)
+    weights, loss = e_step(torch.tensor([[0.0, 2.0]]), eta, 0.1)
+    lse = math.log(1.0 + math.e)
+    assert loss.item() == pytest.approx(2.0 * (0.1 + lse - math.log(2.0)), rel=1e-6)
+    loss.backward()
+    w1 = math.e / (1.0 + math.e)
+    expected = 0.1 + lse - math.log(2.0) - w1 * 2.0 / 2.0
+    assert eta.grad.item() == pytest.approx(expected, rel=1e-5)
+    assert expected < 0  # weights further than epsilon from uniform: descent raises the temperature
+
+
+def test_temperature_falls_when_all_q_are_equal():
+    eta = torch.tensor(1.5, requires_grad=True)
+    _, loss = e_step(torch.full((3, 5), 7.0), eta, 0.1)
+    loss.backward()
+    assert eta.grad.item() == pytest.approx(0.1, rel=1e-5)  # dL/deta = epsilon > 0: eta shrinks
+
+
+@pytest.mark.parametrize("kl, direction", [(0.5, 1.0), (0.01, -1.0)])
+def test_kl_duals_rise_above_the_bound_and_fall_below_it(kl, direction):
+    alpha = torch.tensor([3.0, 3.0], requires_grad=True)
+    kl_dual_loss(alpha, torch.tensor([kl, kl]), epsilon=0.1).backward()
+    assert torch.allclose(alpha.grad, torch.full((2,), 0.1 - kl))
+    with torch.no_grad():
+        stepped = alpha - 0.1 * alpha.grad  # one gradient-descent step
+    assert torch.all(torch.sign(stepped - alpha) == direction)
+
+
+def test_learner_duals_move_in_the_right_direction_on_one_update():
+    # A fresh policy equals its target, so both M-step KLs (0) are below the bound: the alphas fall.
+    agent = tiny_agent()
+    alpha_mean, alpha_std = agent.log_alpha_mean.detach().clone(), agent.log_alpha_std.detach().clone()
+    assert agent.update(random_batch()) is not None
+    assert torch.all(agent.log_alpha_mean < alpha_mean) and torch.all(agent.log_alpha_std < alpha_std)
+
+
+def test_retrace_two_steps_by_hand():
+    q, v_next = torch.tensor([[1.0, 2.0]]), torch.tensor([[3.0, 4.0]])
+    rewards, zeros, c = torch.tensor([[1.0, 1.0]]), torch.zeros(1, 2), torch.tensor([[0.9, 0.5]])
+    # delta_0 = 1 + 0.5*3 - 1 = 1.5, delta_1 = 1 + 0.5*4 - 2 = 1; c_0 is never used
+    # Q_ret = Q_0 + delta_0 + gamma c_1 delta_1 = 1 + 1.5 + 0.5*0.5*1 = 2.75
+    assert retrace_targets(q, v_next, rewards, zeros, zeros, c, 0.5).item() == pytest.approx(2.75)
+    # an episode end after step 0 stops the trace: 1 + 1.5
+    ends = torch.tensor([[1.0, 0.0]])
+    assert retrace_targets(q, v_next, rewards, zeros, ends, c, 0.5).item() == pytest.approx(2.5)
+    # a termination also drops the bootstrap: delta_0 = 1 - 1 = 0
+    assert retrace_targets(q, v_next, rewards, ends, ends, c, 0.5).item() == pytest.approx(1.0)
+
+
+def test_retrace_with_full_traces_is_the_two_step_expected_return():
+    # c = 1: Q_ret = r_0 + gamma r_1 + gamma^2 V(s_2) + gamma (V(s_1) - Q(s_1, a_1))
+    q, v_next = torch.tensor([[0.3, 0.7]]), torch.tensor([[1.1, -0.4]])
+    rewards, zeros, ones = torch.tensor([[0.2, -0.6]]), torch.zeros(1, 2), torch.ones(1, 2)
+    gamma = 0.9
+    expected = 0.2 + gamma * -0.6 + gamma**2 * -0.4 + gamma * (1.1 - 0.7)
+    assert retrace_targets(q, v_next, rewards, zeros, zeros, ones, gamma).item() == pytest.approx(expected)
+
+
+def tiny_agent(params=TINY):
+    torch.manual_seed(0)
+    return MPO(3, 1, np.array([-2.0], np.float32), np.array([2.0], np.float32), params, torch.device("cpu"),
+               torch.Generator().manual_seed(0))
+
+
+def random_batch(length=1, batch=8):
+    replay = Replay(64, 3, 1)
+    rng = np.random.default_rng(0)
+    for i in range(64):
+        replay.add(obs=rng.normal(size=3), action=rng.uniform(-2, 2, 1), action_raw=rng.normal(size=1),
+                   reward=-rng.uniform(), next_obs=rng.normal(size=3), terminated=False, end=i % 10 == 9,
+                   behaviour_logp=-1.0)
+    return replay.sample(rng, batch, length)
+
+
+def test_nonfinite_batch_is_skipped_and_counted():
+    agent = tiny_agent()
+    before = {k: v.clone() for k, v in agent.state_dict().items()}
+    batch = random_batch()
+    batch["reward"][3, 0] = float("nan")
+    assert agent.update(batch) is None
+    assert agent.skipped_nonfinite_batches == 1
+    assert all(torch.equal(before[k], v) for k, v in agent.state_dict().items())
+    info = agent.update(random_batch())
+    assert info is not None and all(math.isfinite(v) for v in info.values())
+    assert agent.skipped_nonfinite_batches == 1
+
+
+def test_retrace_update_runs_on_sequences():
+    agent = tiny_agent(MPOParams(**{**TINY.__dict__, "use_retrace": True, "retrace_steps": 3}))
+    info = agent.update(random_batch(length=3))
+    assert info is not None and all(math.isfinite(v) for v in info.values())
+
+
+def test_replay_sequences_are_consecutive_across_the_wrap():
+    replay = Replay(5, 1, 1)
+    for i in range(8):  # holds 3..7, stored at rows 3, 4, 0, 1, 2
+        replay.add(obs=[i], action=[0], action_raw=[0], reward=i, next_obs=[i + 1], terminated=False, end=False,
+                   behaviour_logp=0.0)
+    batch = replay.sample(np.random.default_rng(0), 50, length=3)
+    rewards = batch["reward"].numpy()
+    assert rewards.min() == 3 and rewards.max() == 7
+    assert np.all(np.diff(rewards, axis=1) == 1)
+
+
+def test_discrete_and_unknown_environments_are_refused_naming_the_key():
+    with pytest.raises(InputError, match="mpo.env.*Box"):
+        make_env("CartPole-v1", "mpo.env")
+    with pytest.raises(InputError, match="mpo.env"):
+        make_env("NoSuchEnv-v0", "mpo.env")
+
+
+def test_short_training_repeats_exactly():
+    params = MPOParams(**{**TINY.__dict__, "total_steps": 120, "learning_starts": 60, "log_every": 30,
+                          "eval_episodes": 1})
+
+    def once():
+        env = make_env("Pendulum-v1", "mpo.env")
+        torch.manual_seed(0)
+        result = train(env, params, torch.device("cpu"), 1, np.random.default_rng(1), torch.Generator().manual_seed(2),
+                       "test")
+        return result, evaluate(env, result.agent, 1, seed=3)
+
+    (first, eval_first), (second, eval_second) = once(), once()
+    assert len(first.diagnostics) == 2 and first.diagnostics["skipped_nonfinite_batches"].eq(0).all()
+    assert first.diagnostics.equals(second.diagnostics)
+    assert eval_first.equals(eval_second)

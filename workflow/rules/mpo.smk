@@ -1,0 +1,99 @@
+# Agents stage, MPO part: train per seed, then its learning curve beside DDPG's, its diagnostics and a rollout GIF.
+# DDPG's runs (results/agents/ddpg/seed{seed}/returns.csv) come from the basics agents' rules; with no
+# `ddpg: seeds:` in the config the learning curve shows MPO alone.
+
+MPO_SEEDS = config["mpo"]["seeds"]
+DDPG_SEEDS = config.get("ddpg", {}).get("seeds", [])
+MPO_RUN = "results/agents/mpo/seed{seed}"
+# MPOParams as JSON: every key of the config's `mpo` section but the task and its seeds.
+MPO_PARAMS = as_json({k: v for k, v in config["mpo"].items() if k not in ("env", "seeds")})
+MPO_TARGETS = [
+    *figure_files("agents/mpo_vs_ddpg_learning_curve"),
+    *figure_files("agents/mpo_diagnostics"),
+    "figures/agents/mpo_rollout.gif",
+]
+
+
+rule mpo_train:
+    input:
+        script=cli("train_mpo"),
+    output:
+        returns=f"{MPO_RUN}/returns.csv",
+        evaluation=f"{MPO_RUN}/evaluation.csv",
+        diagnostics=f"{MPO_RUN}/diagnostics.csv",
+        model=f"{MPO_RUN}/model.pt",
+    params:
+        env=config["mpo"]["env"],
+        mpo=MPO_PARAMS,
+        seed=config["seed"],
+        device=config["device"],
+    log:
+        "logs/agents/mpo/seed{seed}.log",
+    benchmark:
+        "logs/agents/mpo/seed{seed}.benchmark.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+        gpu=gpus_of_training_job(),
+    conda:
+        "../../envs.yaml"
+    shell:
+        "python -m rlstudy.cli.train_mpo --env {params.env} --run-seed {wildcards.seed} --seed {params.seed}"
+        " --params '{params.mpo}' --device {params.device} --out-dir results/agents/mpo/seed{wildcards.seed}"
+        " > {log} 2>&1"
+
+
+rule mpo_figures:
+    input:
+        mpo=expand(f"{MPO_RUN}/{{f}}", seed=MPO_SEEDS, f=["returns.csv", "diagnostics.csv"]),
+        ddpg=expand("results/agents/ddpg/seed{seed}/returns.csv", seed=DDPG_SEEDS),
+        script=cli("plot_mpo"),
+    output:
+        figure_files("agents/mpo_vs_ddpg_learning_curve"),
+        figure_files("agents/mpo_diagnostics"),
+    params:
+        env=config["mpo"]["env"],
+        mpo_runs=expand(MPO_RUN, seed=MPO_SEEDS),
+        ddpg_runs=expand("results/agents/ddpg/seed{seed}", seed=DDPG_SEEDS),
+        kl_bound=config["mpo"]["mstep_kl_epsilon"],
+        formats=config["figures"]["formats"],
+        dpi=config["figures"]["dpi"],
+    log:
+        "logs/figures/agents/mpo.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs.yaml"
+    shell:
+        "python -m rlstudy.cli.plot_mpo --env {params.env} --mpo-runs {params.mpo_runs}"
+        " --ddpg-runs {params.ddpg_runs} --kl-bound {params.kl_bound} --formats {params.formats}"
+        " --dpi {params.dpi} --curve-prefix figures/agents/mpo_vs_ddpg_learning_curve"
+        " --diagnostics-prefix figures/agents/mpo_diagnostics > {log} 2>&1"
+
+
+rule mpo_rollout:
+    input:
+        model=expand(f"{MPO_RUN}/model.pt", seed=MPO_SEEDS[0]),
+        script=cli("rollout_mpo"),
+    output:
+        "figures/agents/mpo_rollout.gif",
+    params:
+        env=config["mpo"]["env"],
+        sizes=config["mpo"]["policy_layer_sizes"],
+        seed=config["seed"],
+        run_seed=MPO_SEEDS[0],
+    log:
+        "logs/figures/agents/mpo_rollout.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs.yaml"
+    shell:
+        "SDL_VIDEODRIVER=dummy python -m rlstudy.cli.rollout_mpo --env {params.env} --model {input.model}"
+        " --policy-layer-sizes {params.sizes} --seed {params.seed} --run-seed {params.run_seed}"
+        " --out {output} > {log} 2>&1"
