@@ -1,0 +1,128 @@
+"""Each agent's environment, training function, greedy policy and model file, behind one interface,
+so that the training and plotting commands treat the four agents alike."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+
+from ..errors import InputError
+from ..io import load_npy, load_tensors, save_npy, save_tensors
+from . import ddpg, dqn, tabular
+from .episodes import make_env
+from .nets import linear
+
+
+class Agent:
+    """What the commands need of an agent; subclasses fill it in."""
+
+    name: str
+    params: type
+    model_file = "model.pt"
+
+    def make_env(self, env_id: str, params, render_mode: str | None = None) -> gym.Env:
+        raise NotImplementedError
+
+    def train(self, env: gym.Env, params, seed: int, rng: np.random.Generator, generator: torch.Generator):
+        """(model, Returns)."""
+        raise NotImplementedError
+
+    def policy(self, model) -> Callable[[object], object]:
+        """The greedy action of an observation."""
+        raise NotImplementedError
+
+    def build(self, env: gym.Env, params) -> nn.Module:
+        """An untrained model of the right shape, to load a state dict into."""
+        raise NotImplementedError
+
+    def save(self, path, model: nn.Module, record: dict) -> None:
+        save_tensors(path, model.state_dict(), record)
+
+    def load(self, path, env: gym.Env, params):
+        model = self.build(env, params)
+        try:
+            model.load_state_dict(load_tensors(path, f"{self.name} model"))
+        except RuntimeError as err:
+            raise InputError(f"{path}: not a {self.name} model for this config ({err})") from err
+        return model.eval()
+
+
+class QTable(Agent):
+    name, params, model_file = "qtable", tabular.TabularParams, "q_table.npy"
+
+    def make_env(self, env_id, params, render_mode=None):
+        return tabular.make_grid_env(env_id, params, self.name, render_mode)
+
+    def train(self, env, params, seed, rng, generator):
+        return tabular.train_qtable(env, params, seed, rng)
+
+    def table(self, model) -> np.ndarray:
+        return model
+
+    def policy(self, model):
+        table = self.table(model)
+        return lambda cell: int(np.argmax(table[cell]))
+
+    def save(self, path, model, record):
+        save_npy(path, model, record)
+
+    def load(self, path, env, params):
+        table = load_npy(path, "Q-table")
+        if table.shape != (env.observation_space.n, env.action_space.n):
+            raise InputError(f"{path}: Q-table of shape {table.shape}, the config's grid needs "
+                             f"{(env.observation_space.n, env.action_space.n)}")
+        return table
+
+
+class LinearQ(QTable):
+    name, params, model_file = "linear_q", tabular.TabularParams, "model.pt"
+
+    def train(self, env, params, seed, rng, generator):
+        return tabular.train_linear_q(env, params, seed, rng, generator)
+
+    def table(self, model):
+        return tabular.linear_q_table(model)
+
+    def build(self, env, params):
+        return linear(env.observation_space.n, env.action_space.n, torch.Generator())
+
+    save, load = Agent.save, Agent.load
+
+
+class DQN(Agent):
+    name, params = "dqn", dqn.DQNParams
+
+    def make_env(self, env_id, params, render_mode=None):
+        return make_env(env_id, gym.spaces.Discrete, self.name, render_mode=render_mode)
+
+    def train(self, env, params, seed, rng, generator):
+        return dqn.train_dqn(env, params, seed, rng, generator)
+
+    def policy(self, model):
+        return lambda observation: dqn.greedy_action(model, observation)
+
+    def build(self, env, params):
+        return dqn.q_network(env, params, torch.Generator())
+
+
+class DDPG(Agent):
+    name, params = "ddpg", ddpg.DDPGParams
+
+    def make_env(self, env_id, params, render_mode=None):
+        return make_env(env_id, gym.spaces.Box, self.name, render_mode=render_mode)
+
+    def train(self, env, params, seed, rng, generator):
+        return ddpg.train_ddpg(env, params, seed, rng, generator)
+
+    def policy(self, model):
+        return lambda observation: ddpg.greedy_action(model, observation)
+
+    def build(self, env, params):
+        return ddpg.ActorCritic(env, params, torch.Generator())
+
+
+AGENTS: dict[str, Agent] = {agent.name: agent for agent in (QTable(), LinearQ(), DQN(), DDPG())}
