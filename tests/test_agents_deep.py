@@ -9,6 +9,15 @@ from rlstudy.agents import ddpg, dqn
 from rlstudy.agents.replay import Batch, ReplayBuffer
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One thread, as the rules run them: two OpenMP threads on a busy machine are many times slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def batch(rewards, terminated, next_observations):
     n = len(rewards)
     return Batch(torch.zeros(n, 1), torch.zeros(n), torch.tensor(rewards), torch.tensor(next_observations),
@@ -68,12 +77,12 @@ def test_replay_buffer_overwrites_the_oldest_and_samples_filled_rows():
 def test_dqn_and_ddpg_runs_are_bit_reproducible():
     def dqn_run():
         env = gym.make("CartPole-v1")
-        params = dqn.DQNParams(total_steps=600, learning_starts=0.1, train_every=5, target_every=50)
+        params = dqn.DQNParams(total_steps=300, learning_starts=0.1, train_every=5, target_every=50)
         return dqn.train_dqn(env, params, 3, np.random.default_rng(0), torch.Generator().manual_seed(0))
 
     def ddpg_run():
         env = gym.make("Pendulum-v1")
-        params = ddpg.DDPGParams(total_steps=450, batch_size=32, hidden=(16, 16), random_fraction=0.2)
+        params = ddpg.DDPGParams(total_steps=220, batch_size=32, hidden=(16, 16), random_fraction=0.5)
         return ddpg.train_ddpg(env, params, 3, np.random.default_rng(0), torch.Generator().manual_seed(0))
 
     for run in (dqn_run, ddpg_run):
@@ -81,4 +90,4 @@ def test_dqn_and_ddpg_runs_are_bit_reproducible():
         assert returns_a.frame().equals(returns_b.frame())
         for a, b in zip(model_a.state_dict().values(), model_b.state_dict().values()):
             assert torch.equal(a, b)
-    assert returns_a.frame()["step"].tolist() == [200, 400]  # Pendulum: 200-step episodes
+    assert returns_a.frame()["step"].tolist() == [200]  # Pendulum: 200-step episodes

@@ -3,6 +3,7 @@ so that the training and plotting commands treat the four agents alike."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 import gymnasium as gym
@@ -17,27 +18,37 @@ from .episodes import make_env
 from .nets import linear
 
 
-class Agent:
-    """What the commands need of an agent; subclasses fill it in."""
+class Agent(ABC):
+    """What the commands need of an agent."""
 
     name: str
     params: type
     model_file = "model.pt"
 
-    def make_env(self, env_id: str, params, render_mode: str | None = None) -> gym.Env:
-        raise NotImplementedError
+    @abstractmethod
+    def make_env(self, env_id: str, params, render_mode: str | None = None) -> gym.Env: ...
 
+    @abstractmethod
     def train(self, env: gym.Env, params, seed: int, rng: np.random.Generator, generator: torch.Generator):
         """(model, Returns)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def policy(self, model) -> Callable[[object], object]:
         """The greedy action of an observation."""
-        raise NotImplementedError
 
+    @abstractmethod
+    def save(self, path, model, record: dict) -> None: ...
+
+    @abstractmethod
+    def load(self, path, env: gym.Env, params): ...
+
+
+class NetworkAgent(Agent):
+    """An agent whose model is a torch module, saved as its state dict."""
+
+    @abstractmethod
     def build(self, env: gym.Env, params) -> nn.Module:
         """An untrained model of the right shape, to load a state dict into."""
-        raise NotImplementedError
 
     def save(self, path, model: nn.Module, record: dict) -> None:
         save_tensors(path, model.state_dict(), record)
@@ -51,21 +62,30 @@ class Agent:
         return model.eval()
 
 
-class QTable(Agent):
-    name, params, model_file = "qtable", tabular.TabularParams, "q_table.npy"
+class GridAgent(Agent):
+    """An agent of the discretised MountainCar: its model gives a table Q(cell, action)."""
+
+    params = tabular.TabularParams
 
     def make_env(self, env_id, params, render_mode=None):
         return tabular.make_grid_env(env_id, params, self.name, render_mode)
 
-    def train(self, env, params, seed, rng, generator):
-        return tabular.train_qtable(env, params, seed, rng)
-
-    def table(self, model) -> np.ndarray:
-        return model
+    @abstractmethod
+    def table(self, model) -> np.ndarray: ...
 
     def policy(self, model):
         table = self.table(model)
         return lambda cell: int(np.argmax(table[cell]))
+
+
+class QTable(GridAgent):
+    name, model_file = "qtable", "q_table.npy"
+
+    def train(self, env, params, seed, rng, generator):
+        return tabular.train_qtable(env, params, seed, rng)
+
+    def table(self, model):
+        return model
 
     def save(self, path, model, record):
         save_npy(path, model, record)
@@ -78,8 +98,8 @@ class QTable(Agent):
         return table
 
 
-class LinearQ(QTable):
-    name, params, model_file = "linear_q", tabular.TabularParams, "model.pt"
+class LinearQ(GridAgent, NetworkAgent):
+    name = "linear_q"
 
     def train(self, env, params, seed, rng, generator):
         return tabular.train_linear_q(env, params, seed, rng, generator)
@@ -90,10 +110,8 @@ class LinearQ(QTable):
     def build(self, env, params):
         return linear(env.observation_space.n, env.action_space.n, torch.Generator())
 
-    save, load = Agent.save, Agent.load
 
-
-class DQN(Agent):
+class DQN(NetworkAgent):
     name, params = "dqn", dqn.DQNParams
 
     def make_env(self, env_id, params, render_mode=None):
@@ -109,7 +127,7 @@ class DQN(Agent):
         return dqn.q_network(env, params, torch.Generator())
 
 
-class DDPG(Agent):
+class DDPG(NetworkAgent):
     name, params = "ddpg", ddpg.DDPGParams
 
     def make_env(self, env_id, params, render_mode=None):
