@@ -14,9 +14,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..progress import progress
-from .episodes import Returns, check_finite
+from .episodes import check_finite
 from .nets import mlp
-from .replay import Batch, ReplayBuffer
+from .replay import Batch, Collector, ReplayBuffer
 
 
 @dataclass(frozen=True)
@@ -98,24 +98,15 @@ def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Gener
     buffer = ReplayBuffer(min(params.buffer_size, params.total_steps), env.observation_space.shape, space.shape)
     noise_scale = params.exploration_noise * (space.high - space.low) / 2
     random_steps = int(params.random_fraction * params.total_steps)
-    returns, episode_return = Returns(), 0.0
-    observation, _ = env.reset(seed=seed)
     bar = progress(range(params.total_steps), desc="DDPG steps")
+    collector = Collector(env, buffer, seed, bar)
     for step in bar:
         if step < random_steps:
             action = rng.uniform(space.low, space.high).astype(np.float32)
         else:
-            action = greedy_action(model, observation) + rng.normal(0.0, noise_scale)
+            action = greedy_action(model, collector.observation) + rng.normal(0.0, noise_scale)
             action = np.clip(action, space.low, space.high).astype(np.float32)
-        next_observation, reward, terminated, truncated, _ = env.step(action)
-        buffer.add(observation, action, reward, next_observation, terminated)
-        episode_return += float(reward)
-        observation = next_observation
-        if terminated or truncated:
-            returns.add(episode_return, step + 1)
-            bar.set_postfix(ret=episode_return, refresh=False)
-            episode_return = 0.0
-            observation, _ = env.reset()
+        collector.step(action, step)
 
         if step > random_steps:
             batch = buffer.sample(params.batch_size, rng)
@@ -131,4 +122,4 @@ def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Gener
                 actor_loss.backward()
                 actor_optimiser.step()
                 polyak_update(target, model, params.tau)
-    return model, returns
+    return model, collector.returns

@@ -13,9 +13,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..progress import progress
-from .episodes import Returns, check_finite
+from .episodes import check_finite
 from .nets import mlp
-from .replay import Batch, ReplayBuffer
+from .replay import Batch, Collector, ReplayBuffer
 
 
 @dataclass(frozen=True)
@@ -65,23 +65,14 @@ def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generat
     optimiser = torch.optim.Adam(network.parameters(), lr=params.learning_rate)
     buffer = ReplayBuffer(min(params.buffer_size, params.total_steps), env.observation_space.shape, (), np.int64)
     learning_starts = int(params.learning_starts * params.total_steps)
-    returns, episode_return = Returns(), 0.0
-    observation, _ = env.reset(seed=seed)
     bar = progress(range(params.total_steps), desc="DQN steps")
+    collector = Collector(env, buffer, seed, bar)
     for step in bar:
         if rng.random() < epsilon_at(step, params):
             action = int(rng.integers(env.action_space.n))
         else:
-            action = greedy_action(network, observation)
-        next_observation, reward, terminated, truncated, _ = env.step(action)
-        buffer.add(observation, action, reward, next_observation, terminated)
-        episode_return += float(reward)
-        observation = next_observation
-        if terminated or truncated:
-            returns.add(episode_return, step + 1)
-            bar.set_postfix(ret=episode_return, refresh=False)
-            episode_return = 0.0
-            observation, _ = env.reset()
+            action = greedy_action(network, collector.observation)
+        collector.step(action, step)
 
         if step > learning_starts and step % params.train_every == 0:
             batch = buffer.sample(params.batch_size, rng)
@@ -93,4 +84,4 @@ def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generat
             check_finite(loss.item(), "DQN loss", step)
         if step % params.target_every == 0:
             target_network.load_state_dict(network.state_dict())
-    return network, returns
+    return network, collector.returns

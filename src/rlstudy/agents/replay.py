@@ -1,4 +1,5 @@
-"""A fixed-size replay buffer of transitions, sampled uniformly with the run's generator."""
+"""A fixed-size replay buffer of transitions, sampled uniformly with the run's generator, and the
+collector that fills it from an environment."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
+
+from .episodes import Returns
 
 
 class Batch(NamedTuple):
@@ -41,3 +44,24 @@ class ReplayBuffer:
         idx = rng.integers(0, self.size, batch_size)
         return Batch(*(torch.from_numpy(a[idx]) for a in
                        (self.observations, self.actions, self.rewards, self.next_observations, self.terminated)))
+
+
+class Collector:
+    """Steps the environment with the agent's actions, stores every transition, logs each episode's
+    return, and resets when an episode ends (time-limit truncations are stored as non-terminal)."""
+
+    def __init__(self, env, buffer: ReplayBuffer, seed: int, bar):
+        self.env, self.buffer, self.bar = env, buffer, bar
+        self.returns, self.episode_return = Returns(), 0.0
+        self.observation, _ = env.reset(seed=seed)
+
+    def step(self, action, step: int) -> None:
+        next_observation, reward, terminated, truncated, _ = self.env.step(action)
+        self.buffer.add(self.observation, action, reward, next_observation, terminated)
+        self.episode_return += float(reward)
+        self.observation = next_observation
+        if terminated or truncated:
+            self.returns.add(self.episode_return, step + 1)
+            self.bar.set_postfix(ret=self.episode_return, refresh=False)
+            self.episode_return = 0.0
+            self.observation, _ = self.env.reset()
