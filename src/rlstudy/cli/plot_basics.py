@@ -75,7 +75,8 @@ def main() -> None:
     frames, observations, rewards = greedy_rollout(env, agent.policy(model), rollout_seed, args.rollout_steps)
     print(f"greedy rollout of {first}: {len(rewards)} steps, return {rewards.sum():.1f}")
     name = "dqn_max_q" if agent.name == "dqn" else f"{agent.name}_value_policy"
-    title = f"{agent.name} on {args.env}, {first.name}; red: greedy rollout, {len(rewards)} steps, return {rewards.sum():.1f}"
+    drawn = "" if agent.name == "dqn" else " (red)"  # the max-Q slice at zero velocities has no path to draw
+    title = f"{agent.name} on {args.env}, {first.name}; greedy rollout{drawn}: {len(rewards)} steps, return {rewards.sum():.1f}"
     style.save(value_figure(agent, model, env, params, observations, title), out / name, args.formats, args.dpi)
     fps = max(1, round(env.metadata.get("render_fps", 30) / getattr(params, "action_repeat", 1)))
     every = 1 if len(frames) <= 100 else 2  # keeps long rollouts' GIFs small
