@@ -39,6 +39,7 @@ include: "workflow/rules/methods.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/sweep.smk"
 include: "workflow/rules/mpo.smk"
+include: "workflow/rules/basics.smk"
 
 
 rule all:
@@ -49,3 +50,5 @@ rule all:
         figure_files("ours/cbo_sweep"),
         [figure_files(f"{dataset}/cost_{cost}") for dataset in DATASETS for cost in ("evaluations", "seconds")],
         MPO_TARGETS,
+        basics_targets(),
+        "results/agents/summary.csv",

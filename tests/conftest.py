@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import torch
+from project_copy import SMOKE, copy_project, snakemake
 
 from rlstudy.residuals import TrajectoryTensors
 from rlstudy.sde import Dynamics, sample_trajectory
@@ -18,3 +19,13 @@ def small_trajectory():
 def theta():
     from rlstudy.qnet import init_params
     return init_params(1, torch.Generator().manual_seed(0))[0]
+
+
+@pytest.fixture(scope="session")
+def smoke_project(tmp_path_factory):
+    """One run of the whole workflow at smoke scale in a temporary copy of the project, shared by
+    every integration test that only reads its outputs (it is the costliest step of the suite)."""
+    workdir = copy_project(tmp_path_factory.mktemp("smoke"))
+    result = snakemake(workdir, *SMOKE)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    return workdir

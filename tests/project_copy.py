@@ -2,9 +2,21 @@
 
 import hashlib
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+SHARED = ROOT.parent / "shared" / "data" / "cbo_rl_original"
+# The authors' data rides along when the shared copy lies beside the project, as in CI.
+AUTHORS = ["--config", f"authors_data={SHARED}"] if SHARED.is_dir() else []
+SMOKE = ["--profile", "workflow/profiles/smoke", "--cores", "2", *AUTHORS]
+DATASETS = ["ours", "authors"] if AUTHORS else ["ours"]
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True)
 
 
 def copy_project(target: Path) -> Path:

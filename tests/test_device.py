@@ -124,7 +124,7 @@ def train(monkeypatch, trajectory, out, *device):
 def fit(monkeypatch, trajectory, reference, optimizer, params, out_dir, *device):
     """SGD with UR (random next states), CBO with matched-action BFF (a masked pool of starts)."""
     method = "UR" if optimizer == "sgd" else "BFF"
-    cli(run_method, monkeypatch, "--optimizer", optimizer, "--task", "evaluation", "--method", method,
+    cli(run_method, monkeypatch, "--dataset", "ours", "--optimizer", optimizer, "--task", "evaluation", "--method", method,
         "--run-seed", 0, "--seed", 7, "--trajectory", trajectory, "--reference", reference,
         "--params", json.dumps(params), "--dynamics", json.dumps(DYNAMICS), "--out-dir", out_dir, *device)
     return (out_dir / "q.pt").read_bytes(), (out_dir / "errors.csv").read_bytes()

@@ -1,27 +1,17 @@
 """MPO's rules at smoke scale in a temporary copy of the project: every artefact in its format."""
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pandas as pd
 import pytest
-from project_copy import copy_project
 
 pytestmark = pytest.mark.integration
-SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 TARGETS = ["figures/agents/mpo_vs_ddpg_learning_curve.png", "figures/agents/mpo_vs_ddpg_learning_curve.pdf",
            "figures/agents/mpo_diagnostics.png", "figures/agents/mpo_diagnostics.pdf",
            "figures/agents/mpo_rollout.gif"]
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    workdir = copy_project(tmp_path_factory.mktemp("project"))
-    result = subprocess.run([SNAKEMAKE, "--profile", "workflow/profiles/smoke", "--cores", "2", *TARGETS],
-                            cwd=workdir, capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return workdir
+@pytest.fixture
+def workdir(smoke_project):
+    return smoke_project
 
 
 def test_smoke_builds_every_mpo_figure(workdir):

@@ -1,0 +1,87 @@
+"""DQN (CleanRL-style) for discrete actions: epsilon-greedy acting, a replay buffer, a periodically
+copied target network, one Adam step on the TD error every `train_every` environment steps."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..progress import progress
+from .episodes import check_finite
+from .nets import mlp
+from .replay import Batch, Collector, ReplayBuffer
+
+
+@dataclass(frozen=True)
+class DQNParams:
+    """The notebook's CartPole setting."""
+
+    total_steps: int = 500_000
+    buffer_size: int = 10_000
+    batch_size: int = 128
+    learning_rate: float = 2.5e-4
+    gamma: float = 0.99
+    train_every: int = 10  # environment steps between updates
+    learning_starts: float = 0.02  # fraction of total_steps before the first update
+    target_every: int = 500  # environment steps between copies of the network into the target
+    epsilon_start: float = 1.0
+    epsilon_end: float = 0.05
+    exploration_fraction: float = 0.5  # epsilon decays linearly over this fraction of the run
+    hidden: tuple[int, ...] = (120, 84)
+
+
+def q_network(env: gym.Env, params: DQNParams, generator: torch.Generator) -> nn.Sequential:
+    sizes = [int(np.prod(env.observation_space.shape)), *params.hidden, int(env.action_space.n)]
+    return mlp(sizes, generator)
+
+
+def epsilon_at(step: int, params: DQNParams) -> float:
+    slope = (params.epsilon_end - params.epsilon_start) / (params.exploration_fraction * params.total_steps)
+    return max(params.epsilon_end, params.epsilon_start + slope * step)
+
+
+def td_targets(target_network: nn.Module, batch: Batch, gamma: float) -> torch.Tensor:
+    """r + gamma * max_a' Q_target(s', a'), without the bootstrap after a terminal state."""
+    with torch.no_grad():
+        next_values = target_network(batch.next_observations).max(dim=1).values
+    return batch.rewards + gamma * (1.0 - batch.terminated) * next_values
+
+
+def greedy_action(network: nn.Module, observation) -> int:
+    with torch.no_grad():
+        return int(network(torch.as_tensor(observation, dtype=torch.float32)).argmax())
+
+
+def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generator, generator: torch.Generator):
+    """The trained Q network and the training returns; the first reset is seeded with `seed`."""
+    network = q_network(env, params, generator)
+    target_network = copy.deepcopy(network)
+    optimiser = torch.optim.Adam(network.parameters(), lr=params.learning_rate)
+    buffer = ReplayBuffer(min(params.buffer_size, params.total_steps), env.observation_space.shape, (), np.int64)
+    learning_starts = int(params.learning_starts * params.total_steps)
+    bar = progress(range(params.total_steps), desc="DQN steps")
+    collector = Collector(env, buffer, seed, bar)
+    for step in bar:
+        if rng.random() < epsilon_at(step, params):
+            action = int(rng.integers(env.action_space.n))
+        else:
+            action = greedy_action(network, collector.observation)
+        collector.step(action, step)
+
+        if step > learning_starts and step % params.train_every == 0:
+            batch = buffer.sample(params.batch_size, rng)
+            chosen = network(batch.observations).gather(1, batch.actions.unsqueeze(1)).squeeze(1)
+            loss = F.mse_loss(chosen, td_targets(target_network, batch, params.gamma))
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            check_finite(loss.item(), "DQN loss", step)
+        if step % params.target_every == 0:
+            target_network.load_state_dict(network.state_dict())
+    return network, collector.returns

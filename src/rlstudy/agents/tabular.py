@@ -1,0 +1,173 @@
+"""MountainCar on a grid, solved by a Q-table and by the same table as a linear network.
+
+The notebook's environment: each action is repeated for `action_repeat` underlying steps, then the
+(position, velocity) state is snapped to the centre of its grid cell, so the agent lives on
+bins[0] x bins[1] discrete states; leaving the grid truncates the episode. Exploration is the
+greedy action on Q plus Gaussian noise scaled by 1/episode (the table starts at zero, above every
+return of this all -1 reward task, which makes untried actions look best: optimism explores too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..errors import InputError
+from ..progress import progress
+from .episodes import Returns, check_finite, make_env
+from .nets import linear
+
+
+@dataclass(frozen=True)
+class TabularParams:
+    """The notebook's setting, shared by the Q-table and the linear network."""
+
+    bins: tuple[int, ...] = (51, 51)  # cells along position and velocity
+    position_range: tuple[float, float] = (-1.2, 0.6)
+    velocity_range: tuple[float, float] = (-0.1, 0.1)
+    action_repeat: int = 10  # underlying steps per agent step, enough to leave a cell
+    episodes: int = 4000
+    max_steps: int = 50  # agent steps per episode
+    learning_rate: float = 0.85
+    gamma: float = 0.99
+
+
+class Grid:
+    """Cells of equal width over a box; cell indices are flat (row-major over the dimensions)."""
+
+    def __init__(self, low, high, bins):
+        self.low, self.high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+        self.bins = tuple(int(b) for b in bins)
+        if not (len(self.low) == len(self.high) == len(self.bins)) or np.any(self.high <= self.low):
+            raise InputError(f"grid: need low < high and one bin count per dimension, got {low}, {high}, {bins}")
+        self.width = (self.high - self.low) / np.asarray(self.bins)
+        self.n_cells = int(np.prod(self.bins))
+
+    @classmethod
+    def of(cls, params: TabularParams) -> "Grid":
+        ranges = np.array([params.position_range, params.velocity_range])
+        return cls(ranges[:, 0], ranges[:, 1], params.bins)
+
+    def contains(self, state) -> bool:
+        state = np.asarray(state)
+        return bool(np.all(state >= self.low) and np.all(state <= self.high))
+
+    def cell(self, state) -> int:
+        """The flat index of the cell holding `state` (clipped into the grid first; the upper edge
+        belongs to the last cell)."""
+        state = np.clip(np.asarray(state, dtype=float), self.low, self.high)
+        idx = np.minimum(((state - self.low) / self.width).astype(int), np.asarray(self.bins) - 1)
+        return int(np.ravel_multi_index(tuple(idx), self.bins))
+
+    def axis_centres(self, dim: int) -> np.ndarray:
+        return self.low[dim] + (np.arange(self.bins[dim]) + 0.5) * self.width[dim]
+
+    def centre(self, cells) -> np.ndarray:
+        """Centres of flat cell indices: shape (dims,) for one index, (n, dims) for an array of them."""
+        idx = np.stack(np.unravel_index(np.asarray(cells), self.bins), axis=-1)
+        return self.low + (idx + 0.5) * self.width
+
+
+class GridEnv(gym.Wrapper):
+    """Discrete states: the action repeated, the state snapped to its cell centre, off-grid truncates."""
+
+    def __init__(self, env: gym.Env, grid: Grid, action_repeat: int):
+        super().__init__(env)
+        self.grid, self.action_repeat = grid, action_repeat
+        self.observation_space = gym.spaces.Discrete(grid.n_cells)
+
+    def _snap(self, state) -> int:
+        cell = self.grid.cell(state)
+        self.env.unwrapped.state = self.grid.centre(cell)
+        return cell
+
+    def reset(self, **kwargs):
+        state, info = self.env.reset(**kwargs)
+        return self._snap(state), info
+
+    def step(self, action):
+        total = 0.0
+        for _ in range(self.action_repeat):
+            state, reward, terminated, truncated, info = self.env.step(action)
+            total += float(reward)
+            if terminated or truncated:
+                break
+        off_grid = not self.grid.contains(state)
+        return self._snap(state), total, terminated, truncated or off_grid, info
+
+
+def make_grid_env(env_id: str, params: TabularParams, where: str, render_mode: str | None = None) -> gym.Env:
+    """The discretised task, at most params.max_steps agent steps an episode (the underlying time
+    limit is removed: the agent-step limit replaces it, as in the notebook)."""
+    base = make_env(env_id, gym.spaces.Discrete, where, render_mode=render_mode)
+    if base.observation_space.shape != (len(params.bins),):
+        raise InputError(f"config '{where}.env': {env_id} observations have shape {base.observation_space.shape}; "
+                         f"the grid has {len(params.bins)} dimensions")
+    grid = GridEnv(base.unwrapped, Grid.of(params), params.action_repeat)
+    return gym.wrappers.TimeLimit(grid, params.max_steps)
+
+
+def noisy_greedy(q_row: np.ndarray, episode: int, rng: np.random.Generator) -> int:
+    return int(np.argmax(q_row + rng.standard_normal(q_row.shape) / episode))
+
+
+def train_qtable(env: gym.Env, params: TabularParams, seed: int, rng: np.random.Generator):
+    """The table and the training returns; the first reset is seeded with `seed`."""
+    q = np.zeros((env.observation_space.n, env.action_space.n))
+    returns, steps = Returns(), 0
+    bar = progress(range(1, params.episodes + 1), desc="Q-table episodes")
+    for episode in bar:
+        x, _ = env.reset(seed=seed if episode == 1 else None)
+        total, done = 0.0, False
+        while not done:
+            u = noisy_greedy(q[x], episode, rng)
+            x_next, reward, terminated, truncated, _ = env.step(u)
+            target = reward + (0.0 if terminated else params.gamma * q[x_next].max())
+            q[x, u] += params.learning_rate * (target - q[x, u])
+            x, total, steps, done = x_next, total + reward, steps + 1, terminated or truncated
+        returns.add(total, steps)
+        bar.set_postfix(ret=total, refresh=False)
+    return q, returns
+
+
+def linear_q_table(net: nn.Linear) -> np.ndarray:
+    """Q(x, .) for every cell x: the network's output on the one-hot of x, i.e. W^T + b."""
+    with torch.no_grad():
+        return (net.weight.T + net.bias).numpy().astype(np.float64)
+
+
+def train_linear_q(env: gym.Env, params: TabularParams, seed: int, rng: np.random.Generator,
+                   generator: torch.Generator):
+    """The table as nn.Linear on one-hot states, one SGD step per transition on the squared error
+    to the Bellman target (semi-gradient: the target is held fixed, unlike the notebook's cell,
+    which let the gradient flow through max Q(x', .) too)."""
+    n_cells, n_actions = env.observation_space.n, env.action_space.n
+    net = linear(n_cells, n_actions, generator)
+    optimiser = torch.optim.SGD(net.parameters(), lr=params.learning_rate)
+    eye = torch.eye(n_cells)
+    returns, steps = Returns(), 0
+    bar = progress(range(1, params.episodes + 1), desc="linear Q episodes")
+    for episode in bar:
+        x, _ = env.reset(seed=seed if episode == 1 else None)
+        total, done = 0.0, False
+        while not done:
+            q = net(eye[x])
+            u = noisy_greedy(q.detach().numpy(), episode, rng)
+            x_next, reward, terminated, truncated, _ = env.step(u)
+            with torch.no_grad():
+                target = q.detach().clone()
+                target[u] = reward + (0.0 if terminated else params.gamma * net(eye[x_next]).max())
+            loss = F.mse_loss(q, target)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            x, total, steps, done = x_next, total + reward, steps + 1, terminated or truncated
+        check_finite(loss.item(), "linear Q loss", steps)
+        returns.add(total, steps)
+        bar.set_postfix(ret=total, refresh=False)
+    return net, returns

@@ -1,0 +1,55 @@
+"""The basics agents' rules at smoke scale, in a temporary copy of the project, and their CLI's errors."""
+
+import sys
+
+import pandas as pd
+import pytest
+
+from rlstudy.cli import train_agent
+from rlstudy.cli.common import run
+
+AGENTS = ("qtable", "linear_q", "dqn", "ddpg")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--agent", "dqn", "--env", "NoSuchEnv-v0"], "config 'dqn.env': cannot make environment 'NoSuchEnv-v0'"),
+    (["--agent", "ddpg", "--env", "CartPole-v1"],
+     "config 'ddpg.env': CartPole-v1 has a Discrete action space; this agent needs Box"),
+    (["--agent", "dqn", "--env", "CartPole-v1", "--params", '{"epsilon": 0.1}'],
+     "config 'dqn.params': unknown keys ['epsilon']"),
+])
+def test_bad_input_is_a_clear_error_naming_the_config_key(args, message, monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(sys, "argv", ["train_agent", "--run-seed", "0", "--seed", "1", "--params", "{}",
+                                      "--out-dir", str(tmp_path), *args])
+    with pytest.raises(SystemExit) as stop:
+        run(train_agent.main)
+    assert stop.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.integration
+def test_smoke_profile_builds_every_agent_figure_and_run_file(smoke_project):
+    workdir = smoke_project
+
+    figures = workdir / "figures" / "agents"
+    names = [f"{a}_learning_curve" for a in AGENTS] + ["qtable_value_policy", "linear_q_value_policy",
+                                                        "ddpg_value_policy", "dqn_max_q"]
+    for name in names:
+        for fmt in ("png", "pdf"):
+            assert (figures / f"{name}.{fmt}").stat().st_size > 10_000, name
+    for agent in AGENTS:
+        assert (figures / f"{agent}_rollout.gif").read_bytes()[:6] == b"GIF89a"
+
+    for run in sorted((workdir / "results" / "agents").glob("*/seed*")):
+        model = "q_table.npy" if run.parent.name == "qtable" else "model.pt"
+        for name in ("returns.csv", "evaluation.csv", model):
+            assert (run / f"{name}.provenance.json").is_file(), run / name
+        returns = pd.read_csv(run / "returns.csv")
+        assert list(returns.columns) == ["episode", "step", "return"]
+        assert returns["step"].is_monotonic_increasing and returns["episode"].tolist() == list(range(1, len(returns) + 1))
+        assert list(pd.read_csv(run / "evaluation.csv").columns) == ["episode", "return"]
+
+    summary = pd.read_csv(workdir / "results" / "agents" / "summary.csv")
+    assert list(summary.columns) == ["agent", "env", "seed", "episodes", "steps", "final_mean_return"]
+    assert sorted(set(summary["agent"])) == sorted([*AGENTS, "mpo"])

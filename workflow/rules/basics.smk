@@ -1,0 +1,111 @@
+# Stage "agents": the basics notebook's four agents (Q-table and linear Q on a discretised
+# MountainCar, DQN on CartPole, DDPG on Pendulum), one training job per agent and seed, their
+# figures and rollout GIFs, and a summary table.
+
+include: "basics_common.smk"
+
+
+rule train_agent:
+    input:
+        script=cli("train_agent"),
+    output:
+        returns="results/agents/{agent}/seed{seed}/returns.csv",
+        evaluation="results/agents/{agent}/seed{seed}/evaluation.csv",
+        model="results/agents/{agent}/seed{seed}/model.pt",
+    wildcard_constraints:
+        agent="linear_q|dqn|ddpg",
+    params:
+        env=lambda w: config[w.agent]["env"],
+        evaluation_episodes=lambda w: config[w.agent]["evaluation_episodes"],
+        agent_params=lambda w: as_json(config[w.agent]["params"]),
+        seed=config["seed"],
+    log:
+        "logs/agents/{agent}/seed{seed}.log",
+    benchmark:
+        "logs/agents/{agent}/seed{seed}.benchmark.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=lambda w: BASICS_RUNTIME[w.agent],
+    # the deep agents are the longest jobs: start them first
+    priority: lambda w: 5 if w.agent in ("dqn", "ddpg") else 0
+    conda:
+        "../../envs.yaml"
+    shell:
+        "python -m rlstudy.cli.train_agent --agent {wildcards.agent} --env {params.env}"
+        " --params '{params.agent_params}' --evaluation-episodes {params.evaluation_episodes}"
+        " --run-seed {wildcards.seed} --seed {params.seed} --out-dir results/agents/{wildcards.agent}/seed{wildcards.seed}"
+        " > {log} 2>&1"
+
+
+use rule train_agent as train_qtable with:
+    output:
+        returns="results/agents/{agent}/seed{seed}/returns.csv",
+        evaluation="results/agents/{agent}/seed{seed}/evaluation.csv",
+        model="results/agents/{agent}/seed{seed}/q_table.npy",
+    wildcard_constraints:
+        agent="qtable",
+
+
+rule agent_figures:
+    input:
+        lambda w: basics_run_files(w.agent),
+        script=cli("plot_basics"),
+    output:
+        expand("figures/agents/{{agent}}_learning_curve.{fmt}", fmt=config["figures"]["formats"]),
+        expand("figures/agents/{{agent}}_value_policy.{fmt}", fmt=config["figures"]["formats"]),
+        gif="figures/agents/{agent}_rollout.gif",
+    wildcard_constraints:
+        agent="qtable|linear_q|ddpg",
+    params:
+        runs=lambda w: basics_run_dirs(w.agent),
+        env=lambda w: config[w.agent]["env"],
+        agent_params=lambda w: as_json(config[w.agent]["params"]),
+        rollout_steps=lambda w: config[w.agent]["rollout_steps"],
+        seed=config["seed"],
+        formats=config["figures"]["formats"],
+        dpi=config["figures"]["dpi"],
+    log:
+        "logs/figures/agents/{agent}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        "../../envs.yaml"
+    shell:
+        "python -m rlstudy.cli.plot_basics --agent {wildcards.agent} --env {params.env}"
+        " --params '{params.agent_params}' --runs {params.runs} --seed {params.seed}"
+        " --rollout-steps {params.rollout_steps} --formats {params.formats} --dpi {params.dpi}"
+        " --out-dir figures/agents > {log} 2>&1"
+
+
+use rule agent_figures as dqn_figures with:
+    output:
+        expand("figures/agents/{{agent}}_learning_curve.{fmt}", fmt=config["figures"]["formats"]),
+        expand("figures/agents/{{agent}}_max_q.{fmt}", fmt=config["figures"]["formats"]),
+        gif="figures/agents/{agent}_rollout.gif",
+    wildcard_constraints:
+        agent="dqn",
+
+
+rule agents_summary:
+    input:
+        [f"{d}/{f}" for d in agents_summary_runs() for f in ("returns.csv", "evaluation.csv")],
+        script=cli("summarise_agents"),
+    output:
+        report("results/agents/summary.csv", caption="../report/agents_summary.rst", category="5. Agents"),
+    params:
+        runs=agents_summary_runs(),
+        envs=as_json({agent: config[agent]["env"] for agent in [*BASICS_AGENTS, "mpo"]}),
+    log:
+        "logs/agents/summary.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs.yaml"
+    shell:
+        "python -m rlstudy.cli.summarise_agents --runs {params.runs} --envs '{params.envs}'"
+        " --out {output} > {log} 2>&1"
