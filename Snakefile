@@ -32,6 +32,7 @@ include: "workflow/rules/datasets.smk"
 include: "workflow/rules/reference.smk"
 include: "workflow/rules/methods.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/offline.smk"
 
 
 rule all:
@@ -39,3 +40,4 @@ rule all:
     input:
         rules.figures.input,
         "results/summary.csv",
+        offline_targets(),
