@@ -51,15 +51,12 @@ class QNetwork(nn.Module):
         return self.q(self.torso(_inputs(states, self.info)))
 
 
-class BCQNetwork(nn.Module):
+class BCQNetwork(QNetwork):
     """Q(s, .) and the imitation logits of the behaviour policy G(. | s), on a shared torso."""
 
     def __init__(self, info: EnvInfo):
-        super().__init__()
-        self.info = info
-        self.torso, features = _torso(info)
-        self.q = _head(info, features)
-        self.imitation = _head(info, features)
+        super().__init__(info)
+        self.imitation = _head(info, self.q[0].in_features)
 
     def forward(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         features = self.torso(_inputs(states, self.info))
@@ -67,4 +64,4 @@ class BCQNetwork(nn.Module):
 
     def q_values(self, states: torch.Tensor) -> torch.Tensor:
         """Q alone (the target network's only use)."""
-        return self.q(self.torso(_inputs(states, self.info)))
+        return super().forward(states)
