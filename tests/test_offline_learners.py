@@ -67,7 +67,8 @@ def test_bcq_target_chooses_the_next_action_with_the_online_network_among_allowe
     b = batch()
     q_next, logits_next = learner.network(b.next_states)
     next_actions = constrained_greedy(q_next, logits_next, 0.3)
-    target = b.rewards + 0.9 * b.not_done * learner.target.q_values(b.next_states).gather(1, next_actions[:, None])[:, 0]
+    next_values = learner.target.q_values(b.next_states).gather(1, next_actions[:, None])[:, 0]
+    target = b.rewards + 0.9 * b.not_done * next_values
     q, logits = learner.network(b.states)
     _, expected = bcq_loss(q, logits, b.actions, target.detach())
     _, terms = learner.loss(b)

@@ -26,8 +26,8 @@ def offline_budget(env, stage):
 
 
 def offline_mem_mb(env):
-    # Atari: 1e6 uint8 84x84 frames are 7 GB, held twice while a checkpoint is written.
-    return 20000 if is_atari(env) else 2000
+    # Atari: 1e6 uint8 84x84 frames are 7 GB, held three times while a checkpoint is serialised.
+    return 32000 if is_atari(env) else 2000
 
 
 def offline_runtime(env):

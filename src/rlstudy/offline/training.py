@@ -1,7 +1,7 @@
 """The three loops of the chain: online (behavioural) training, buffer generation, offline training.
 
 The online and offline loops evaluate every `eval_every` steps (updates) and at the end, and
-write a checkpoint after each evaluation; started again with the same checkpoint path and
+write a checkpoint after each evaluation but the last; started again with the same checkpoint path and
 fingerprint, they resume from it and finish exactly as an uninterrupted run.
 """
 
@@ -64,11 +64,12 @@ def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int
         if _is_evaluation(step + 1, params.eval_every, steps):
             rows.append(_evaluation_row(step + 1, evaluate(learner)))
             bar.set_postfix(eval_return=rows[-1][1], refresh=False)
-            save_checkpoint(checkpoint, fingerprint, {
-                "step": step + 1, "evaluations": torch.tensor(rows, dtype=torch.float64),
-                "episode_return": episode_return, "learner": learner.state_dict(),
-                "buffer": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in buffer.arrays().items()},
-                "env": pickled(env), "state": torch.from_numpy(np.array(state)), "random": random_states(rng)})
+            if step + 1 < steps:
+                save_checkpoint(checkpoint, fingerprint, {
+                    "step": step + 1, "evaluations": torch.tensor(rows, dtype=torch.float64),
+                    "episode_return": episode_return, "learner": learner.state_dict(),
+                    "buffer": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in buffer.arrays().items()},
+                    "env": pickled(env), "state": torch.from_numpy(np.array(state)), "random": random_states(rng)})
     return _evaluations(rows)
 
 
@@ -118,9 +119,10 @@ def train_offline(learner: Learner, buffer: ReplayBuffer, iterations: int, rng: 
         if _is_evaluation(iteration + 1, params.eval_every, iterations):
             rows.append(_evaluation_row(iteration + 1, evaluate(learner)))
             bar.set_postfix(eval_return=rows[-1][1], refresh=False)
-            save_checkpoint(checkpoint, fingerprint, {
-                "iteration": iteration + 1, "evaluations": torch.tensor(rows, dtype=torch.float64),
-                "learner": learner.state_dict(), "random": random_states(rng)})
+            if iteration + 1 < iterations:
+                save_checkpoint(checkpoint, fingerprint, {
+                    "iteration": iteration + 1, "evaluations": torch.tensor(rows, dtype=torch.float64),
+                    "learner": learner.state_dict(), "random": random_states(rng)})
     return _evaluations(rows)
 
 
