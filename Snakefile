@@ -40,6 +40,7 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/sweep.smk"
 include: "workflow/rules/mpo.smk"
 include: "workflow/rules/basics.smk"
+include: "workflow/rules/offline.smk"
 
 
 rule all:
@@ -52,3 +53,4 @@ rule all:
         MPO_TARGETS,
         basics_targets(),
         "results/agents/summary.csv",
+        offline_targets(),

@@ -1,0 +1,55 @@
+"""Discrete BCQ (Fujimoto et al. 2019): Q-learning restricted to actions the buffer's policy takes.
+
+An imitation head learns the behaviour policy G(a|s) by maximum likelihood. Actions whose
+probability relative to the most likely action is at or under `threshold` are masked, both when
+acting and when choosing the next action of the double-DQN target (whose value comes from the
+target network). Loss: Huber TD error + imitation NLL + 1e-2 * mean squared imitation logits.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from .buffer import Batch
+from .dqn import Learner, LearnerParams, double_q_target
+from .envs import EnvInfo
+from .networks import BCQNetwork
+
+LOGIT_PENALTY = 1e-2
+
+
+def allowed_actions(logits: torch.Tensor, threshold: float) -> torch.Tensor:
+    """True where G(a|s) / max_b G(b|s) > threshold (the most likely action is always allowed)."""
+    log_probs = F.log_softmax(logits, dim=1)
+    return (log_probs - log_probs.max(1, keepdim=True).values).exp() > threshold
+
+
+def constrained_greedy(q: torch.Tensor, logits: torch.Tensor, threshold: float) -> torch.Tensor:
+    """argmax of Q over the allowed actions."""
+    return q.masked_fill(~allowed_actions(logits, threshold), -torch.inf).argmax(1)
+
+
+def bcq_loss(q: torch.Tensor, logits: torch.Tensor, actions: torch.Tensor,
+             target: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
+    td = F.smooth_l1_loss(q.gather(1, actions[:, None]).squeeze(1), target)
+    imitation = F.nll_loss(F.log_softmax(logits, dim=1), actions)
+    penalty = LOGIT_PENALTY * logits.pow(2).mean()
+    return td + imitation + penalty, {"td": td.item(), "imitation": imitation.item(), "penalty": penalty.item()}
+
+
+class BCQ(Learner):
+    def __init__(self, info: EnvInfo, params: LearnerParams, threshold: float, device: torch.device):
+        super().__init__(BCQNetwork(info), params, device)
+        self.threshold = threshold
+
+    def greedy(self, states: torch.Tensor) -> torch.Tensor:
+        q, logits = self.network(states)
+        return constrained_greedy(q, logits, self.threshold)
+
+    def loss(self, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
+        with torch.no_grad():
+            next_actions = self.greedy(batch.next_states)
+            target = double_q_target(next_actions, self.target.q_values(batch.next_states), batch, self.params.gamma)
+        q, logits = self.network(batch.states)
+        return bcq_loss(q, logits, batch.actions, target)

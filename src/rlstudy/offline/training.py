@@ -1,0 +1,132 @@
+"""The three loops of the chain: online (behavioural) training, buffer generation, offline training.
+
+The online and offline loops evaluate every `eval_every` steps (updates) and at the end, and
+write a checkpoint after each evaluation but the last; started again with the same checkpoint path and
+fingerprint, they resume from it and finish exactly as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..progress import progress
+from .buffer import ReplayBuffer
+from .checkpoint import load_checkpoint, pickled, random_states, restore_random_states, save_checkpoint, unpickled
+from .dqn import Learner
+from .envs import EnvInfo, learning_reward, newest_frame
+from .evaluation import EVALUATION_COLUMNS
+
+Evaluate = Callable[[Learner], np.ndarray]
+
+
+def _evaluation_row(iteration: int, returns: np.ndarray) -> list[float]:
+    return [iteration, float(returns.mean()), float(returns.std())]
+
+
+def _is_evaluation(done: int, every: int, total: int) -> bool:
+    return done % every == 0 or done == total
+
+
+def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int, rng: np.random.Generator,
+                 evaluate: Evaluate, checkpoint: Path, fingerprint: str, desc: str) -> pd.DataFrame:
+    """Epsilon-greedy DQN training for `steps` env steps; the evaluation series."""
+    params = learner.params
+    saved = load_checkpoint(checkpoint, fingerprint)
+    if saved is None:
+        start, rows, episode_return = 0, [], 0.0
+        buffer = ReplayBuffer(info, capacity=min(steps, 1 << 16))
+        state, _ = env.reset(seed=env_seed)
+        buffer.start_episode(newest_frame(state, info))
+    else:
+        start, rows, episode_return = int(saved["step"]), saved["evaluations"].tolist(), float(saved["episode_return"])
+        learner.load_state_dict(saved["learner"])
+        buffer = ReplayBuffer.from_arrays(info, {k: v.numpy() for k, v in saved["buffer"].items()}, str(checkpoint))
+        env, state = unpickled(saved["env"]), saved["state"].numpy()
+        restore_random_states(saved["random"], rng)
+    bar = progress(range(start, steps), desc=desc, total=steps, initial=start)
+    for step in bar:
+        action = learner.act(state, params.epsilon(step), rng)
+        state, reward, terminated, truncated, _ = env.step(action)
+        buffer.add(action, learning_reward(reward, info), terminated, newest_frame(state, info))
+        episode_return += reward
+        if step >= params.start_steps and (step + 1) % params.train_every == 0:
+            learner.update(buffer.sample(params.batch_size, rng))
+        if terminated or truncated:
+            bar.set_postfix(episode_return=episode_return, refresh=False)
+            state, _ = env.reset()
+            buffer.start_episode(newest_frame(state, info))
+            episode_return = 0.0
+        if _is_evaluation(step + 1, params.eval_every, steps):
+            rows.append(_evaluation_row(step + 1, evaluate(learner)))
+            bar.set_postfix(eval_return=rows[-1][1], refresh=False)
+            if step + 1 < steps:
+                save_checkpoint(checkpoint, fingerprint, {
+                    "step": step + 1, "evaluations": torch.tensor(rows, dtype=torch.float64),
+                    "episode_return": episode_return, "learner": learner.state_dict(),
+                    "buffer": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in buffer.arrays().items()},
+                    "env": pickled(env), "state": torch.from_numpy(np.array(state)), "random": random_states(rng)})
+    return _evaluations(rows)
+
+
+def generate_buffer(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int, rng: np.random.Generator,
+                    low_noise_p: float, rand_action_p: float, eval_eps: float,
+                    desc: str) -> tuple[ReplayBuffer, pd.DataFrame]:
+    """`steps` transitions of the trained policy, with the notebook's noise: each episode is
+    low-noise with probability low_noise_p (random actions with probability eval_eps), otherwise
+    takes random actions with probability rand_action_p. Also the unclipped return of every
+    complete episode."""
+    buffer = ReplayBuffer(info, capacity=steps)
+    state, _ = env.reset(seed=env_seed)
+    buffer.start_episode(newest_frame(state, info))
+    low_noise = rng.random() < low_noise_p
+    episodes, episode_return, episode_length = [], 0.0, 0
+    bar = progress(range(steps), desc=desc, total=steps)
+    for _ in bar:
+        action = learner.act(state, eval_eps if low_noise else rand_action_p, rng)
+        state, reward, terminated, truncated, _ = env.step(action)
+        buffer.add(action, learning_reward(reward, info), terminated, newest_frame(state, info))
+        episode_return += reward
+        episode_length += 1
+        if terminated or truncated:
+            episodes.append((len(episodes), episode_return, episode_length, low_noise))
+            bar.set_postfix(episode_return=episode_return, refresh=False)
+            state, _ = env.reset()
+            buffer.start_episode(newest_frame(state, info))
+            low_noise = rng.random() < low_noise_p
+            episode_return, episode_length = 0.0, 0
+    return buffer, pd.DataFrame(episodes, columns=["episode", "return", "length", "low_noise"])
+
+
+def train_offline(learner: Learner, buffer: ReplayBuffer, iterations: int, rng: np.random.Generator,
+                  evaluate: Evaluate, checkpoint: Path, fingerprint: str, desc: str) -> pd.DataFrame:
+    """`iterations` updates on mini-batches of the fixed buffer; the evaluation series."""
+    params = learner.params
+    saved = load_checkpoint(checkpoint, fingerprint)
+    if saved is None:
+        start, rows = 0, []
+    else:
+        start, rows = int(saved["iteration"]), saved["evaluations"].tolist()
+        learner.load_state_dict(saved["learner"])
+        restore_random_states(saved["random"], rng)
+    bar = progress(range(start, iterations), desc=desc, total=iterations, initial=start)
+    for iteration in bar:
+        learner.update(buffer.sample(params.batch_size, rng))
+        if _is_evaluation(iteration + 1, params.eval_every, iterations):
+            rows.append(_evaluation_row(iteration + 1, evaluate(learner)))
+            bar.set_postfix(eval_return=rows[-1][1], refresh=False)
+            if iteration + 1 < iterations:
+                save_checkpoint(checkpoint, fingerprint, {
+                    "iteration": iteration + 1, "evaluations": torch.tensor(rows, dtype=torch.float64),
+                    "learner": learner.state_dict(), "random": random_states(rng)})
+    return _evaluations(rows)
+
+
+def _evaluations(rows: list[list[float]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=EVALUATION_COLUMNS)
+    frame["iteration"] = frame["iteration"].astype(int)
+    return frame

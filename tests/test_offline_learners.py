@@ -1,0 +1,131 @@
+"""Discrete BCQ and DQN: masking, targets, loss terms, epsilon schedule, bad environments."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from rlstudy.errors import InputError
+from rlstudy.offline.bcq import BCQ, allowed_actions, bcq_loss, constrained_greedy
+from rlstudy.offline.buffer import Batch
+from rlstudy.offline.dqn import DQN, LearnerParams, double_q_target
+from rlstudy.offline.envs import AtariPreprocessing, EnvInfo, make_env
+
+CPU = torch.device("cpu")
+INFO = EnvInfo("CartPole-v1", False, (4,), 1, 3, False)
+
+
+def batch(n=5, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return Batch(torch.randn(n, 4, generator=g), torch.randint(0, 3, (n,), generator=g),
+                 torch.randn(n, generator=g), torch.randn(n, 4, generator=g),
+                 torch.tensor([1.0, 0.0, 1.0, 1.0, 0.0])[:n])
+
+
+def test_actions_at_or_under_the_threshold_relative_to_the_most_likely_are_masked():
+    probs = torch.tensor([[0.50, 0.20, 0.10, 0.20], [0.05, 0.60, 0.175, 0.175]])
+    allowed = allowed_actions(probs.log(), threshold=0.3)
+    assert allowed.tolist() == [[True, True, False, True], [False, True, False, False]]
+    assert allowed_actions(probs.log() + 7.0, threshold=0.3).tolist() == allowed.tolist()  # logits, not probs
+
+
+def test_constrained_greedy_takes_the_best_allowed_action_even_when_a_masked_one_has_more_value():
+    q = torch.tensor([[1.0, 5.0, 2.0], [3.0, 2.0, 1.0]])
+    logits = torch.tensor([[0.0, -5.0, 0.0], [-5.0, 0.0, 0.0]]).log_softmax(1)
+    assert constrained_greedy(q, logits, 0.3).tolist() == [2, 1]
+    assert constrained_greedy(q, logits, 0.0).tolist() == [1, 0]  # threshold 0: plain Q-learning
+
+
+def test_double_q_target_takes_the_value_from_the_target_network_and_stops_at_terminals():
+    b = batch()
+    target_q = torch.arange(15.0).reshape(5, 3)
+    next_actions = torch.tensor([2, 0, 1, 1, 2])
+    expected = b.rewards + 0.9 * b.not_done * target_q[torch.arange(5), next_actions]
+    assert torch.equal(double_q_target(next_actions, target_q, b, 0.9), expected)
+    assert double_q_target(next_actions, target_q, b, 0.9)[1] == b.rewards[1]
+
+
+def test_bcq_loss_terms():
+    q, logits = torch.randn(6, 3), torch.randn(6, 3)
+    actions, target = torch.tensor([0, 1, 2, 0, 1, 2]), torch.randn(6)
+    loss, terms = bcq_loss(q, logits, actions, target)
+    td = F.smooth_l1_loss(q[torch.arange(6), actions], target)
+    nll = -(logits.log_softmax(1)[torch.arange(6), actions]).mean()
+    penalty = 1e-2 * (logits ** 2).mean()
+    assert terms["td"] == pytest.approx(td.item())
+    assert terms["imitation"] == pytest.approx(nll.item())
+    assert terms["penalty"] == pytest.approx(penalty.item())
+    assert loss.item() == pytest.approx((td + nll + penalty).item())
+
+
+def test_bcq_target_chooses_the_next_action_with_the_online_network_among_allowed_ones():
+    torch.manual_seed(0)
+    learner = BCQ(INFO, LearnerParams(gamma=0.9), threshold=0.3, device=CPU)
+    with torch.no_grad():
+        for p in learner.target.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    b = batch()
+    q_next, logits_next = learner.network(b.next_states)
+    next_actions = constrained_greedy(q_next, logits_next, 0.3)
+    next_values = learner.target.q_values(b.next_states).gather(1, next_actions[:, None])[:, 0]
+    target = b.rewards + 0.9 * b.not_done * next_values
+    q, logits = learner.network(b.states)
+    _, expected = bcq_loss(q, logits, b.actions, target.detach())
+    _, terms = learner.loss(b)
+    assert terms == pytest.approx(expected)
+
+
+def test_dqn_update_moves_q_towards_the_target_and_polyak_moves_the_target_by_tau():
+    torch.manual_seed(0)
+    learner = DQN(INFO, LearnerParams(lr=1e-2, tau=0.5), CPU)
+    before = [p.clone() for p in learner.target.parameters()]
+    b = batch()
+    first = learner.update(b)["td"]
+    for p, t, old in zip(learner.network.parameters(), learner.target.parameters(), before):
+        torch.testing.assert_close(t, 0.5 * old + 0.5 * p)
+    for _ in range(30):
+        last = learner.update(b)["td"]
+    assert last < first
+
+
+def test_copy_target_update_every_n_updates():
+    torch.manual_seed(0)
+    learner = DQN(INFO, LearnerParams(polyak=False, target_update_every=3), CPU)
+    initial = [p.clone() for p in learner.target.parameters()]
+    for _ in range(2):
+        learner.update(batch())
+    assert all(torch.equal(a, b) for a, b in zip(initial, learner.target.parameters()))
+    learner.update(batch())
+    assert all(torch.equal(a, b) for a, b in zip(learner.network.parameters(), learner.target.parameters()))
+
+
+def test_divergence_fails_loudly():
+    learner = DQN(INFO, LearnerParams(), CPU)
+    b = batch()
+    b.rewards[0] = float("nan")
+    with pytest.raises(Exception, match="loss is nan"):
+        learner.update(b)
+
+
+def test_epsilon_schedule_random_start_then_linear_decay():
+    p = LearnerParams(start_steps=10, initial_eps=1.0, end_eps=0.1, eps_decay_steps=100)
+    assert p.epsilon(0) == p.epsilon(9) == 1.0
+    assert p.epsilon(60) == pytest.approx(0.55)
+    assert p.epsilon(110) == p.epsilon(10_000) == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("env_id, message", [("NoSuchEnv-v0", "unknown gymnasium id"),
+                                             ("ALE/Pong-v5", "contains '/'"),
+                                             ("Pendulum-v1", "Discrete")])
+def test_bad_environments_are_named(env_id, message):
+    with pytest.raises(InputError, match=message):
+        make_env(env_id, AtariPreprocessing())
+
+
+def test_atari_states_are_uint8_stacks_of_84x84_frames_and_rewards_are_clipped_for_learning():
+    env, info = make_env("PongNoFrameskip-v4", AtariPreprocessing())
+    state, _ = env.reset(seed=0)
+    assert info.is_atari and info.state_shape == (4, 84, 84) and state.shape == (4, 84, 84)
+    assert state.dtype == np.uint8 and not state[:3].any() and state[3].any()  # zeros before the first frame
+    assert info.clip_rewards
+    assert env.spec.max_episode_steps == 27000 or env.unwrapped.spec.max_episode_steps == 27000

@@ -1,0 +1,50 @@
+# Helpers of the offline rules (offline.smk): run paths, parameter sets and budgets by environment kind.
+import os
+
+from rlstudy.offline.envs import is_atari
+
+OFFLINE = config["offline"]
+OFFLINE_RUN = "results/offline/{env}/seed{seed}"
+OFFLINE_BUFFER = "data/offline/{env}/seed{seed}/buffer"
+BUFFER_FILES = [f"{OFFLINE_BUFFER}/{array}.npy"
+                for array in ("frames", "frame", "step", "action", "reward", "terminal", "cursor")]
+
+
+def offline_kind(env):
+    return "atari" if is_atari(env) else "regular"
+
+
+def offline_params(env):
+    """The notebook's parameter set of the environment's kind, as JSON for the CLIs."""
+    return as_json(OFFLINE[offline_kind(env)])
+
+
+def offline_budget(env, stage):
+    """Steps of a stage: the environment's own budget if the config lists one, else its kind's."""
+    budgets = OFFLINE["budgets"]
+    return budgets.get(env, budgets[offline_kind(env)])[stage]
+
+
+def offline_mem_mb(env):
+    # Atari: 1e6 uint8 84x84 frames are 7 GB, held three times while a checkpoint is serialised.
+    return 32000 if is_atari(env) else 2000
+
+
+def offline_runtime(env):
+    return 48 * 60 if is_atari(env) else 30
+
+
+def offline_run_args(wildcards):
+    return (f"--env {wildcards.env} --run-seed {wildcards.seed} --seed {config['seed']}"
+            f" --device {config['device']}")
+
+
+def offline_targets():
+    envs = OFFLINE["environments"]
+    return [*[figure_files(f"offline_{env}") for env in envs], "results/offline/summary.csv"]
+
+
+def offline_run_files(env):
+    return [f"results/offline/{env}/seed{seed}/{f}" for seed in OFFLINE["seeds"]
+            for f in ("buffer/performance.csv", "behavioural/evaluations.csv", "bcq/evaluations.csv",
+                      "dqn/evaluations.csv")]
