@@ -52,9 +52,10 @@ rule agent_figures:
         lambda w: basics_run_files(w.agent),
         script=cli("plot_basics"),
     output:
-        expand("figures/agents/{{agent}}_learning_curve.{fmt}", fmt=config["figures"]["formats"]),
-        expand("figures/agents/{{agent}}_value_policy.{fmt}", fmt=config["figures"]["formats"]),
-        gif="figures/agents/{agent}_rollout.gif",
+        figure_output("figures/agents/{agent}_learning_curve", "agent_figures.rst", "5. Agents", "{agent}"),
+        figure_output("figures/agents/{agent}_value_policy", "agent_figures.rst", "5. Agents", "{agent}"),
+        gif=report("figures/agents/{agent}_rollout.gif", caption="../report/rollout.rst", category="5. Agents",
+                   subcategory="{agent}"),
     wildcard_constraints:
         agent="qtable|linear_q|ddpg",
     params:
@@ -82,9 +83,10 @@ rule agent_figures:
 
 use rule agent_figures as dqn_figures with:
     output:
-        expand("figures/agents/{{agent}}_learning_curve.{fmt}", fmt=config["figures"]["formats"]),
-        expand("figures/agents/{{agent}}_max_q.{fmt}", fmt=config["figures"]["formats"]),
-        gif="figures/agents/{agent}_rollout.gif",
+        figure_output("figures/agents/{agent}_learning_curve", "agent_figures.rst", "5. Agents", "{agent}"),
+        figure_output("figures/agents/{agent}_max_q", "agent_figures.rst", "5. Agents", "{agent}"),
+        gif=report("figures/agents/{agent}_rollout.gif", caption="../report/rollout.rst", category="5. Agents",
+                   subcategory="{agent}"),
     wildcard_constraints:
         agent="dqn",
 

@@ -50,8 +50,8 @@ rule mpo_figures:
         ddpg=expand("results/agents/ddpg/seed{seed}/returns.csv", seed=DDPG_SEEDS),
         script=cli("plot_mpo"),
     output:
-        figure_files("agents/mpo_vs_ddpg_learning_curve"),
-        figure_files("agents/mpo_diagnostics"),
+        figure_output("figures/agents/mpo_vs_ddpg_learning_curve", "mpo.rst", "5. Agents", "mpo"),
+        figure_output("figures/agents/mpo_diagnostics", "mpo.rst", "5. Agents", "mpo"),
     params:
         env=config["mpo"]["env"],
         mpo_runs=expand(MPO_RUN, seed=MPO_SEEDS),
@@ -79,7 +79,8 @@ rule mpo_rollout:
         model=expand(f"{MPO_RUN}/model.pt", seed=MPO_SEEDS[0]),
         script=cli("rollout_mpo"),
     output:
-        "figures/agents/mpo_rollout.gif",
+        report("figures/agents/mpo_rollout.gif", caption="../report/rollout.rst", category="5. Agents",
+               subcategory="mpo"),
     params:
         env=config["mpo"]["env"],
         sizes=config["mpo"]["policy_layer_sizes"],

@@ -113,7 +113,7 @@ rule offline_figure:
         lambda w: offline_run_files(w.env),
         script=cli("plot_offline"),
     output:
-        expand("figures/offline_{{env}}.{fmt}", fmt=config["figures"]["formats"]),
+        figure_output("figures/offline_{env}", "offline.rst", "6. Offline RL", "{env}"),
     params:
         runs=lambda w: [f"results/offline/{w.env}/seed{seed}" for seed in OFFLINE["seeds"]],
         formats=config["figures"]["formats"],
@@ -136,7 +136,7 @@ rule offline_summary:
         [offline_run_files(env) for env in OFFLINE["environments"]],
         script=cli("summarise_offline"),
     output:
-        "results/offline/summary.csv",
+        report("results/offline/summary.csv", caption="../report/offline_summary.rst", category="4. Tables"),
     params:
         runs=[f"results/offline/{env}/seed{seed}" for env in OFFLINE["environments"] for seed in OFFLINE["seeds"]],
     log:
