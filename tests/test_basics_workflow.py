@@ -48,7 +48,9 @@ def test_smoke_profile_builds_every_agent_figure_and_run_file(smoke_project):
         returns = pd.read_csv(run / "returns.csv")
         assert list(returns.columns) == ["episode", "step", "return"]
         assert returns["step"].is_monotonic_increasing and returns["episode"].tolist() == list(range(1, len(returns) + 1))
-        assert list(pd.read_csv(run / "evaluation.csv").columns) == ["episode", "return"]
+        evaluation = pd.read_csv(run / "evaluation.csv")
+        assert list(evaluation.columns) == ["episode", "return"]
+        assert evaluation["episode"].tolist() == list(range(1, len(evaluation) + 1))
 
     summary = pd.read_csv(workdir / "results" / "agents" / "summary.csv")
     assert list(summary.columns) == ["agent", "env", "seed", "episodes", "steps", "final_mean_return"]

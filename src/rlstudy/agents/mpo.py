@@ -425,7 +425,7 @@ def train(env, params: MPOParams, device: torch.device, env_seed: int, rng: np.r
                    terminated=terminated, end=terminated or truncated, behaviour_logp=logp)
         obs, episode_return = next_obs, episode_return + float(reward)
         if terminated or truncated:
-            episodes.append((len(episodes), step, episode_return))
+            episodes.append((len(episodes) + 1, step, episode_return))  # numbered from 1, as every agent
             bar.set_postfix(episode=len(episodes), last_return=f"{episode_return:.1f}", refresh=False)
             obs, _ = env.reset()
             episode_return = 0.0
@@ -457,5 +457,5 @@ def evaluate(env, agent: MPO, episodes: int, seed: int) -> pd.DataFrame:
             obs, reward, terminated, truncated, _ = env.step(agent.act(obs, greedy=True)[0])
             total += float(reward)
             done = terminated or truncated
-        returns.append((episode, total))
+        returns.append((episode + 1, total))
     return pd.DataFrame(returns, columns=["episode", "return"])
