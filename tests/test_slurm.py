@@ -244,7 +244,8 @@ def slurm_cluster():
 def check_slurm_run(env, local_dir: Path, slurm_dir: Path, started: float) -> None:
     """Run the README's SLURM command and compare its artefacts with the local run's."""
     try:
-        result = subprocess.run([SNAKEMAKE, *SLURM_RUN, *AUTHORS, *TARGETS], cwd=slurm_dir, env=env,
+        # Targets first: `--config` takes every word after it.
+        result = subprocess.run([SNAKEMAKE, *TARGETS, *SLURM_RUN, *AUTHORS], cwd=slurm_dir, env=env,
                                 capture_output=True, text=True, timeout=max(60, 540 - (time.monotonic() - started)))
     except subprocess.TimeoutExpired as err:
         queue = subprocess.run(["squeue"], env=env, capture_output=True, text=True).stdout
