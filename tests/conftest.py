@@ -8,6 +8,16 @@ from rlstudy.sde import Dynamics, sample_trajectory
 
 
 @pytest.fixture
+def one_thread():
+    """One torch thread, as the rules run their jobs: small networks on a shared machine are many
+    times slower with more threads (the agents' and offline tests use it)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture
 def small_trajectory():
     def make(policy="uniform", n=2000, dynamics=Dynamics()):
         traj = sample_trajectory(policy, n, dynamics, np.random.default_rng(0))

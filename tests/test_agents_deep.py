@@ -9,13 +9,7 @@ from rlstudy.agents import ddpg, dqn
 from rlstudy.agents.replay import Batch, ReplayBuffer
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One thread, as the rules run them: two OpenMP threads on a busy machine are many times slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def batch(rewards, terminated, next_observations):

@@ -23,13 +23,7 @@ RUN = Run("CartPole-v1", 0, 7, LearnerParams(batch_size=16, start_steps=50, eval
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """As the rules run: small networks on a shared machine are many times slower with more threads."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 class Stop(Exception):
