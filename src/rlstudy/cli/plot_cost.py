@@ -28,7 +28,7 @@ def main() -> None:
             curve["seconds"] = load_csv(Path(folder) / "wall_time.csv", "wall time")["seconds"].to_numpy()
         curves.append(curve)
     curves = pd.concat(curves, ignore_index=True)
-    data = {"ours": "our trajectories", "authors": "the authors' trajectories"}[curves["dataset"].iloc[0]]
+    data = style.DATASET_NAMES[curves["dataset"].iloc[0]]
     title = f"CBO and SGD at equal cost on {data} (mean over seeds, band min-max)"
     style.save(plot_cost_figure(curves, args.cost, title), args.out_prefix, args.formats, args.dpi)
 

@@ -32,7 +32,7 @@ def main() -> None:
         curve = load_csv(Path(folder) / "errors.csv", "error curve")
         curves.append(curve)
         networks[curve["method"].iloc[0]].append(load_reference(Path(folder) / "q.pt"))
-    data = {"ours": "our trajectory", "authors": "the authors' trajectory"}[curves[0]["dataset"].iloc[0]]
+    data = style.DATASET_NAMES[curves[0]["dataset"].iloc[0]]
     title = (f"Q-{args.task}, {args.optimizer.upper()} on {data}"
              + (f"; {args.reference_note}" if args.reference_note else ""))
     fig = plot_q_figure(load_reference(args.reference), dict(networks), pd.concat(curves), title,

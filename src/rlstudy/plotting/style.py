@@ -14,6 +14,7 @@ import seaborn as sns  # noqa: E402
 from ..io import write_artefact  # noqa: E402
 
 METHOD_COLOURS = dict(zip(("UR", "DS", "BFF"), sns.color_palette("colorblind", 3)))
+DATASET_NAMES = {"ours": "our trajectory", "authors": "the authors' trajectory"}  # for titles
 
 
 def setup() -> None:
