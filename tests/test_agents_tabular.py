@@ -4,7 +4,8 @@ import torch
 
 from rlstudy.agents.episodes import make_env
 from rlstudy.agents.nets import linear
-from rlstudy.agents.tabular import Grid, TabularParams, linear_q_table, make_grid_env, train_qtable
+from rlstudy.agents.tabular import (Grid, TabularParams, linear_q_table, linear_q_update, make_grid_env,
+                                    train_qtable)
 from rlstudy.errors import InputError
 
 
@@ -49,11 +50,31 @@ def test_an_episode_lasts_at_most_max_steps():
     assert ends == [False, False, True]
 
 
-def test_linear_network_table_is_weights_plus_bias():
-    net = linear(4, 3, torch.Generator().manual_seed(0))
+def test_linear_network_table_is_its_weights_transposed():
+    net = linear(4, 3, torch.Generator().manual_seed(0), bias=False)
     table = linear_q_table(net)
     with torch.no_grad():
         np.testing.assert_allclose(table, net(torch.eye(4)).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("terminated", [False, True])
+def test_one_linear_q_step_is_the_q_table_update(terminated):
+    # Q(x=1, .) = [0, -2, 0], Q(x'=3, .) = [-1, -4, -3]; action 1, reward -10, gamma 0.5, lr 0.25:
+    # target = -10 + 0.5 * max(-1, -4, -3) = -10.5 (or -10 when terminal),
+    # Q(1, 1) <- -2 + 0.25 * (target + 2) = -4.125 (or -4.0); every other entry stays.
+    net = linear(4, 3, torch.Generator(), bias=False)
+    with torch.no_grad():
+        net.weight.zero_()
+        net.weight[1, 1] = -2.0
+        net.weight[:, 3] = torch.tensor([-1.0, -4.0, -3.0])
+    before = linear_q_table(net)
+    optimiser = torch.optim.SGD(net.parameters(), lr=0.25)
+    loss = linear_q_update(net, optimiser, 1, 1, -10.0, 3, terminated, gamma=0.5)
+    after = linear_q_table(net)
+    expected = before.copy()
+    expected[1, 1] = -4.0 if terminated else -4.125
+    np.testing.assert_allclose(after, expected)
+    assert loss == pytest.approx(0.5 * (8.0 if terminated else 8.5) ** 2)
 
 
 def test_qtable_training_is_reproducible_and_learns_something():

@@ -108,7 +108,7 @@ class LinearQ(GridAgent, NetworkAgent):
         return tabular.linear_q_table(model)
 
     def build(self, env, params):
-        return linear(env.observation_space.n, env.action_space.n, torch.Generator())
+        return linear(env.observation_space.n, env.action_space.n, torch.Generator(), bias=False)
 
 
 class DQN(NetworkAgent):

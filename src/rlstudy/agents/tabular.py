@@ -136,38 +136,51 @@ def train_qtable(env: gym.Env, params: TabularParams, seed: int, rng: np.random.
 
 
 def linear_q_table(net: nn.Linear) -> np.ndarray:
-    """Q(x, .) for every cell x: the network's output on the one-hot of x, i.e. W^T + b."""
+    """Q(x, .) for every cell x: the network's output on the one-hot of x, i.e. its weights transposed."""
     with torch.no_grad():
-        return (net.weight.T + net.bias).numpy().astype(np.float64)
+        return net.weight.T.numpy().astype(np.float64)
+
+
+def linear_q_update(net: nn.Linear, optimiser: torch.optim.Optimizer, x: int, u: int, reward: float,
+                    x_next: int, terminated: bool, gamma: float) -> float:
+    """One SGD step on 1/2 (Q(x, u) - target)^2, the Bellman target held fixed (semi-gradient).
+
+    On a one-hot input the gradient touches weight[u, x] alone, by (Q(x, u) - target), so the step is
+    the Q-table's update with the same learning rate. Two choices keep it so, where the notebook's
+    cell did not: no bias (a bias is shared by every cell, so each update would move the value of
+    action u everywhere), and the half squared error of the chosen action instead of the mean over
+    all actions (which divides the learning rate by the number of actions, times two).
+    """
+    one_hot = F.one_hot(torch.tensor([x, x_next]), net.in_features).to(net.weight.dtype)
+    q, q_next = net(one_hot)
+    with torch.no_grad():
+        target = reward + (0.0 if terminated else gamma * float(q_next.max()))
+    loss = 0.5 * (q[u] - target) ** 2
+    optimiser.zero_grad()
+    loss.backward()
+    optimiser.step()
+    return loss.item()
 
 
 def train_linear_q(env: gym.Env, params: TabularParams, seed: int, rng: np.random.Generator,
                    generator: torch.Generator):
-    """The table as nn.Linear on one-hot states, one SGD step per transition on the squared error
-    to the Bellman target (semi-gradient: the target is held fixed, unlike the notebook's cell,
-    which let the gradient flow through max Q(x', .) too)."""
-    n_cells, n_actions = env.observation_space.n, env.action_space.n
-    net = linear(n_cells, n_actions, generator)
+    """The table as a bias-free nn.Linear on one-hot states, one SGD step per transition towards the
+    Bellman target (see linear_q_update); only the initial weights differ from the Q-table's zeros."""
+    net = linear(env.observation_space.n, env.action_space.n, generator, bias=False)
     optimiser = torch.optim.SGD(net.parameters(), lr=params.learning_rate)
-    eye = torch.eye(n_cells)
     returns, steps = Returns(), 0
     bar = progress(range(1, params.episodes + 1), desc="linear Q episodes")
     for episode in bar:
         x, _ = env.reset(seed=seed if episode == 1 else None)
         total, done = 0.0, False
         while not done:
-            q = net(eye[x])
-            u = noisy_greedy(q.detach().numpy(), episode, rng)
-            x_next, reward, terminated, truncated, _ = env.step(u)
             with torch.no_grad():
-                target = q.detach().clone()
-                target[u] = reward + (0.0 if terminated else params.gamma * net(eye[x_next]).max())
-            loss = F.mse_loss(q, target)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
+                q_row = net.weight[:, x].numpy()  # = net(one_hot(x)), without building the one-hot
+            u = noisy_greedy(q_row, episode, rng)
+            x_next, reward, terminated, truncated, _ = env.step(u)
+            loss = linear_q_update(net, optimiser, x, u, reward, x_next, terminated, params.gamma)
             x, total, steps, done = x_next, total + reward, steps + 1, terminated or truncated
-        check_finite(loss.item(), "linear Q loss", steps)
+        check_finite(loss, "linear Q loss", steps)
         returns.add(total, steps)
         bar.set_postfix(ret=total, refresh=False)
     return net, returns
