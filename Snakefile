@@ -54,3 +54,10 @@ rule all:
         basics_targets(),
         "results/agents/summary.csv",
         offline_targets(),
+
+
+rule agents:  # the basics agents and MPO alone: snakemake --cores all agents
+    input:
+        MPO_TARGETS,
+        basics_targets(),
+        "results/agents/summary.csv",
