@@ -1,13 +1,13 @@
-"""Training speed of the basics agents: environment steps and updates per second, each agent
-trained for a short budget with the notebook's other parameters, on one thread.
+"""Training speed of the five agents (the basics notebook's four and MPO): environment steps and
+updates per second, each agent trained for a short budget with its default parameters, on one thread.
 
-    PYTHONPATH=src python benchmarks/agents_speed.py [scale]   # scale 1: about 20k steps each
+    PYTHONPATH=src python benchmarks/agents_speed.py [scale]   # scale 1: 400 grid episodes, 50k DQN steps, 3k DDPG and MPO steps
 
 Env steps are the underlying environment's (an agent step of the Q-table and linear Q repeats its
 action for action_repeat of them). Updates are table or gradient updates: one per agent step for
-the Q-table and linear Q, one every
-train_every steps after the warm-up for DQN, a critic update per step (and an actor update every
-policy_every steps) after the random phase for DDPG.
+the Q-table and linear Q; one every train_every steps after the warm-up for DQN; a critic update per
+step (and an actor update every policy_every steps) after the random phase for DDPG; one per step
+after learning_starts for MPO (benchmarks/mpo_speed.py times MPO's acting and updating apart).
 """
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ import time
 import numpy as np
 import torch
 
+from rlstudy.agents import mpo
 from rlstudy.agents.registry import AGENTS
 
-ENVS = {"qtable": "MountainCar-v0", "linear_q": "MountainCar-v0", "dqn": "CartPole-v1", "ddpg": "Pendulum-v1"}
+ENVS = {"qtable": "MountainCar-v0", "linear_q": "MountainCar-v0", "dqn": "CartPole-v1", "ddpg": "Pendulum-v1",
+        "mpo": "Pendulum-v1"}
 
 
 def budget(name: str, scale: float) -> dict:
@@ -41,6 +43,20 @@ def updates_done(name: str, params, steps: int) -> int:
     return max(0, steps - int(params.random_fraction * params.total_steps) - 1)
 
 
+def report(name: str, env_steps: int, updates: int, seconds: float) -> None:
+    print(f"{name:>9} on {ENVS[name]:<15} {env_steps:>7} env steps in {seconds:6.1f} s: "
+          f"{env_steps / seconds:8.0f} env steps/s, {updates / seconds:8.0f} updates/s")
+
+
+def time_mpo(scale: float) -> None:
+    params = mpo.MPOParams(total_steps=int(3_000 * scale), learning_starts=int(200 * scale))
+    env = mpo.make_env(ENVS["mpo"], "mpo.env")
+    start = time.perf_counter()
+    mpo.train(env, params, torch.device("cpu"), 0, np.random.default_rng(0), torch.Generator().manual_seed(0), "MPO")
+    updates = (params.total_steps - params.learning_starts) * params.updates_per_step
+    report("mpo", params.total_steps, updates, time.perf_counter() - start)
+
+
 def main() -> None:
     scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     torch.set_num_threads(1)
@@ -51,9 +67,8 @@ def main() -> None:
         _, returns = agent.train(env, params, 0, np.random.default_rng(0), torch.Generator().manual_seed(0))
         seconds = time.perf_counter() - start
         steps = returns.frame()["step"].iloc[-1]  # agent steps
-        env_steps = steps * getattr(params, "action_repeat", 1)
-        print(f"{name:>9} on {ENVS[name]:<15} {env_steps:>7} env steps in {seconds:6.1f} s: "
-              f"{env_steps / seconds:8.0f} env steps/s, {updates_done(name, params, steps) / seconds:8.0f} updates/s")
+        report(name, steps * getattr(params, "action_repeat", 1), updates_done(name, params, steps), seconds)
+    time_mpo(scale)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ import pytest
 
 from rlstudy.cli import train_agent
 from rlstudy.cli.common import run
+from rlstudy.cli.summarise_agents import summary_row
+from rlstudy.errors import InputError
 
 AGENTS = ("qtable", "linear_q", "dqn", "ddpg")
 
@@ -26,6 +28,22 @@ def test_bad_input_is_a_clear_error_naming_the_config_key(args, message, monkeyp
     assert stop.value.code == 2
     assert message in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_summary_marks_a_run_below_its_bar_as_failing(tmp_path):
+    agents = {"dqn": {"env": "CartPole-v1", "solved_return": 475}}
+    for seed, evaluation in ((0, [150, 148]), (1, [500, 450])):
+        run_dir = tmp_path / "dqn" / f"seed{seed}"
+        run_dir.mkdir(parents=True)
+        pd.DataFrame({"episode": [1, 2], "step": [20, 520], "return": [20.0, 500.0]}).to_csv(
+            run_dir / "returns.csv", index=False)
+        pd.DataFrame({"episode": [1, 2], "return": evaluation}).to_csv(run_dir / "evaluation.csv", index=False)
+    failing, solved = (summary_row(tmp_path / "dqn" / f"seed{seed}", agents) for seed in (0, 1))
+    assert (failing["final_mean_return"], failing["solved"]) == (149.0, False)
+    assert (solved["final_mean_return"], solved["solved"]) == (475.0, True)  # the bar itself counts as solved
+    assert (solved["episodes"], solved["steps"], solved["solved_return"]) == (2, 520, 475.0)
+    with pytest.raises(InputError, match="agent 'dqn' is not in --agents"):
+        summary_row(tmp_path / "dqn" / "seed0", {"mpo": agents["dqn"]})
 
 
 @pytest.mark.integration
@@ -53,5 +71,7 @@ def test_smoke_profile_builds_every_agent_figure_and_run_file(smoke_project):
         assert evaluation["episode"].tolist() == list(range(1, len(evaluation) + 1))
 
     summary = pd.read_csv(workdir / "results" / "agents" / "summary.csv")
-    assert list(summary.columns) == ["agent", "env", "seed", "episodes", "steps", "final_mean_return"]
+    assert list(summary.columns) == ["agent", "env", "seed", "episodes", "steps", "final_mean_return",
+                                     "solved_return", "solved"]
+    assert (summary["solved"] == (summary["final_mean_return"] >= summary["solved_return"])).all()
     assert sorted(set(summary["agent"])) == sorted([*AGENTS, "mpo"])

@@ -63,6 +63,7 @@ rule agent_figures:
         env=lambda w: config[w.agent]["env"],
         agent_params=lambda w: as_json(config[w.agent]["params"]),
         rollout_steps=lambda w: config[w.agent]["rollout_steps"],
+        solved_return=lambda w: config[w.agent]["solved_return"],
         seed=config["seed"],
         formats=config["figures"]["formats"],
         dpi=config["figures"]["dpi"],
@@ -77,7 +78,8 @@ rule agent_figures:
     shell:
         "python -m rlstudy.cli.plot_basics --agent {wildcards.agent} --env {params.env}"
         " --params '{params.agent_params}' --runs {params.runs} --seed {params.seed}"
-        " --rollout-steps {params.rollout_steps} --formats {params.formats} --dpi {params.dpi}"
+        " --rollout-steps {params.rollout_steps} --solved-return {params.solved_return}"
+        " --formats {params.formats} --dpi {params.dpi}"
         " --out-dir figures/agents > {log} 2>&1"
 
 
@@ -99,7 +101,8 @@ rule agents_summary:
         report("results/agents/summary.csv", caption="../report/agents_summary.rst", category="5. Agents"),
     params:
         runs=agents_summary_runs(),
-        envs=as_json({agent: config[agent]["env"] for agent in [*BASICS_AGENTS, "mpo"]}),
+        agents=as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")}
+                        for agent in [*BASICS_AGENTS, "mpo"]}),
     log:
         "logs/agents/summary.log",
     threads: 1
@@ -109,5 +112,5 @@ rule agents_summary:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.summarise_agents --runs {params.runs} --envs '{params.envs}'"
+        "python -m rlstudy.cli.summarise_agents --runs {params.runs} --agents '{params.agents}'"
         " --out {output} > {log} 2>&1"

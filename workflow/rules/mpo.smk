@@ -5,8 +5,8 @@
 MPO_SEEDS = config["mpo"]["seeds"]
 DDPG_SEEDS = config.get("ddpg", {}).get("seeds", [])
 MPO_RUN = "results/agents/mpo/seed{seed}"
-# MPOParams as JSON: every key of the config's `mpo` section but the task and its seeds.
-MPO_PARAMS = as_json({k: v for k, v in config["mpo"].items() if k not in ("env", "seeds")})
+# MPOParams as JSON: every key of the config's `mpo` section but the task, its seeds and its bar.
+MPO_PARAMS = as_json({k: v for k, v in config["mpo"].items() if k not in ("env", "seeds", "solved_return")})
 MPO_TARGETS = [
     *figure_files("agents/mpo_vs_ddpg_learning_curve"),
     *figure_files("agents/mpo_diagnostics"),
@@ -46,8 +46,8 @@ rule mpo_train:
 
 rule mpo_figures:
     input:
-        mpo=expand(f"{MPO_RUN}/{{f}}", seed=MPO_SEEDS, f=["returns.csv", "diagnostics.csv"]),
-        ddpg=expand("results/agents/ddpg/seed{seed}/returns.csv", seed=DDPG_SEEDS),
+        mpo=expand(f"{MPO_RUN}/{{f}}", seed=MPO_SEEDS, f=["returns.csv", "evaluation.csv", "diagnostics.csv"]),
+        ddpg=expand("results/agents/ddpg/seed{seed}/{f}", seed=DDPG_SEEDS, f=["returns.csv", "evaluation.csv"]),
         script=cli("plot_mpo"),
     output:
         figure_output("figures/agents/mpo_vs_ddpg_learning_curve", "mpo.rst", "5. Agents", "mpo"),
@@ -57,6 +57,7 @@ rule mpo_figures:
         mpo_runs=expand(MPO_RUN, seed=MPO_SEEDS),
         ddpg_runs=expand("results/agents/ddpg/seed{seed}", seed=DDPG_SEEDS),
         kl_bound=config["mpo"]["mstep_kl_epsilon"],
+        solved_return=config["mpo"]["solved_return"],
         formats=config["figures"]["formats"],
         dpi=config["figures"]["dpi"],
     log:
@@ -69,7 +70,8 @@ rule mpo_figures:
         "../../envs.yaml"
     shell:
         "python -m rlstudy.cli.plot_mpo --env {params.env} --mpo-runs {params.mpo_runs}"
-        " --ddpg-runs {params.ddpg_runs} --kl-bound {params.kl_bound} --formats {params.formats}"
+        " --ddpg-runs {params.ddpg_runs} --kl-bound {params.kl_bound} --solved-return {params.solved_return}"
+        " --formats {params.formats}"
         " --dpi {params.dpi} --curve-prefix figures/agents/mpo_vs_ddpg_learning_curve"
         " --diagnostics-prefix figures/agents/mpo_diagnostics > {log} 2>&1"
 

@@ -16,6 +16,7 @@ from ..agents.tabular import Grid  # noqa: E402
 from ..io import load_csv  # noqa: E402
 from ..plotting import agent_figures as figures  # noqa: E402
 from ..plotting import style  # noqa: E402
+from ..plotting.curves import evaluation_label  # noqa: E402
 from ..rollout import greedy_rollout, save_gif  # noqa: E402
 from .common import json_arg, parser, run, setup_torch  # noqa: E402
 from .train_agent import agent_params  # noqa: E402
@@ -49,6 +50,8 @@ def main() -> None:
     p.add_argument("--runs", nargs="+", required=True, help="run folders seed<N>, each with returns.csv, "
                                                            "evaluation.csv and the model")
     p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--solved-return", type=float, required=True,
+                   help="config <agent>.solved_return: a seed whose mean greedy return is below it is marked failing")
     p.add_argument("--rollout-steps", type=int, default=100)
     p.add_argument("--out-dir", required=True, help="figures/agents: <agent>_*.<fmt> and <agent>_rollout.gif")
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
@@ -61,11 +64,12 @@ def main() -> None:
     out = Path(args.out_dir)
 
     curves = [load_csv(r / "returns.csv", f"{agent.name} training returns") for r in runs]
-    evaluation = np.concatenate([load_csv(r / "evaluation.csv", f"{agent.name} evaluation")["return"] for r in runs])
-    x = "step" if agent.name == "ddpg" else "episode"  # Pendulum's episodes all end at the same steps
+    evaluations = [load_csv(r / "evaluation.csv", f"{agent.name} evaluation")["return"].mean() for r in runs]
+    x = "episode" if agent.name in ("qtable", "linear_q") else "step"  # the deep agents' budgets are steps
     window = max(1, min(len(c) for c in curves) // 40)
-    title = f"{agent.name} on {args.env}: greedy evaluation {evaluation.mean():.1f} (mean of {len(evaluation)} episodes)"
-    style.save(figures.learning_curve_figure(curves, x, window, agent.name, title),
+    title = (f"{agent.name} on {args.env}, greedy evaluation by seed:\n"
+             + ", ".join(evaluation_label(r.name, e, args.solved_return) for r, e in zip(runs, evaluations)))
+    style.save(figures.learning_curve_figure(curves, x, window, agent.name, title, args.solved_return),
                out / f"{agent.name}_learning_curve", args.formats, args.dpi)
 
     first = runs[0]

@@ -5,37 +5,35 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ..io import load_csv
 from ..plotting import style
-from ..plotting.curves import plot_curves, running_mean
+from ..plotting.curves import evaluation_label, on_common_steps, plot_curves, running_mean
 from .common import parser, run
 
 import matplotlib.pyplot as plt  # noqa: E402  (after plotting.style chose the Agg backend)
 
 
-def smoothed_on_grid(runs: list[pd.DataFrame], window: int) -> list[pd.DataFrame]:
-    """Each run's running-mean return at every episode end of any run, taken from the run's last
-    finished episode, over the steps every run covers: seeds whose episodes end at other steps
-    (terminations) then share one x axis."""
-    first = max(int(r["step"].iloc[0]) for r in runs)
-    last = min(int(r["step"].iloc[-1]) for r in runs)
-    grid = np.unique(np.concatenate([r["step"].to_numpy() for r in runs]))
-    grid = pd.DataFrame({"step": grid[(grid >= first) & (grid <= last)]})
-    smoothed = [r.assign(**{"return": running_mean(r["return"].to_numpy(), window)}) for r in runs]
-    return [pd.merge_asof(grid, r[["step", "return"]], on="step") for r in smoothed]
+def smoothed(runs: list[pd.DataFrame], window: int) -> list[pd.DataFrame]:
+    """Running means of the return on the steps every run covers (see on_common_steps)."""
+    return on_common_steps([r.assign(**{"return": running_mean(r["return"].to_numpy(), window)}) for r in runs],
+                           "return")
 
 
-def learning_curve(mpo: list[pd.DataFrame], ddpg: list[pd.DataFrame], env: str, window: int, prefix, formats, dpi):
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    methods = {"MPO": smoothed_on_grid(mpo, window)}
+def learning_curve(mpo: list[pd.DataFrame], ddpg: list[pd.DataFrame], evaluations: dict[str, list[tuple[str, float]]],
+                   solved_return: float, env: str, window: int, prefix, formats, dpi):
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    methods = {"MPO": smoothed(mpo, window)}
     if ddpg:
-        methods["DDPG"] = smoothed_on_grid(ddpg, window)
+        methods["DDPG"] = smoothed(ddpg, window)
     plot_curves(ax, methods, "step", "return")
-    ax.set(xlabel="environment steps", ylabel=f"episode return (running mean of {window})",
-           title=f"{env}: MPO" + (" and DDPG" if ddpg else "") + ", mean and min-max over seeds")
+    ax.axhline(solved_return, color="0.3", linestyle="--", linewidth=1, label=f"solved ({solved_return:g})")
+    by_seed = "; ".join(f"{method} " + ", ".join(evaluation_label(run, mean, solved_return) for run, mean in runs)
+                        for method, runs in evaluations.items())
+    ax.set(xlabel="environment steps", ylabel=f"episode return (running mean of {window})")
+    ax.set_title(f"{env}: " + " and ".join(methods) + ", mean and min-max over seeds\n"
+                 f"greedy evaluation by seed: {by_seed}", fontsize="small")
     ax.legend(loc="lower right")
     style.save(fig, prefix, formats, dpi)
 
@@ -66,9 +64,13 @@ def diagnostics(runs: list[pd.DataFrame], env: str, kl_bound: float, prefix, for
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--env", required=True)
-    p.add_argument("--mpo-runs", nargs="+", required=True, help="MPO run folders (returns.csv, diagnostics.csv)")
-    p.add_argument("--ddpg-runs", nargs="*", default=[], help="DDPG run folders (returns.csv); none: MPO alone")
+    p.add_argument("--mpo-runs", nargs="+", required=True,
+                   help="MPO run folders (returns.csv, evaluation.csv, diagnostics.csv)")
+    p.add_argument("--ddpg-runs", nargs="*", default=[],
+                   help="DDPG run folders (returns.csv, evaluation.csv); none: MPO alone")
     p.add_argument("--kl-bound", type=float, required=True, help="config 'mpo.mstep_kl_epsilon'")
+    p.add_argument("--solved-return", type=float, required=True,
+                   help="config 'mpo.solved_return': a seed whose mean greedy return is below it is marked failing")
     p.add_argument("--window", type=int, default=10, help="episodes in the running mean of the returns")
     p.add_argument("--curve-prefix", required=True)
     p.add_argument("--diagnostics-prefix", required=True)
@@ -78,7 +80,11 @@ def main() -> None:
     style.setup()
     mpo = [load_csv(Path(d) / "returns.csv", "MPO returns") for d in args.mpo_runs]
     ddpg = [load_csv(Path(d) / "returns.csv", "DDPG returns") for d in args.ddpg_runs]
-    learning_curve(mpo, ddpg, args.env, args.window, args.curve_prefix, args.formats, args.dpi)
+    evaluations = {method: [(Path(d).name, load_csv(Path(d) / "evaluation.csv", f"{method} evaluation")["return"].mean())
+                            for d in runs]
+                   for method, runs in (("MPO", args.mpo_runs), ("DDPG", args.ddpg_runs)) if runs}
+    learning_curve(mpo, ddpg, evaluations, args.solved_return, args.env, args.window, args.curve_prefix,
+                   args.formats, args.dpi)
     runs = [load_csv(Path(d) / "diagnostics.csv", "MPO diagnostics") for d in args.mpo_runs]
     diagnostics(runs, args.env, args.kl_bound, args.diagnostics_prefix, args.formats, args.dpi)
 

@@ -25,6 +25,23 @@ def mean_and_band(runs: Sequence[pd.DataFrame], x: str, y: str) -> pd.DataFrame:
     return pd.DataFrame({x: xs, "mean": values.mean(0), "low": values.min(0), "high": values.max(0), "n": len(runs)})
 
 
+def on_common_steps(runs: Sequence[pd.DataFrame], y: str) -> list[pd.DataFrame]:
+    """Each run's y at every episode end of any run, taken from the run's last finished episode, over
+    the steps every run covers. Seeds whose episodes end at different steps (CartPole's terminations)
+    share no x value to average at otherwise; fixed-length episodes (Pendulum's) map onto themselves."""
+    first = max(int(run["step"].iloc[0]) for run in runs)
+    last = min(int(run["step"].iloc[-1]) for run in runs)
+    grid = np.unique(np.concatenate([run["step"].to_numpy() for run in runs]))
+    grid = pd.DataFrame({"step": grid[(grid >= first) & (grid <= last)]})
+    return [pd.merge_asof(grid, run[["step", y]], on="step") for run in runs]
+
+
+def evaluation_label(run: str, mean_return: float, solved_return: float) -> str:
+    """'seed0 500.0', or 'seed0 149.4 FAILS (< 475)' for a run below the bar."""
+    failing = f" FAILS (< {solved_return:g})" if mean_return < solved_return else ""
+    return f"{run} {mean_return:.1f}{failing}"
+
+
 def plot_curves(
     ax: plt.Axes,
     methods: Mapping[str, Sequence[pd.DataFrame]],
