@@ -69,7 +69,7 @@ def main() -> None:
     window = max(1, min(len(c) for c in curves) // 40)
     title = (f"{agent.name} on {args.env}, greedy evaluation by seed:\n"
              + ", ".join(evaluation_label(r.name, e, args.solved_return) for r, e in zip(runs, evaluations)))
-    style.save(figures.learning_curve_figure(curves, x, window, agent.name, title, args.solved_return),
+    style.save(figures.learning_curve_figure({agent.name: curves}, x, window, title, args.solved_return),
                out / f"{agent.name}_learning_curve", args.formats, args.dpi)
 
     first = runs[0]

@@ -9,33 +9,20 @@ import pandas as pd
 
 from ..io import load_csv
 from ..plotting import style
-from ..plotting.curves import evaluation_label, on_common_steps, plot_curves, running_mean
+from ..plotting.agent_figures import learning_curve_figure
+from ..plotting.curves import evaluation_label, plot_curves
 from .common import parser, run
 
 import matplotlib.pyplot as plt  # noqa: E402  (after plotting.style chose the Agg backend)
 
 
-def smoothed(runs: list[pd.DataFrame], window: int) -> list[pd.DataFrame]:
-    """Running means of the return on the steps every run covers (see on_common_steps)."""
-    return on_common_steps([r.assign(**{"return": running_mean(r["return"].to_numpy(), window)}) for r in runs],
-                           "return")
-
-
-def learning_curve(mpo: list[pd.DataFrame], ddpg: list[pd.DataFrame], evaluations: dict[str, list[tuple[str, float]]],
+def learning_curve(methods: dict[str, list[pd.DataFrame]], evaluations: dict[str, list[tuple[str, float]]],
                    solved_return: float, env: str, window: int, prefix, formats, dpi):
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    methods = {"MPO": smoothed(mpo, window)}
-    if ddpg:
-        methods["DDPG"] = smoothed(ddpg, window)
-    plot_curves(ax, methods, "step", "return")
-    ax.axhline(solved_return, color="0.3", linestyle="--", linewidth=1, label=f"solved ({solved_return:g})")
     by_seed = "; ".join(f"{method} " + ", ".join(evaluation_label(run, mean, solved_return) for run, mean in runs)
                         for method, runs in evaluations.items())
-    ax.set(xlabel="environment steps", ylabel=f"episode return (running mean of {window})")
-    ax.set_title(f"{env}: " + " and ".join(methods) + ", mean and min-max over seeds\n"
-                 f"greedy evaluation by seed: {by_seed}", fontsize="small")
-    ax.legend(loc="lower right")
-    style.save(fig, prefix, formats, dpi)
+    title = (f"{env}: " + " and ".join(methods) + ", mean and min-max over seeds\n"
+             f"greedy evaluation by seed: {by_seed}")
+    style.save(learning_curve_figure(methods, "step", window, title, solved_return), prefix, formats, dpi)
 
 
 def diagnostics(runs: list[pd.DataFrame], env: str, kl_bound: float, prefix, formats, dpi):
@@ -78,12 +65,12 @@ def main() -> None:
     p.add_argument("--dpi", type=int, default=150)
     args = p.parse_args()
     style.setup()
-    mpo = [load_csv(Path(d) / "returns.csv", "MPO returns") for d in args.mpo_runs]
-    ddpg = [load_csv(Path(d) / "returns.csv", "DDPG returns") for d in args.ddpg_runs]
-    evaluations = {method: [(Path(d).name, load_csv(Path(d) / "evaluation.csv", f"{method} evaluation")["return"].mean())
-                            for d in runs]
-                   for method, runs in (("MPO", args.mpo_runs), ("DDPG", args.ddpg_runs)) if runs}
-    learning_curve(mpo, ddpg, evaluations, args.solved_return, args.env, args.window, args.curve_prefix,
+    folders = {method: [Path(d) for d in runs] for method, runs in (("MPO", args.mpo_runs), ("DDPG", args.ddpg_runs))
+               if runs}
+    methods = {method: [load_csv(d / "returns.csv", f"{method} returns") for d in runs] for method, runs in folders.items()}
+    evaluations = {method: [(d.name, load_csv(d / "evaluation.csv", f"{method} evaluation")["return"].mean()) for d in runs]
+                   for method, runs in folders.items()}
+    learning_curve(methods, evaluations, args.solved_return, args.env, args.window, args.curve_prefix,
                    args.formats, args.dpi)
     runs = [load_csv(Path(d) / "diagnostics.csv", "MPO diagnostics") for d in args.mpo_runs]
     diagnostics(runs, args.env, args.kl_bound, args.diagnostics_prefix, args.formats, args.dpi)

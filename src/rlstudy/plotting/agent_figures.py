@@ -14,22 +14,24 @@ from . import style
 from .curves import on_common_steps, plot_curves, running_mean
 
 
-def learning_curve_figure(runs: Sequence[pd.DataFrame], x: str, window: int, label: str, title: str,
+def learning_curve_figure(methods: Mapping[str, Sequence[pd.DataFrame]], x: str, window: int, title: str,
                           solved_return: float | None = None):
-    """Running mean of the episode return against `x` (episode or step): mean and band over seeds,
-    and the return a run must reach to count as solved, dashed."""
+    """Running mean of the episode return against `x` (episode, or env step on the steps every run
+    covers): mean and band over seeds, one line per method, and the solved bar dashed."""
     style.setup()
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    smoothed = [run.assign(smoothed=running_mean(run["return"].to_numpy(), window)) for run in runs]
-    if x == "step":
-        smoothed = on_common_steps(smoothed, "smoothed")
-    plot_curves(ax, {label: smoothed}, x, "smoothed")
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    curves = {}
+    for label, runs in methods.items():
+        smoothed = [run.assign(smoothed=running_mean(run["return"].to_numpy(), window)) for run in runs]
+        curves[label] = on_common_steps(smoothed, "smoothed") if x == "step" else smoothed
+    plot_curves(ax, curves, x, "smoothed")
     if solved_return is not None:
         ax.axhline(solved_return, color="0.3", linestyle="--", linewidth=1, label=f"solved ({solved_return:g})")
     ax.set(xlabel="environment steps" if x == "step" else "episode",
-           ylabel=f"episode return (running mean of {window})", title=title)
+           ylabel=f"episode return (running mean of {window})")
+    ax.set_title(title, fontsize="medium")
     ax.legend(loc="lower right")
     fig.tight_layout()
     return fig
