@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from matplotlib.patches import Rectangle
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # classic-control renders through pygame: no display here
 
@@ -35,7 +36,14 @@ def value_figure(agent, model, env, params, observations: np.ndarray, title: str
     if agent.name == "dqn":
         space = env.observation_space
         xs, ys, panel = figures.dqn_max_q_panel(model, space.low, space.high)
-        return figures.maps_figure(xs, ys, [panel], ("cart position", "pole angle (rad)"), title)
+        fig = figures.maps_figure(xs, ys, [panel], ("cart position", "pole angle (rad)"), title)
+        # The notebook's map spans the observation bounds, twice the limits at which an episode ends:
+        # outside the box the network never saw a state, and its values there are extrapolation.
+        x_end, angle_end = env.unwrapped.x_threshold, env.unwrapped.theta_threshold_radians
+        fig.axes[0].add_patch(Rectangle((-x_end, -angle_end), 2 * x_end, 2 * angle_end, fill=False, color="w",
+                                        linestyle="--", label="episode continues"))
+        fig.axes[0].legend(loc="upper left", fontsize=8)
+        return fig
     xs, ys, panels = figures.pendulum_panels(model, float(env.observation_space.high[2]))
     angles = np.arctan2(observations[:, 1], observations[:, 0])
     trajectory = figures.break_at_wraps(angles, observations[:, 2])
