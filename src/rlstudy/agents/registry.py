@@ -15,7 +15,6 @@ from ..errors import InputError
 from ..io import load_npy, load_tensors, save_npy, save_tensors
 from . import ddpg, dqn, tabular
 from .episodes import make_env
-from .nets import linear
 
 
 class Agent(ABC):
@@ -108,7 +107,7 @@ class LinearQ(GridAgent, NetworkAgent):
         return tabular.linear_q_table(model)
 
     def build(self, env, params):
-        return linear(env.observation_space.n, env.action_space.n, torch.Generator(), bias=False)
+        return tabular.linear_q_network(env, torch.Generator())
 
 
 class DQN(NetworkAgent):

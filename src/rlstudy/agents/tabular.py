@@ -135,6 +135,11 @@ def train_qtable(env: gym.Env, params: TabularParams, seed: int, rng: np.random.
     return q, returns
 
 
+def linear_q_network(env: gym.Env, generator: torch.Generator) -> nn.Linear:
+    """The table as a network: one-hot cell in, Q of each action out, no bias (see linear_q_update)."""
+    return linear(env.observation_space.n, env.action_space.n, generator, bias=False)
+
+
 def linear_q_table(net: nn.Linear) -> np.ndarray:
     """Q(x, .) for every cell x: the network's output on the one-hot of x, i.e. its weights transposed."""
     with torch.no_grad():
@@ -166,7 +171,7 @@ def train_linear_q(env: gym.Env, params: TabularParams, seed: int, rng: np.rando
                    generator: torch.Generator):
     """The table as a bias-free nn.Linear on one-hot states, one SGD step per transition towards the
     Bellman target (see linear_q_update); only the initial weights differ from the Q-table's zeros."""
-    net = linear(env.observation_space.n, env.action_space.n, generator, bias=False)
+    net = linear_q_network(env, generator)
     optimiser = torch.optim.SGD(net.parameters(), lr=params.learning_rate)
     returns, steps = Returns(), 0
     bar = progress(range(1, params.episodes + 1), desc="linear Q episodes")
