@@ -24,9 +24,11 @@ IN_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_met
 INTERPRETER = "" if IN_CONDA else f'export PATH="{Path(sys.executable).parent}:$PATH"; '
 shell.prefix(f"set -euo pipefail; export PYTHONPATH='{SRC}'; {INTERPRETER}")
 
-from rlstudy.config import ConfigError, validate_config  # noqa: E402
+from rlstudy.bellman.sweep import sweep_config_problems  # noqa: E402
+from rlstudy.core.config import ConfigError, validate_config  # noqa: E402
 
-validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
+validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
+                checks=[sweep_config_problems])
 
 
 report: "workflow/report/workflow.rst"

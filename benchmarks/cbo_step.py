@@ -10,16 +10,15 @@ times the alternative the loop was chosen over: one batched matmul over all part
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 import numpy as np
 import torch
 
-from rlstudy.cbo import particle_losses
-from rlstudy.qnet import SHAPE, forward_cached, backward, forward_no_grad, init_params, unflatten
-from rlstudy.residuals import TrajectoryTensors, make_batch, residual_pair, sgd_grad_q
-from rlstudy.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.cbo import particle_losses
+from rlstudy.bellman.qnet import SHAPE, backward, forward_cached, forward_no_grad, init_params, unflatten
+from rlstudy.bellman.residuals import TrajectoryTensors, make_batch, residual_pair, sgd_grad_q
+from rlstudy.bellman.sde import Dynamics, sample_trajectory
 
 
 def best_time(fn, repeats=5):
@@ -53,7 +52,7 @@ def batched_losses(particles, batch, gamma):
         if i < 2:
             h = h.cos_()
     m = len(batch.action_indices)
-    from rlstudy.residuals import cbo_loss
+    from rlstudy.bellman.residuals import cbo_loss
     return torch.stack([cbo_loss(*residual_pair(q[:2 * m], q[2 * m:] if batch.next_feats is not None else None,
                                                 batch, gamma)) for q in h])
 

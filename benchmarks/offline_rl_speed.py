@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from rlstudy.offline.bcq import BCQ
-from rlstudy.offline.dqn import DQN, LearnerParams
+from rlstudy.offline.double_dqn import DQN, LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing, make_env
 from rlstudy.offline.training import generate_buffer
 

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from rlstudy.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.sde import Dynamics, sample_trajectory
 
 
 def main() -> None:

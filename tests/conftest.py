@@ -3,8 +3,8 @@ import pytest
 import torch
 from project_copy import SMOKE, copy_project, snakemake
 
-from rlstudy.residuals import TrajectoryTensors
-from rlstudy.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.residuals import TrajectoryTensors
+from rlstudy.bellman.sde import Dynamics, sample_trajectory
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def small_trajectory():
 
 @pytest.fixture
 def theta():
-    from rlstudy.qnet import init_params
+    from rlstudy.bellman.qnet import init_params
     return init_params(1, torch.Generator().manual_seed(0))[0]
 
 

@@ -8,7 +8,6 @@ import torch
 from rlstudy.agents import ddpg, dqn
 from rlstudy.agents.replay import Batch, ReplayBuffer
 
-
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 

@@ -4,9 +4,8 @@ import torch
 
 from rlstudy.agents.episodes import make_env
 from rlstudy.agents.nets import linear
-from rlstudy.agents.tabular import (Grid, TabularParams, linear_q_table, linear_q_update, make_grid_env,
-                                    train_qtable)
-from rlstudy.errors import InputError
+from rlstudy.agents.tabular import Grid, TabularParams, linear_q_table, linear_q_update, make_grid_env, train_qtable
+from rlstudy.core.errors import InputError
 
 
 @pytest.fixture

@@ -1,6 +1,5 @@
 """The authors' data: hash checks, the restricted unpickler, and the conversion."""
 
-import io
 import os
 import sys
 from pathlib import Path
@@ -9,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from rlstudy import authors_data
-from rlstudy.errors import InputError
+from rlstudy.bellman import authors_data
+from rlstudy.core.errors import InputError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "cbo_rl_original"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"the shared copy {SHARED} is not here")
@@ -81,7 +80,7 @@ def test_original_files_convert_to_the_shared_copy(tmp_path, monkeypatch, task):
 
 @needs_shared
 def test_shared_reference_is_a_q_network():
-    from rlstudy.qnet import from_state_dict
+    from rlstudy.bellman.qnet import from_state_dict
     theta = from_state_dict(authors_data.reference_from_npz(SHARED / authors_data.NPZ_REFERENCE))
     assert theta.shape == (2802,)
 
@@ -90,10 +89,10 @@ def test_shared_reference_is_a_q_network():
 def test_import_cli_writes_the_pipeline_formats(tmp_path):
     import subprocess
 
-    from rlstudy.datasets import load_trajectory
-    from rlstudy.io import load_tensors
+    from rlstudy.bellman.datasets import load_trajectory
+    from rlstudy.core.io import load_tensors
     out = tmp_path / "control"
-    result = subprocess.run([sys.executable, "-m", "rlstudy.cli.import_authors_data", "--task", "control",
+    result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.import_authors_data", "--task", "control",
                              "--source", str(SHARED), "--trajectory-out", str(out), "--steps", "5000",
                              "--reference-out", str(tmp_path / "q.pt")],
                             capture_output=True, text=True)
@@ -107,7 +106,7 @@ def test_import_cli_writes_the_pipeline_formats(tmp_path):
 def test_import_cli_refuses_an_evaluation_reference(tmp_path):
     import subprocess
 
-    result = subprocess.run([sys.executable, "-m", "rlstudy.cli.import_authors_data", "--task", "evaluation",
+    result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.import_authors_data", "--task", "evaluation",
                              "--source", str(tmp_path), "--reference-out", str(tmp_path / "q.pt")],
                             capture_output=True, text=True)
     assert result.returncode == 2

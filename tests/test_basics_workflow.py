@@ -5,10 +5,10 @@ import sys
 import pandas as pd
 import pytest
 
-from rlstudy.cli import train_agent
-from rlstudy.cli.common import run
-from rlstudy.cli.summarise_agents import summary_row
-from rlstudy.errors import InputError
+from rlstudy.agents.cli import train_agent
+from rlstudy.agents.cli.summarise_agents import summary_row
+from rlstudy.core.cli import run
+from rlstudy.core.errors import InputError
 
 AGENTS = ("qtable", "linear_q", "dqn", "ddpg")
 

@@ -1,13 +1,12 @@
 import math
 
-import numpy as np
 import pytest
 import torch
 
-from rlstudy.cbo import CBOParams, cbo_update, consensus_weights, initial_swarm, train_cbo
-from rlstudy.errors import DivergenceError
-from rlstudy.qnet import SHAPE
-from rlstudy.sde import Dynamics
+from rlstudy.bellman.cbo import CBOParams, cbo_update, consensus_weights, initial_swarm, train_cbo
+from rlstudy.bellman.qnet import SHAPE
+from rlstudy.bellman.sde import Dynamics
+from rlstudy.core.errors import DivergenceError
 
 
 def test_weights_match_hand_computed_softmax():
@@ -121,7 +120,7 @@ def test_network_evaluations_count_every_particle_on_every_sample(small_trajecto
 
 def test_beta_for_ess_hits_the_target():
     losses = torch.linspace(0.0, 1.0, 30, dtype=torch.float64)
-    from rlstudy.cbo import beta_for_ess, effective_sample_size
+    from rlstudy.bellman.cbo import beta_for_ess, effective_sample_size
     beta = beta_for_ess(losses, 9.0)
     assert effective_sample_size(consensus_weights(losses, beta)) == pytest.approx(9.0, rel=1e-6)
     assert beta_for_ess(losses, 9.0) == beta  # deterministic
@@ -138,7 +137,7 @@ def test_kick_moves_coinciding_particles_and_shrinks(small_trajectory):
 
 
 def test_matched_actions_draws_only_transitions_that_repeat_the_action(small_trajectory, monkeypatch):
-    import rlstudy.cbo as cbo
+    import rlstudy.bellman.cbo as cbo
     seen = []
     real = cbo.make_batch
 

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rlstudy.agents.rollout import save_gif
 from rlstudy.plotting.curves import evaluation_label, mean_and_band, on_common_steps, running_mean
-from rlstudy.rollout import save_gif
 
 
 def test_mean_and_band_keeps_only_steps_every_seed_reached():

@@ -13,14 +13,15 @@ import pandas as pd
 import pytest
 import torch
 
-from rlstudy.cli import common, run_method, train_reference
-from rlstudy.datasets import save_trajectory
-from rlstudy.errors import InputError
-from rlstudy.io import PROVENANCE_SUFFIX
-from rlstudy.metrics import ErrorMeter
-from rlstudy.qnet import init_params
-from rlstudy.residuals import TrajectoryTensors, make_batch
-from rlstudy.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.cli import run_method, train_reference
+from rlstudy.bellman.datasets import save_trajectory
+from rlstudy.bellman.metrics import ErrorMeter
+from rlstudy.bellman.qnet import init_params
+from rlstudy.bellman.residuals import TrajectoryTensors, make_batch
+from rlstudy.bellman.sde import Dynamics, sample_trajectory
+from rlstudy.core import cli as common
+from rlstudy.core.errors import InputError
+from rlstudy.core.io import PROVENANCE_SUFFIX
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="PyTorch sees no CUDA GPU")

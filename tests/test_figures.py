@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 import torch
 
-from rlstudy.plotting.q_figure import plot_q_figure
-from rlstudy.qnet import init_params, q_values
+from rlstudy.bellman.figures.q import plot_q_figure
+from rlstudy.bellman.qnet import init_params, q_values
 
 
 def curves(method, finals):

@@ -9,11 +9,12 @@ import pytest
 import torch
 import yaml
 
-from rlstudy.config import ConfigError, validate_config
-from rlstudy.datasets import load_trajectory, save_trajectory
-from rlstudy.errors import InputError
-from rlstudy.io import PROVENANCE_SUFFIX, load_tensors, provenance, save_npy, save_tensors, write_artefact
-from rlstudy.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.datasets import load_trajectory, save_trajectory
+from rlstudy.bellman.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.sweep import sweep_config_problems
+from rlstudy.core.config import ConfigError, validate_config
+from rlstudy.core.errors import InputError
+from rlstudy.core.io import PROVENANCE_SUFFIX, load_tensors, provenance, save_npy, save_tensors, write_artefact
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -77,7 +78,7 @@ def test_trajectory_round_trip_and_clear_errors(tmp_path):
 
 
 def test_shipped_config_and_smoke_overrides_are_valid():
-    validate_config(shipped_config(), SCHEMA)
+    validate_config(shipped_config(), SCHEMA, checks=[sweep_config_problems])
 
 
 @pytest.mark.parametrize("mutate, message", [
@@ -101,12 +102,12 @@ def test_bad_config_names_the_key(mutate, message):
     config = shipped_config()
     mutate(config)
     with pytest.raises(ConfigError, match=message):
-        validate_config(config, SCHEMA)
+        validate_config(config, SCHEMA, checks=[sweep_config_problems])
 
 
 def test_cli_reports_a_missing_input_without_traceback(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "rlstudy.cli.run_method", "--dataset", "ours", "--optimizer", "sgd", "--task", "control",
+        [sys.executable, "-m", "rlstudy.bellman.cli.run_method", "--dataset", "ours", "--optimizer", "sgd", "--task", "control",
          "--method", "DS", "--run-seed", "0", "--seed", "1", "--trajectory", str(tmp_path / "none"),
          "--reference", str(tmp_path / "q.pt"), "--params", "{}", "--dynamics", "{}", "--out-dir", str(tmp_path)],
         capture_output=True, text=True)
@@ -117,7 +118,7 @@ def test_cli_reports_a_missing_input_without_traceback(tmp_path):
 
 def test_cli_reports_unknown_parameters(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "rlstudy.cli.make_trajectory", "--task", "control", "--size", "short",
+        [sys.executable, "-m", "rlstudy.bellman.cli.make_trajectory", "--task", "control", "--size", "short",
          "--steps", "10", "--dynamics", '{"eps": 0.1, "sigmaa": 1}', "--seed", "0", "--out-dir", str(tmp_path)],
         capture_output=True, text=True)
     assert result.returncode == 2

@@ -3,11 +3,11 @@ import math
 import pytest
 import torch
 
-from rlstudy.errors import DivergenceError
-from rlstudy.metrics import ErrorMeter, centred_error, grid
-from rlstudy.qnet import q_values
-from rlstudy.sde import Dynamics
-from rlstudy.sgd import SGDParams, epoch_batches, train_sgd
+from rlstudy.bellman.metrics import ErrorMeter, centred_error, grid
+from rlstudy.bellman.qnet import q_values
+from rlstudy.bellman.sde import Dynamics
+from rlstudy.bellman.sgd import SGDParams, epoch_batches, train_sgd
+from rlstudy.core.errors import DivergenceError
 
 
 def test_centred_error_by_hand():

@@ -6,9 +6,20 @@ import numpy as np
 import pytest
 import torch
 
-from rlstudy.agents.mpo import (MPO, MPOParams, Replay, e_step, evaluate, kl_diag_gaussian, kl_dual_loss,
-                                kl_to_uniform, make_env, retrace_targets, train)
-from rlstudy.errors import InputError
+from rlstudy.agents.mpo import (
+    MPO,
+    MPOParams,
+    Replay,
+    e_step,
+    evaluate,
+    kl_diag_gaussian,
+    kl_dual_loss,
+    kl_to_uniform,
+    make_env,
+    retrace_targets,
+    train,
+)
+from rlstudy.core.errors import InputError
 
 TINY = MPOParams(batch_size=8, policy_layer_sizes=(16,), critic_layer_sizes=(16, 16), action_samples=4)
 

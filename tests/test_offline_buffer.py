@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rlstudy.errors import InputError
+from rlstudy.core.errors import InputError
 from rlstudy.offline.buffer import ReplayBuffer
 from rlstudy.offline.envs import EnvInfo
 

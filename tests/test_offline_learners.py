@@ -5,10 +5,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from rlstudy.errors import InputError
+from rlstudy.core.errors import InputError
 from rlstudy.offline.bcq import BCQ, allowed_actions, bcq_loss, constrained_greedy
 from rlstudy.offline.buffer import Batch
-from rlstudy.offline.dqn import DQN, LearnerParams, double_q_target
+from rlstudy.offline.double_dqn import DQN, LearnerParams, double_q_target
 from rlstudy.offline.envs import AtariPreprocessing, EnvInfo, make_env
 
 CPU = torch.device("cpu")

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from rlstudy.offline.bcq import BCQ
-from rlstudy.offline.dqn import DQN, LearnerParams
+from rlstudy.offline.double_dqn import DQN, LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing
 from rlstudy.offline.runs import Run
 from rlstudy.offline.training import generate_buffer, train_offline, train_online
@@ -105,7 +105,7 @@ def test_killed_cli_run_resumes_and_writes_the_same_artefacts(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": "1"}
 
     def command(cli, *args):
-        return [sys.executable, "-m", f"rlstudy.cli.{cli}", "--env", "CartPole-v1", "--run-seed", "0", "--seed", "7",
+        return [sys.executable, "-m", f"rlstudy.offline.cli.{cli}", "--env", "CartPole-v1", "--run-seed", "0", "--seed", "7",
                 "--params", json.dumps(params), "--atari", "{}", *args]
 
     subprocess.run(command("train_behavioural", "--steps", "400", "--out-dir", str(tmp_path / "behavioural")),

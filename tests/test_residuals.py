@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
-from rlstudy.qnet import backward, forward, forward_cached, forward_no_grad, init_params, unflatten
-from rlstudy.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q, usable_starts
-from rlstudy.sde import Dynamics
+from rlstudy.bellman.qnet import backward, forward, forward_cached, forward_no_grad, init_params, unflatten
+from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q, usable_starts
+from rlstudy.bellman.sde import Dynamics
 
 GAMMA = 0.9
 DYN = Dynamics()

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from rlstudy.sde import Dynamics, prob_plus, sample_trajectory
+from rlstudy.bellman.sde import Dynamics, prob_plus, sample_trajectory
 
 DYN = Dynamics()
 

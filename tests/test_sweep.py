@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rlstudy.cli.summarise_sweep import sweep_table
-from rlstudy.io import save_csv
-from rlstudy.plotting.sweep_figure import grid_matrix, tick_label
-from rlstudy.sweep import format_value, sweep_points
+from rlstudy.bellman.cli.summarise_sweep import sweep_table
+from rlstudy.bellman.figures.sweep import grid_matrix, tick_label
+from rlstudy.bellman.sweep import format_value, sweep_points
+from rlstudy.core.io import save_csv
 
 BASE = {"particles": 30, "particle_batch": 30, "samples": 1000, "beta": 10.0, "tau": 0.3}
 

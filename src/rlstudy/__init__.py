@@ -1,1 +1,15 @@
-"""rlstudy: the mathematics and command-line steps of a reproducible RL results pipeline."""
+"""rlstudy: the mathematics and command-line steps of a reproducible RL results pipeline.
+
+One subpackage per study, each with its library, its figures and its steps (`cli/`):
+
+    bellman   the CBO/BFF study: Bellman-residual minimisation on the circle MDP (SGD and CBO
+              with DS, UR and BFF), its datasets, Q*, parameter sweep and the authors' data
+    agents    the basics notebook's agents (Q-table, linear Q, DQN, DDPG) and MPO
+    offline   offline RL: a behavioural DQN, its noisy buffer, discrete BCQ and offline DQN
+
+and the infrastructure they share:
+
+    core      artefacts and provenance (io), config validation, random streams, errors,
+              progress bars, what every step's command line shares (cli), a step's sources
+    plotting  the figures' style and the learning-curve helpers
+"""

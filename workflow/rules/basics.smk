@@ -7,7 +7,7 @@ include: "basics_common.smk"
 
 rule train_agent:
     input:
-        script=cli("train_agent"),
+        code=sources("agents.cli.train_agent"),
     output:
         returns="results/agents/{agent}/seed{seed}/returns.csv",
         evaluation="results/agents/{agent}/seed{seed}/evaluation.csv",
@@ -32,7 +32,7 @@ rule train_agent:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.train_agent --agent {wildcards.agent} --env {params.env}"
+        "python -m rlstudy.agents.cli.train_agent --agent {wildcards.agent} --env {params.env}"
         " --params '{params.agent_params}' --evaluation-episodes {params.evaluation_episodes}"
         " --run-seed {wildcards.seed} --seed {params.seed} --out-dir results/agents/{wildcards.agent}/seed{wildcards.seed}"
         " > {log} 2>&1"
@@ -50,7 +50,7 @@ use rule train_agent as train_qtable with:
 rule agent_figures:
     input:
         lambda w: basics_run_files(w.agent),
-        script=cli("plot_basics"),
+        code=sources("agents.cli.plot_basics"),
     output:
         figure_output("figures/agents/{agent}_learning_curve", "agent_figures.rst", "5. Agents", "{agent}"),
         figure_output("figures/agents/{agent}_value_policy", "agent_figures.rst", "5. Agents", "{agent}"),
@@ -76,7 +76,7 @@ rule agent_figures:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.plot_basics --agent {wildcards.agent} --env {params.env}"
+        "python -m rlstudy.agents.cli.plot_basics --agent {wildcards.agent} --env {params.env}"
         " --params '{params.agent_params}' --runs {params.runs} --seed {params.seed}"
         " --rollout-steps {params.rollout_steps} --solved-return {params.solved_return}"
         " --formats {params.formats} --dpi {params.dpi}"
@@ -96,7 +96,7 @@ use rule agent_figures as dqn_figures with:
 rule agents_summary:
     input:
         [f"{d}/{f}" for d in agents_summary_runs() for f in ("returns.csv", "evaluation.csv")],
-        script=cli("summarise_agents"),
+        code=sources("agents.cli.summarise_agents"),
     output:
         report("results/agents/summary.csv", caption="../report/agents_summary.rst", category="5. Agents"),
     params:
@@ -112,5 +112,5 @@ rule agents_summary:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.summarise_agents --runs {params.runs} --agents '{params.agents}'"
+        "python -m rlstudy.agents.cli.summarise_agents --runs {params.runs} --agents '{params.agents}'"
         " --out {output} > {log} 2>&1"

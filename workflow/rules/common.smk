@@ -1,7 +1,8 @@
 # Helpers shared by the rules: names of runs, their parameters, and the command of each step.
 import json
 
-from rlstudy.sweep import sweep_points
+from rlstudy.bellman.sweep import sweep_points
+from rlstudy.core.sources import module_sources
 
 
 wildcard_constraints:
@@ -21,9 +22,10 @@ def as_json(values):
     return json.dumps(values, sort_keys=True)
 
 
-def cli(name):
-    """The script of a step, listed as an input so that editing it reruns the rule."""
-    return f"src/rlstudy/cli/{name}.py"
+def sources(step):
+    """The code a step runs, as inputs: its script and every module of the package it imports
+    (core/sources.py), so that editing any of them reruns exactly the jobs that run it."""
+    return [str(path.relative_to(SRC.parent)) for path in module_sources(f"rlstudy.{step}", SRC)]
 
 
 def trajectory_files(dataset, task, size="short"):

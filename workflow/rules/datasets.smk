@@ -4,7 +4,7 @@
 
 rule trajectory:
     input:
-        script=cli("make_trajectory"),
+        code=sources("bellman.cli.make_trajectory"),
     output:
         trajectory_files("ours", "{task}", "{size}"),
     params:
@@ -22,7 +22,7 @@ rule trajectory:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.make_trajectory --task {wildcards.task} --size {wildcards.size}"
+        "python -m rlstudy.bellman.cli.make_trajectory --task {wildcards.task} --size {wildcards.size}"
         " --steps {params.steps} --dynamics '{params.dynamics}' --seed {params.seed}"
         " --out-dir data/trajectories/ours/{wildcards.task}/{wildcards.size} > {log} 2>&1"
 
@@ -30,7 +30,7 @@ rule trajectory:
 rule authors_trajectory:
     input:
         authors_source_files(),
-        script=cli("import_authors_data"),
+        code=sources("bellman.cli.import_authors_data"),
     output:
         trajectory_files("authors", "{task}"),
     params:
@@ -45,14 +45,14 @@ rule authors_trajectory:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.import_authors_data --task {wildcards.task} --source '{params.source}'"
+        "python -m rlstudy.bellman.cli.import_authors_data --task {wildcards.task} --source '{params.source}'"
         " --steps {params.steps} --trajectory-out data/trajectories/authors/{wildcards.task}/short > {log} 2>&1"
 
 
 rule authors_reference:
     input:
         authors_source_files(),
-        script=cli("import_authors_data"),
+        code=sources("bellman.cli.import_authors_data"),
     output:
         AUTHORS_REFERENCE,
     params:
@@ -66,5 +66,5 @@ rule authors_reference:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.import_authors_data --task control --source '{params.source}'"
+        "python -m rlstudy.bellman.cli.import_authors_data --task control --source '{params.source}'"
         " --reference-out {output} > {log} 2>&1"

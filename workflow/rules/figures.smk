@@ -5,7 +5,7 @@ rule q_figure:
     input:
         lambda w: [f"{d}/{f}" for d in run_dirs(w.dataset, w.task, w.optimizer) for f in ("q.pt", "errors.csv")],
         reference=lambda w: reference_of(w.dataset, w.task),
-        script=cli("plot_q"),
+        code=sources("bellman.cli.plot_q"),
     output:
         figure_output("figures/{dataset}/q_{task}_{optimizer}", "q_figure.rst", "2. Q-functions learnt",
                       "{dataset} data, {task}"),
@@ -24,7 +24,7 @@ rule q_figure:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.plot_q --task {wildcards.task} --optimizer {wildcards.optimizer}"
+        "python -m rlstudy.bellman.cli.plot_q --task {wildcards.task} --optimizer {wildcards.optimizer}"
         " --reference {input.reference} --reference-note {params.note:q} --runs {params.runs}"
         " --converged-below {params.converged_below} --formats {params.formats} --dpi {params.dpi}"
         " --out-prefix figures/{wildcards.dataset}/q_{wildcards.task}_{wildcards.optimizer} > {log} 2>&1"
@@ -33,7 +33,7 @@ rule q_figure:
 rule trajectory_figure:
     input:
         lambda w: trajectory_files(w.dataset, w.task),
-        script=cli("plot_trajectory"),
+        code=sources("bellman.cli.plot_trajectory"),
     output:
         figure_output("figures/{dataset}/trajectory_{task}", "trajectory.rst", "1. Datasets", "{dataset} data"),
     params:
@@ -48,7 +48,7 @@ rule trajectory_figure:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.plot_trajectory --task {wildcards.task}"
+        "python -m rlstudy.bellman.cli.plot_trajectory --task {wildcards.task}"
         " --trajectory data/trajectories/{wildcards.dataset}/{wildcards.task}/short --formats {params.formats}"
         " --dpi {params.dpi} --out-prefix figures/{wildcards.dataset}/trajectory_{wildcards.task} > {log} 2>&1"
 

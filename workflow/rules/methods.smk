@@ -5,7 +5,7 @@ rule run_method:
     input:
         lambda w: trajectory_files(w.dataset, w.task),
         reference=lambda w: reference_of(w.dataset, w.task),
-        script=cli("run_method"),
+        code=sources("bellman.cli.run_method"),
     output:
         network="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/q.pt",
         curve="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/errors.csv",
@@ -29,7 +29,7 @@ rule run_method:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.run_method --dataset {wildcards.dataset} --optimizer {wildcards.optimizer}"
+        "python -m rlstudy.bellman.cli.run_method --dataset {wildcards.dataset} --optimizer {wildcards.optimizer}"
         " --task {wildcards.task}"
         " --method {wildcards.method} --run-seed {wildcards.seed} --seed {params.seed}"
         " --trajectory data/trajectories/{wildcards.dataset}/{wildcards.task}/short --reference {input.reference}"
@@ -41,7 +41,7 @@ rule run_method:
 rule summary:
     input:
         curves=[f"{d}/errors.csv" for d in all_run_dirs()],
-        script=cli("summarise"),
+        code=sources("bellman.cli.summarise"),
     output:
         report("results/summary.csv", caption="../report/summary.rst", category="4. Tables"),
     params:
@@ -55,5 +55,5 @@ rule summary:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.summarise --curves {input.curves}"
+        "python -m rlstudy.bellman.cli.summarise --curves {input.curves}"
         " --converged-below {params.converged_below} --out {output} > {log} 2>&1"

@@ -16,7 +16,7 @@ MPO_TARGETS = [
 
 rule mpo_train:
     input:
-        script=cli("train_mpo"),
+        code=sources("agents.cli.train_mpo"),
     output:
         returns=f"{MPO_RUN}/returns.csv",
         evaluation=f"{MPO_RUN}/evaluation.csv",
@@ -39,7 +39,7 @@ rule mpo_train:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.train_mpo --env {params.env} --run-seed {wildcards.seed} --seed {params.seed}"
+        "python -m rlstudy.agents.cli.train_mpo --env {params.env} --run-seed {wildcards.seed} --seed {params.seed}"
         " --params '{params.mpo}' --device {params.device} --out-dir results/agents/mpo/seed{wildcards.seed}"
         " > {log} 2>&1"
 
@@ -48,7 +48,7 @@ rule mpo_figures:
     input:
         mpo=expand(f"{MPO_RUN}/{{f}}", seed=MPO_SEEDS, f=["returns.csv", "evaluation.csv", "diagnostics.csv"]),
         ddpg=expand("results/agents/ddpg/seed{seed}/{f}", seed=DDPG_SEEDS, f=["returns.csv", "evaluation.csv"]),
-        script=cli("plot_mpo"),
+        code=sources("agents.cli.plot_mpo"),
     output:
         figure_output("figures/agents/mpo_vs_ddpg_learning_curve", "mpo.rst", "5. Agents", "mpo"),
         figure_output("figures/agents/mpo_diagnostics", "mpo.rst", "5. Agents", "mpo"),
@@ -69,7 +69,7 @@ rule mpo_figures:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.plot_mpo --env {params.env} --mpo-runs {params.mpo_runs}"
+        "python -m rlstudy.agents.cli.plot_mpo --env {params.env} --mpo-runs {params.mpo_runs}"
         " --ddpg-runs {params.ddpg_runs} --kl-bound {params.kl_bound} --solved-return {params.solved_return}"
         " --formats {params.formats}"
         " --dpi {params.dpi} --curve-prefix figures/agents/mpo_vs_ddpg_learning_curve"
@@ -79,7 +79,7 @@ rule mpo_figures:
 rule mpo_rollout:
     input:
         model=expand(f"{MPO_RUN}/model.pt", seed=MPO_SEEDS[0]),
-        script=cli("rollout_mpo"),
+        code=sources("agents.cli.rollout_mpo"),
     output:
         report("figures/agents/mpo_rollout.gif", caption="../report/rollout.rst", category="5. Agents",
                subcategory="mpo"),
@@ -97,6 +97,6 @@ rule mpo_rollout:
     conda:
         "../../envs.yaml"
     shell:
-        "SDL_VIDEODRIVER=dummy python -m rlstudy.cli.rollout_mpo --env {params.env} --model {input.model}"
+        "SDL_VIDEODRIVER=dummy python -m rlstudy.agents.cli.rollout_mpo --env {params.env} --model {input.model}"
         " --policy-layer-sizes {params.sizes} --seed {params.seed} --run-seed {params.run_seed}"
         " --out {output} > {log} 2>&1"

@@ -12,7 +12,7 @@ wildcard_constraints:
 
 rule offline_behavioural:
     input:
-        script=cli("train_behavioural"),
+        code=sources("offline.cli.train_behavioural"),
     output:
         q=f"{OFFLINE_RUN}/behavioural/q.pt",
         evaluations=f"{OFFLINE_RUN}/behavioural/evaluations.csv",
@@ -35,14 +35,14 @@ rule offline_behavioural:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.train_behavioural {params.run} --params '{params.learner}' --atari '{params.atari}'"
+        "python -m rlstudy.offline.cli.train_behavioural {params.run} --params '{params.learner}' --atari '{params.atari}'"
         " --steps {params.steps} --out-dir {params.out_dir} > {log} 2>&1"
 
 
 rule offline_buffer:
     input:
         policy=rules.offline_behavioural.output.q,
-        script=cli("generate_buffer"),
+        code=sources("offline.cli.generate_buffer"),
     output:
         BUFFER_FILES,
         episodes=f"{OFFLINE_RUN}/buffer/episodes.csv",
@@ -69,7 +69,7 @@ rule offline_buffer:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.generate_buffer {params.run} --params '{params.learner}' --atari '{params.atari}'"
+        "python -m rlstudy.offline.cli.generate_buffer {params.run} --params '{params.learner}' --atari '{params.atari}'"
         " --policy {input.policy} --steps {params.steps} --low-noise-p {params.low_noise_p}"
         " --rand-action-p {params.rand_action_p} --buffer-dir {params.buffer_dir} --out-dir {params.out_dir}"
         " > {log} 2>&1"
@@ -78,7 +78,7 @@ rule offline_buffer:
 rule offline_train:
     input:
         BUFFER_FILES,
-        script=cli("train_offline"),
+        code=sources("offline.cli.train_offline"),
     output:
         q=f"{OFFLINE_RUN}/{{algorithm}}/q.pt",
         evaluations=f"{OFFLINE_RUN}/{{algorithm}}/evaluations.csv",
@@ -103,7 +103,7 @@ rule offline_train:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.train_offline {params.run} --params '{params.learner}' --atari '{params.atari}'"
+        "python -m rlstudy.offline.cli.train_offline {params.run} --params '{params.learner}' --atari '{params.atari}'"
         " --algorithm {wildcards.algorithm} {params.threshold} --iterations {params.iterations}"
         " --buffer-dir {params.buffer_dir} --out-dir {params.out_dir} > {log} 2>&1"
 
@@ -111,7 +111,7 @@ rule offline_train:
 rule offline_figure:
     input:
         lambda w: offline_run_files(w.env),
-        script=cli("plot_offline"),
+        code=sources("offline.cli.plot_offline"),
     output:
         figure_output("figures/offline_{env}", "offline.rst", "6. Offline RL", "{env}"),
     params:
@@ -127,14 +127,14 @@ rule offline_figure:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.plot_offline --env {wildcards.env} --runs {params.runs}"
+        "python -m rlstudy.offline.cli.plot_offline --env {wildcards.env} --runs {params.runs}"
         " --formats {params.formats} --dpi {params.dpi} --out-prefix figures/offline_{wildcards.env} > {log} 2>&1"
 
 
 rule offline_summary:
     input:
         [offline_run_files(env) for env in OFFLINE["environments"]],
-        script=cli("summarise_offline"),
+        code=sources("offline.cli.summarise_offline"),
     output:
         report("results/offline/summary.csv", caption="../report/offline_summary.rst", category="4. Tables"),
     params:
@@ -148,7 +148,7 @@ rule offline_summary:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.summarise_offline --runs {params.runs} --out {output} > {log} 2>&1"
+        "python -m rlstudy.offline.cli.summarise_offline --runs {params.runs} --out {output} > {log} 2>&1"
 
 
 rule offline_all:

@@ -4,7 +4,7 @@
 rule reference:
     input:
         trajectory_files("ours", "{task}", "long"),
-        script=cli("train_reference"),
+        code=sources("bellman.cli.train_reference"),
     output:
         "results/reference/{task}/q_star.pt",
     params:
@@ -26,7 +26,7 @@ rule reference:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.train_reference --task {wildcards.task} --method {params.method}"
+        "python -m rlstudy.bellman.cli.train_reference --task {wildcards.task} --method {params.method}"
         " --trajectory data/trajectories/ours/{wildcards.task}/long --params '{params.sgd}'"
         " --dynamics '{params.dynamics}' --seed {params.seed} --device {params.device}"
         " --out {output} > {log} 2>&1"

@@ -6,7 +6,7 @@ rule sweep_run:
     input:
         trajectory_files("ours", SWEEP["task"]),
         reference=reference_of("ours", SWEEP["task"]),
-        script=cli("run_method"),
+        code=sources("bellman.cli.run_method"),
     output:
         network="results/sweep/{grid}/{point}/seed{seed}/q.pt",
         curve="results/sweep/{grid}/{point}/seed{seed}/errors.csv",
@@ -32,7 +32,7 @@ rule sweep_run:
     # Every point shares the optimiser name, hence the initial swarm (for equal N) and the sample
     # stream: the points differ by their parameters only. Divergence is a result here, not an error.
     shell:
-        "python -m rlstudy.cli.run_method --dataset ours --optimizer cbo-sweep --task {params.task}"
+        "python -m rlstudy.bellman.cli.run_method --dataset ours --optimizer cbo-sweep --task {params.task}"
         " --method {params.method} --run-seed {wildcards.seed} --seed {params.seed}"
         " --trajectory data/trajectories/ours/{params.task}/short --reference {input.reference}"
         " --params '{params.cbo}' --dynamics '{params.dynamics}' --device {params.device} --stop-on-divergence"
@@ -42,7 +42,7 @@ rule sweep_run:
 rule sweep_table:
     input:
         curves=sweep_curves(),
-        script=cli("summarise_sweep"),
+        code=sources("bellman.cli.summarise_sweep"),
     output:
         report("results/sweep/cbo_sweep.csv", caption="../report/sweep_table.rst", category="4. Tables"),
     params:
@@ -59,14 +59,14 @@ rule sweep_table:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.summarise_sweep --sweep '{params.sweep}' --results-dir results/sweep"
+        "python -m rlstudy.bellman.cli.summarise_sweep --sweep '{params.sweep}' --results-dir results/sweep"
         " --converged-below {params.converged_below} --out {output} > {log} 2>&1"
 
 
 rule sweep_figure:
     input:
         table="results/sweep/cbo_sweep.csv",
-        script=cli("plot_sweep"),
+        code=sources("bellman.cli.plot_sweep"),
     output:
         figure_output("figures/ours/cbo_sweep", "cbo_sweep.rst", "3. What CBO needs", "parameter sweep"),
     params:
@@ -82,14 +82,14 @@ rule sweep_figure:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.plot_sweep --table {input.table} --converged-below {params.converged_below}"
+        "python -m rlstudy.bellman.cli.plot_sweep --table {input.table} --converged-below {params.converged_below}"
         " --formats {params.formats} --dpi {params.dpi} --out-prefix figures/ours/cbo_sweep > {log} 2>&1"
 
 
 rule cost_figure:
     input:
         lambda w: [f"{d}/{f}" for d in dataset_run_dirs(w.dataset) for f in ("errors.csv", "wall_time.csv")],
-        script=cli("plot_cost"),
+        code=sources("bellman.cli.plot_cost"),
     output:
         figure_output("figures/{dataset}/cost_{cost}", "cost.rst", "3. What CBO needs", "equal cost, {dataset} data"),
     params:
@@ -105,5 +105,5 @@ rule cost_figure:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.cli.plot_cost --cost {wildcards.cost} --runs {params.runs} --formats {params.formats}"
+        "python -m rlstudy.bellman.cli.plot_cost --cost {wildcards.cost} --runs {params.runs} --formats {params.formats}"
         " --dpi {params.dpi} --out-prefix figures/{wildcards.dataset}/cost_{wildcards.cost} > {log} 2>&1"

@@ -12,7 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..progress import progress
+from rlstudy.core.progress import progress
+
 from .episodes import check_finite
 from .nets import mlp
 from .replay import Batch, Collector, ReplayBuffer

@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 import pandas as pd
 
-from ..errors import DivergenceError, InputError
+from rlstudy.core.errors import DivergenceError, InputError
 
 
 def make_env(env_id: str, action_space: type[gym.Space], where: str, **kwargs) -> gym.Env:

@@ -28,8 +28,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..errors import DivergenceError, InputError
-from ..progress import progress
+from rlstudy.core.errors import DivergenceError, InputError
+from rlstudy.core.progress import progress
 
 MIN_LOG_STD, MAX_LOG_STD = -20.0, 2.0
 DUAL_FLOOR = -18.0  # unconstrained duals are clamped from below, so softplus never underflows to 0

@@ -11,8 +11,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import InputError
-from ..io import load_npy, load_tensors, save_npy, save_tensors
+from rlstudy.core.errors import InputError
+from rlstudy.core.io import load_npy, load_tensors, save_npy, save_tensors
+
 from . import ddpg, dqn, tabular
 from .episodes import make_env
 

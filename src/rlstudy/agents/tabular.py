@@ -17,8 +17,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..errors import InputError
-from ..progress import progress
+from rlstudy.core.errors import InputError
+from rlstudy.core.progress import progress
+
 from .episodes import Returns, check_finite, make_env
 from .nets import linear
 

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from .buffer import Batch
-from .dqn import Learner, LearnerParams, double_q_target
+from .double_dqn import Learner, LearnerParams, double_q_target
 from .envs import EnvInfo
 from .networks import BCQNetwork
 

@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..errors import InputError
-from ..io import load_npy, save_npy
+from rlstudy.core.errors import InputError
+from rlstudy.core.io import load_npy, save_npy
+
 from .envs import EnvInfo
 
 ARRAYS = ("frames", "frame", "step", "action", "reward", "terminal")

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..io import write_artefact
+from rlstudy.core.io import write_artefact
 
 
 def pickled(value) -> torch.Tensor:

@@ -14,7 +14,7 @@ import ale_py
 import gymnasium as gym
 import numpy as np
 
-from ..errors import InputError
+from rlstudy.core.errors import InputError
 
 gym.register_envs(ale_py)
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .. import seeding
-from .dqn import Learner, LearnerParams
+from rlstudy.core import seeding
+
+from .double_dqn import Learner, LearnerParams
 from .envs import AtariPreprocessing, EnvInfo, make_env
 from .evaluation import evaluate
 

@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..progress import progress
+from rlstudy.core.progress import progress
+
 from .buffer import ReplayBuffer
 from .checkpoint import load_checkpoint, pickled, random_states, restore_random_states, save_checkpoint, unpickled
-from .dqn import Learner
+from .double_dqn import Learner
 from .envs import EnvInfo, learning_reward, newest_frame
 from .evaluation import EVALUATION_COLUMNS
 

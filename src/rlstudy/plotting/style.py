@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from ..io import write_artefact  # noqa: E402
+from rlstudy.core.io import write_artefact  # noqa: E402
 
 METHOD_COLOURS = dict(zip(("UR", "DS", "BFF"), sns.color_palette("colorblind", 3)))
 DATASET_NAMES = {"ours": "our trajectory", "authors": "the authors' trajectory"}  # for titles

@@ -1,0 +1,47 @@
+"""A GIF of one greedy rollout of a trained MPO policy, rendered offscreen (render_mode="rgb_array")."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from rlstudy.agents.mpo import make_env, policy_from_state_dict
+from rlstudy.agents.rollout import greedy_rollout, save_gif
+from rlstudy.core import seeding
+from rlstudy.core.cli import parser, run
+from rlstudy.core.io import load_tensors, provenance
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--env", required=True, help="gymnasium id (config 'mpo.env')")
+    p.add_argument("--model", required=True, help="model.pt of an MPO run")
+    p.add_argument("--policy-layer-sizes", type=int, nargs="+", required=True, help="config 'mpo.policy_layer_sizes'")
+    p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--run-seed", type=int, required=True, help="the seed of the run the model comes from")
+    p.add_argument("--max-steps", type=int, default=200)
+    p.add_argument("--fps", type=int, default=30)
+    p.add_argument("--every", type=int, default=2, help="keep every n-th frame")
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame renders without a display
+    policy = policy_from_state_dict(load_tensors(args.model, "MPO model"), tuple(args.policy_layer_sizes))
+    env = make_env(args.env, "mpo.env", render_mode="rgb_array")
+
+    def act(observation):
+        with torch.no_grad():
+            mean, _ = policy(torch.as_tensor(observation, dtype=torch.float32).unsqueeze(0))
+            return policy.clip(mean)[0].numpy()
+
+    rollout_seed = seeding.stream_seed(args.seed, "mpo", "rollout", str(args.run_seed))
+    frames, _, rewards = greedy_rollout(env, act, rollout_seed, args.max_steps)
+    env.close()
+    print(f"greedy rollout of {args.model}: {len(rewards)} steps, return {rewards.sum():.1f}")
+    record = provenance({"env": args.env, "run_seed": args.run_seed, "max_steps": args.max_steps, "fps": args.fps,
+                         "every": args.every, "return": float(rewards.sum())}, args.seed, {"model": args.model})
+    save_gif(args.out, frames, fps=args.fps, every=args.every, record=record)
+
+
+if __name__ == "__main__":
+    run(main)

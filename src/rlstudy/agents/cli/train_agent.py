@@ -1,0 +1,69 @@
+"""Train one of the basics notebook's agents (Q-table, linear Q, DQN, DDPG) with one seed.
+
+Writes, in --out-dir: returns.csv (episode, step, return: one row per training episode),
+evaluation.csv (episode, return: greedy episodes after training, on an environment seeded from
+the run seed) and the model (q_table.npy or model.pt), each with its provenance record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rlstudy.agents.episodes import evaluate
+from rlstudy.agents.registry import AGENTS
+from rlstudy.core import seeding
+from rlstudy.core.cli import build, json_arg, parser, run, setup_torch
+from rlstudy.core.io import provenance, save_csv
+
+
+def agent_params(agent, values: dict):
+    """The agent's parameter dataclass from the config's `params` (lists become tuples)."""
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+    return build(agent.params, values, f"config '{agent.name}.params'")
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--agent", choices=sorted(AGENTS), required=True)
+    p.add_argument("--env", required=True, help="gymnasium environment id")
+    p.add_argument("--params", type=json_arg, required=True, help="JSON of the agent's parameters")
+    p.add_argument("--evaluation-episodes", type=int, default=10)
+    p.add_argument("--run-seed", type=int, required=True, help="the replicate's seed")
+    p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--out-dir", required=True)
+    args = p.parse_args()
+    setup_torch("cpu")  # networks this small train fastest on the CPU
+    agent = AGENTS[args.agent]
+    params = agent_params(agent, args.params)
+    names = (agent.name, str(args.run_seed))
+    env = agent.make_env(args.env, params)
+
+    start = time.perf_counter()
+    model, returns = agent.train(env, params, seeding.stream_seed(args.seed, *names, "env"),
+                                 seeding.numpy_rng(args.seed, *names, "acting"),
+                                 seeding.torch_generator(args.seed, *names, "init"))
+    seconds = time.perf_counter() - start
+    evaluation = evaluate(env, agent.policy(model), seeding.stream_seed(args.seed, *names, "evaluation"),
+                          args.evaluation_episodes)
+    curve = returns.frame()
+    print(f"{agent.name} on {args.env}, seed {args.run_seed}: {len(curve)} episodes, {curve['step'].iloc[-1]} steps "
+          f"in {seconds:.1f} s; last 10 training returns {curve['return'].tail(10).mean():.1f}; "
+          f"greedy evaluation {np.mean(evaluation):.1f} over {len(evaluation)} episodes")
+
+    record = provenance({"agent": agent.name, "env": args.env, "run_seed": args.run_seed,
+                         "params": dataclasses.asdict(params), "evaluation_episodes": args.evaluation_episodes},
+                        args.seed, {})
+    out = Path(args.out_dir)
+    save_csv(out / "returns.csv", curve, record)
+    save_csv(out / "evaluation.csv", pd.DataFrame({"episode": np.arange(1, len(evaluation) + 1),
+                                                   "return": evaluation}), record)
+    agent.save(out / agent.model_file, model, record)
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,150 @@
+"""The original authors' data (franinsu/CBO_RL at a fixed commit) as a dataset source.
+
+Three ways in, one format out (datasets.py): download the original PyTorch files and check each
+one's sha256; read files already downloaded (same check); or read the NumPy conversion shipped
+beside this project (`../shared/data/cbo_rl_original`). The control reference network is a
+pickled whole module (`__main__.Net`): it is unpickled by an unpickler that may construct only
+the few classes such a file needs and refuses anything else, so a tampered file cannot run code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import urllib.request
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import torch
+
+from rlstudy.core.errors import InputError
+
+from .qnet import LAYER_NAMES
+from .sde import Trajectory
+
+REPOSITORY = "franinsu/CBO_RL"
+COMMIT = "772ee5735126063ae5e413c7eef3c4858d3adcbe"
+URL = f"https://raw.githubusercontent.com/{REPOSITORY}/{COMMIT}/cache/{{name}}"
+SHA256 = {
+    "S_1.pt": "e766b38c89f74d2efaf787d2b113b38b1ca4afb0ec9cfeebd920344a84ea303b",
+    "A_idx_1.pt": "628eb58d81d5db62537e37957ac543707124255d3eb6594894c3ea7241622397",
+    "R_1.pt": "786c069dd95a114799170424395dbc87dd51e24a8f176069529bb454e397dc5a",
+    "S_2.pt": "ead9da75e427670cb870d0e9de6cb05244e660f440f4bbfc0a8b61e9bafd893f",
+    "A_idx_2.pt": "292dc647f9a285c03c927af184a3bef118922d12d720fd4ce16dae6822e6db3a",
+    "R_2.pt": "2581bdfba3b09018e7857d423d94a9c50bc4d601368468d993f07f9f94e9ea9e",
+    "Q_ctrl_star.pt": "c656e6aa4df0aab8a62969be556ef6376b18f2a639917cd74771d68dbe77d99a",
+}
+SUFFIX_OF_TASK = {"evaluation": "1", "control": "2"}  # the notebook's file numbering
+NPZ_OF_TASK = {"evaluation": "evaluation_trajectory_1e6.npz", "control": "control_trajectory_1e6.npz"}
+NPZ_REFERENCE = "control_reference_q.npz"
+
+
+def verify(path: Path, name: str | None = None) -> None:
+    """Refuse a file whose sha256 is not the published one, naming it."""
+    name = name or path.name
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != SHA256[name]:
+        raise InputError(f"{path}: sha256 {digest} does not match the published {SHA256[name]} of {name}; "
+                         "the file is corrupt or not the authors' (delete it and download again)")
+
+
+def download(name: str, folder: Path) -> Path:
+    """Fetch one original file into folder, verified before it gets its final name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target, partial = folder / name, folder / f".{name}.part"
+    try:
+        with urllib.request.urlopen(URL.format(name=name), timeout=60) as response:
+            partial.write_bytes(response.read())
+    except OSError as err:
+        raise InputError(f"cannot download {URL.format(name=name)}: {err}; download it by hand into {folder} "
+                         "or point config 'authors_data' at a copy") from err
+    try:
+        verify(partial, name)
+    except InputError:
+        partial.unlink()
+        raise
+    partial.replace(target)
+    return target
+
+
+def _column(path: Path) -> np.ndarray:
+    tensor = torch.load(path, weights_only=True)
+    return tensor.reshape(-1).numpy()
+
+
+def trajectory_from_originals(folder: Path, task: str) -> Trajectory:
+    """A trajectory from the authors' S_k.pt, A_idx_k.pt, R_k.pt (each checked first)."""
+    k = SUFFIX_OF_TASK[task]
+    paths = {part: folder / f"{part}_{k}.pt" for part in ("S", "A_idx", "R")}
+    for path in paths.values():
+        if not path.is_file():
+            raise InputError(f"missing input file {path} (the authors' {task} data)")
+        verify(path)
+    return Trajectory(_column(paths["S"]).astype(np.float64), _column(paths["A_idx"]).astype(np.int8),
+                      _column(paths["R"]).astype(np.float64))
+
+
+def trajectory_from_npz(path: Path) -> Trajectory:
+    """A trajectory from the NumPy conversion (arrays states, action_indices, rewards)."""
+    if not path.is_file():
+        raise InputError(f"missing input file {path} (the authors' data, NumPy conversion)")
+    with np.load(path, allow_pickle=False) as arrays:
+        return Trajectory(arrays["states"].astype(np.float64), arrays["action_indices"].astype(np.int8),
+                          arrays["rewards"].astype(np.float64))
+
+
+def reference_from_npz(path: Path) -> dict[str, torch.Tensor]:
+    if not path.is_file():
+        raise InputError(f"missing input file {path} (the authors' control Q*, NumPy conversion)")
+    with np.load(path, allow_pickle=False) as arrays:
+        return {key: torch.from_numpy(arrays[key].astype(np.float32)) for key in arrays.files}
+
+
+class _NetStandIn(torch.nn.Module):
+    """Receives the attributes of the pickled `__main__.Net`; only its parameters are used."""
+
+
+_ALLOWED = {
+    ("__main__", "Net"): _NetStandIn,
+    ("torch.nn.modules.linear", "Linear"): torch.nn.Linear,
+    ("collections", "OrderedDict"): __import__("collections").OrderedDict,
+    ("torch._utils", "_rebuild_tensor_v2"): torch._utils._rebuild_tensor_v2,
+    ("torch._utils", "_rebuild_parameter"): torch._utils._rebuild_parameter,
+    ("torch", "FloatStorage"): torch.FloatStorage,
+    ("__builtin__", "set"): set,  # a module's set of non-persistent buffer names (pickle protocol 2)
+    ("builtins", "set"): set,
+}
+
+
+class RestrictedUnpickler(pickle.Unpickler):
+    """Constructs only what a pickled `Net` of Linear layers needs; anything else is refused."""
+
+    def find_class(self, module: str, name: str):
+        try:
+            return _ALLOWED[(module, name)]
+        except KeyError:
+            raise pickle.UnpicklingError(
+                f"refused to load {module}.{name}: a Q network file may only contain "
+                f"{sorted(f'{m}.{n}' for m, n in _ALLOWED)}") from None
+
+
+RESTRICTED_PICKLE = SimpleNamespace(Unpickler=RestrictedUnpickler, load=pickle.load, __name__="restricted_pickle")
+
+
+def reference_from_pickled_module(path: Path, check_hash: bool = True) -> dict[str, torch.Tensor]:
+    """The state dict (fc1.weight ... fc3.bias) of a pickled whole `Net` module."""
+    if check_hash:
+        verify(path)
+    try:
+        module = torch.load(path, weights_only=False, pickle_module=RESTRICTED_PICKLE)
+    except pickle.UnpicklingError as err:
+        raise InputError(f"{path}: {err}") from err
+    state = {}
+    for layer in LAYER_NAMES:
+        linear = getattr(module, layer, None)
+        if not isinstance(linear, torch.nn.Linear):
+            raise InputError(f"{path}: expected a Linear layer '{layer}' in the pickled network")
+        state[f"{layer}.weight"] = linear.weight.detach().clone()
+        state[f"{layer}.bias"] = linear.bias.detach().clone()
+    return state

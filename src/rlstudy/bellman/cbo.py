@@ -1,0 +1,212 @@
+"""Consensus-based optimisation (CBO) of the Bellman residual over a swarm of Q networks.
+
+Each particle X_i is a flat parameter vector. One step, on a fresh random subset of m transitions:
+
+    L_i  = mean(j_i * j^_i) / 2                                   (residuals.cbo_loss)
+    w_i  = exp(-beta * (L_i - min_k L_k))                         (shifted: no underflow, no 0/0)
+    x^   = sum_i w_i X_i / sum_i w_i                               (the consensus)
+    X_i <- X_i - lambda*eta*(X_i - x^) + tau*sqrt(eta)*(X_i - x^) * Z_i,   Z_i ~ N(0, I)
+
+(the noise is component-wise, "anisotropic" CBO, as in the notebook). The consensus network is
+the one whose error is reported. With particle_batch = particles, one epoch is one step over all
+particles; a smaller particle_batch cycles through random particle batches as the notebook does.
+
+Why the notebook's setting cannot converge (README, "What CBO needs"): the weights' effective
+sample size (ESS) falls to 1, so the consensus is the best particle, which sits at distance 0 from
+itself and never moves; every other coordinate is multiplied each step by (1 - lambda*eta +
+tau*sqrt(eta)*Z), whose mean square 1.07 > 1 blows the spread up while its mean log < 0 collapses
+most coordinates. Nothing explores. Options beyond the notebook, all off in its setting:
+  * kick, kick_decay: an additive Brownian kick kick*kick_decay**k*sqrt(eta)*Z to every particle
+    after each step, the exploration that the multiplicative noise cannot sustain (the authors'
+    later code kicked when the consensus stalled).
+  * ess_target: choose beta every step so that the ESS is ess_target * M (bisection in log beta),
+    so the consensus averages several particles instead of copying one.
+  * output_bias_init="reward_level": start every output bias at mean(reward)/(1 - gamma), the
+    level of Q, which otherwise dominates the loss while the error metric ignores it.
+  * matched_actions (BFF only): draw only transitions with a_{m+1} = a_m. BFF's second next state
+    uses the increment of the next action; when that action differs, E[j * j^] is a product of two
+    different factors, unbounded below, and a selection method drives it negative.
+Samples are drawn uniformly with replacement (m << n; a randperm of 1e6 per step costs more
+than a whole step of the small swarms).
+The ESS, the chosen beta and the swarm's spread are recorded for the diagnosis.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import torch
+
+from rlstudy.core.errors import DivergenceError
+from rlstudy.core.progress import progress
+
+from .metrics import ErrorMeter
+from .qnet import SHAPE, forward_no_grad, init_params
+from .residuals import (
+    ResidualBatch,
+    TrajectoryTensors,
+    cbo_loss,
+    make_batch,
+    residual_pair,
+    rows_per_sample,
+    usable_starts,
+)
+from .sde import Dynamics
+from .sgd import epoch_batches
+
+
+@dataclass(frozen=True)
+class CBOParams:
+    particles: int  # N
+    particle_batch: int  # M, particles per step (M = N: every particle every step)
+    samples: int  # m, transitions per step
+    epochs: int
+    lam: float  # lambda, drift towards the consensus
+    eta: float  # step size
+    tau: float  # noise scale (the notebook's sigma of CBO)
+    beta: float  # inverse temperature of the weights
+    gamma: float = 0.9
+    ur_action: str = "recorded"
+    output_bias_init: str = "default"  # "default" (torch's init) or "reward_level": mean(r)/(1-gamma)
+    kick: float = 0.0  # standard deviation of the additive kick at step 0 (times sqrt(eta))
+    kick_decay: float = 1.0  # the kick at step k is kick * kick_decay**k
+    ess_target: float = 0.0  # > 0: beta is re-chosen each step so that ESS = ess_target * M; beta is ignored
+    matched_actions: bool = False  # BFF: only transitions with a_{m+1} = a_m
+
+
+@dataclass
+class CBOHistory:
+    loss: list[float]  # the weighted mean of the particles' losses on the step's samples
+    error: list[float]
+    ess: list[float]
+    beta: list[float]
+    spread: list[float]  # root mean squared distance of the particles to the consensus
+    evaluations: list[int]  # cumulative network evaluations (one state each), over all particles
+    seconds: list[float]  # wall time since the start (the only record that differs between reruns)
+    diverged_at: int | None = None  # the step whose losses or particles were not finite (stop_on_divergence)
+
+
+def initial_swarm(params: CBOParams, generator: torch.Generator, mean_reward: float) -> torch.Tensor:
+    """N particles drawn as torch initialises a network; see output_bias_init above."""
+    particles = init_params(params.particles, generator)
+    if params.output_bias_init == "reward_level":
+        particles[:, -SHAPE.actions:] += mean_reward / (1.0 - params.gamma)
+    elif params.output_bias_init != "default":
+        raise ValueError(f"output_bias_init must be 'default' or 'reward_level', got {params.output_bias_init!r}")
+    return particles
+
+
+def consensus_weights(losses: torch.Tensor, beta: float) -> torch.Tensor:
+    """exp(-beta * (L - min L)) normalised to sum to one; the shift makes it finite for any beta, L."""
+    shifted = -beta * (losses - losses.min())
+    return torch.softmax(shifted.to(torch.float64), dim=0)
+
+
+def beta_for_ess(losses: torch.Tensor, target: float, low: float = 1e-3, high: float = 1e9) -> float:
+    """The beta whose weights have effective sample size 1/sum(w^2) = target (bisection in log beta;
+    the ESS falls monotonically from M at beta=0 to the number of minimisers as beta grows)."""
+    for _ in range(40):
+        mid = math.sqrt(low * high)
+        if effective_sample_size(consensus_weights(losses, mid)) > target:
+            low = mid
+        else:
+            high = mid
+    return math.sqrt(low * high)
+
+
+def effective_sample_size(weights: torch.Tensor) -> float:
+    return float(1.0 / (weights ** 2).sum())
+
+
+def cbo_update(particles: torch.Tensor, weights: torch.Tensor, lam: float, eta: float, tau: float,
+               noise: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """One CBO move of particles (M, d) given normalised weights (M,) and standard normals (M, d).
+
+    Returns (new particles, consensus). Particles at the consensus stay there: both the drift and
+    the noise are proportional to X_i - x^.
+    """
+    consensus = (weights.to(particles.dtype) @ particles)
+    offset = particles - consensus
+    return particles - lam * eta * offset + tau * math.sqrt(eta) * offset * noise, consensus
+
+
+def particle_losses(particles: torch.Tensor, batch: ResidualBatch, gamma: float) -> torch.Tensor:
+    """L_i for each particle: a loop of ordinary matmuls, measured faster here than one batched
+    matmul over all particles (whose large intermediates make it memory-bound)."""
+    def loss(theta):
+        q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
+        return cbo_loss(*residual_pair(forward_no_grad(theta, batch.feats), q_next, batch, gamma))
+
+    return torch.stack([loss(theta) for theta in particles])
+
+
+def particle_batch_schedule(params: CBOParams, generator: torch.Generator):
+    """The particle batches of every epoch in turn (each epoch a shuffle of all particles)."""
+    remainder = torch.empty(0, dtype=torch.long)
+    for _ in range(params.epochs):
+        batches, remainder = epoch_batches(params.particles, params.particle_batch, remainder, generator)
+        yield from batches
+
+
+def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, task: str, params: CBOParams,
+              dynamics: Dynamics, generator: torch.Generator, meter: ErrorMeter | None = None,
+              label: str = "CBO", stop_on_divergence: bool = False) -> tuple[torch.Tensor, CBOHistory]:
+    """Run CBO from the initial swarm (N, d); returns the final consensus and the history.
+
+    Non-finite losses or particles raise DivergenceError, or with stop_on_divergence (parameter
+    sweeps, where divergence is a result) end the run at the last finite consensus."""
+    if particles.shape != (params.particles, SHAPE.size):
+        raise ValueError(f"{label}: expected {params.particles} particles of size {SHAPE.size}, "
+                         f"got {tuple(particles.shape)}")
+    # Indices and random draws live on the CPU (the generator's device); make_batch and the lines
+    # below move what they draw to the particles' device, a no-op on the CPU.
+    device = particles.device
+    starts_pool = torch.arange(usable_starts(method, len(traj.states)))
+    if params.matched_actions and method == "BFF":
+        actions = traj.action_indices.cpu()
+        starts_pool = starts_pool[actions[starts_pool + 1] == actions[starts_pool]]
+    if len(starts_pool) == 0:
+        raise ValueError(f"{label}: the trajectory has no usable transitions")
+    particles = particles.clone()
+    consensus = particles.mean(dim=0)
+    history = CBOHistory([math.nan], [meter(consensus) if meter else math.nan], [math.nan], [math.nan], [math.nan],
+                         [0], [0.0])
+    start = time.perf_counter()
+    steps = (params.epochs * params.particles) // params.particle_batch
+    bar = progress(desc=label, total=steps, unit="step")
+    with torch.no_grad():
+        for chosen in particle_batch_schedule(params, generator):
+            chosen = chosen.to(device)
+            step = len(history.loss)
+            starts = starts_pool[torch.randint(len(starts_pool), (params.samples,), generator=generator)]
+            batch = make_batch(traj, starts, method, task, dynamics, generator, params.ur_action)
+            losses = particle_losses(particles[chosen], batch, params.gamma)
+            beta = beta_for_ess(losses, params.ess_target * len(chosen)) if params.ess_target else params.beta
+            weights = consensus_weights(losses, beta)
+            noise = torch.randn(len(chosen), particles.shape[1], generator=generator).to(device)
+            moved, new_consensus = cbo_update(particles[chosen], weights, params.lam, params.eta, params.tau, noise)
+            if params.kick:
+                scale = params.kick * params.kick_decay ** (step - 1) * math.sqrt(params.eta)
+                moved += scale * torch.randn(moved.shape, generator=generator).to(device)
+            if not (torch.isfinite(losses).all() and torch.isfinite(moved).all()):
+                message = (f"{label} diverged at step {step}: non-finite particle losses or "
+                           f"parameters (beta={params.beta}, tau={params.tau}, eta={params.eta})")
+                if not stop_on_divergence:
+                    raise DivergenceError(message)
+                print(message + "; stopped, keeping the last finite consensus")
+                history.diverged_at = step
+                break
+            particles[chosen], consensus = moved, new_consensus
+            history.loss.append(float(weights.to(losses.dtype) @ losses))
+            history.error.append(meter(consensus) if meter else math.nan)
+            history.ess.append(effective_sample_size(weights))
+            history.beta.append(beta)
+            history.spread.append(float((moved - consensus).pow(2).sum(dim=1).mean().sqrt()))
+            history.evaluations.append(history.evaluations[-1] + len(chosen) * params.samples * rows_per_sample(method))
+            history.seconds.append(time.perf_counter() - start)
+            bar.update()
+            bar.set_postfix(loss=f"{history.loss[-1]:.4g}", ess=f"{history.ess[-1]:.2f}", refresh=False)
+    bar.close()
+    return consensus, history

@@ -1,0 +1,80 @@
+"""Bring the original authors' 1e6-step trajectory of a task (and their control Q*) into the
+pipeline's formats, from a download, from downloaded originals, or from the NumPy conversion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlstudy.bellman import authors_data as ad
+from rlstudy.bellman.datasets import FILES, save_trajectory
+from rlstudy.bellman.residuals import TASKS
+from rlstudy.bellman.sde import Trajectory
+from rlstudy.core.cli import parser, run
+from rlstudy.core.errors import InputError
+from rlstudy.core.io import provenance, save_tensors
+
+
+def originals_folder(source: str, download_dir: Path, names: list[str]) -> Path | None:
+    """The folder of original .pt files to read, downloading them first if asked; None when
+    the source is the NumPy conversion instead."""
+    if source == "download":
+        for name in names:
+            if not (download_dir / name).is_file():
+                ad.download(name, download_dir)
+        return download_dir
+    folder = Path(source)
+    if not folder.is_dir():
+        raise InputError(f"config 'authors_data': {folder} is not a folder (give a folder with the authors' "
+                         "original .pt files or their NumPy conversion, or 'download')")
+    return folder if all((folder / name).is_file() for name in names) else None
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--task", choices=TASKS, required=True)
+    p.add_argument("--source", required=True, help="'download', or a folder with the originals or the .npz files")
+    p.add_argument("--download-dir", default="data/authors_original")
+    p.add_argument("--trajectory-out", help="the trajectory folder to write")
+    p.add_argument("--steps", type=int, default=0, help="keep the first STEPS steps only (0: all; smoke runs)")
+    p.add_argument("--reference-out", help="control only: where to write the authors' Q* state dict")
+    args = p.parse_args()
+    if not (args.trajectory_out or args.reference_out):
+        raise InputError("nothing to do: give --trajectory-out, --reference-out, or both")
+    if args.reference_out and args.task != "control":
+        raise InputError("the authors published a reference Q* for the control task only")
+    if args.steps < 0:
+        raise InputError(f"--steps must be at least 0, got {args.steps}")
+    k = ad.SUFFIX_OF_TASK[args.task]
+    names = [f"{part}_{k}.pt" for part in ("S", "A_idx", "R")] if args.trajectory_out else []
+    names += ["Q_ctrl_star.pt"] if args.reference_out else []
+    folder = originals_folder(args.source, Path(args.download_dir), names)
+    params = {"task": args.task, "source": args.source, "steps": args.steps, "repository": ad.REPOSITORY,
+              "commit": ad.COMMIT}
+    origin = "the original files" if folder is not None else "the NumPy conversion"
+    if args.trajectory_out:
+        if folder is not None:
+            traj = ad.trajectory_from_originals(folder, args.task)
+            inputs = {name: folder / name for name in names if name != "Q_ctrl_star.pt"}
+        else:
+            npz = Path(args.source) / ad.NPZ_OF_TASK[args.task]
+            traj = ad.trajectory_from_npz(npz)
+            inputs = {npz.name: npz}
+        if args.steps:
+            traj = Trajectory(*(getattr(traj, name)[: args.steps] for name in FILES))
+        save_trajectory(args.trajectory_out, traj, provenance(params, None, inputs))
+        print(f"imported the authors' {args.task} trajectory ({len(traj.states):,} steps) from {origin} "
+              f"in {args.source}")
+    if args.reference_out:
+        if folder is not None:
+            state = ad.reference_from_pickled_module(folder / "Q_ctrl_star.pt")
+            inputs = {"Q_ctrl_star.pt": folder / "Q_ctrl_star.pt"}
+        else:
+            npz = Path(args.source) / ad.NPZ_REFERENCE
+            state = ad.reference_from_npz(npz)
+            inputs = {npz.name: npz}
+        save_tensors(args.reference_out, state, provenance(params, None, inputs))
+        print(f"imported the authors' control Q* from {origin} in {args.source}")
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,36 @@
+"""Sample one SDE trajectory of a task's policy and write it as a dataset folder."""
+
+from __future__ import annotations
+
+import time
+
+from rlstudy.bellman.datasets import save_trajectory
+from rlstudy.bellman.residuals import POLICY_OF_TASK, TASKS
+from rlstudy.bellman.sde import Dynamics, sample_trajectory
+from rlstudy.core import seeding
+from rlstudy.core.cli import build, json_arg, parser, run
+from rlstudy.core.io import provenance
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--task", choices=TASKS, required=True,
+                   help="evaluation: pi(+1|s) = 1/2 + sin(s)/5; control: uniform behaviour policy")
+    p.add_argument("--size", required=True, help="the dataset's name in the config (short, long)")
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics")
+    p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--out-dir", required=True)
+    args = p.parse_args()
+    dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
+    rng = seeding.numpy_rng(args.seed, "dataset", args.task, args.size)
+    start = time.perf_counter()
+    traj = sample_trajectory(POLICY_OF_TASK[args.task], args.steps, dynamics, rng)
+    print(f"sampled {args.steps} steps of the {args.task} policy in {time.perf_counter() - start:.1f} s")
+    params = {"task": args.task, "size": args.size, "steps": args.steps, "dynamics": args.dynamics,
+              "policy": POLICY_OF_TASK[args.task], "stream": ["dataset", args.task, args.size]}
+    save_trajectory(args.out_dir, traj, provenance(params, args.seed, {}))
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,45 @@
+"""Render the three-panel Q figure of one task and optimiser from its runs (PNG and PDF)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import pandas as pd
+
+from rlstudy.bellman.figures.q import plot_q_figure
+from rlstudy.bellman.qnet import load_network
+from rlstudy.bellman.residuals import TASKS
+from rlstudy.core.cli import parser, run
+from rlstudy.core.io import load_csv
+from rlstudy.plotting import style
+
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--task", choices=TASKS, required=True)
+    p.add_argument("--optimizer", required=True)
+    p.add_argument("--reference", required=True, help="Q* state dict (.pt)")
+    p.add_argument("--reference-note", default="", help="how Q* was made, for the title")
+    p.add_argument("--runs", nargs="+", required=True, help="run folders, each with q.pt and errors.csv")
+    p.add_argument("--converged-below", type=float, default=0.5)
+    p.add_argument("--out-prefix", required=True)
+    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
+    p.add_argument("--dpi", type=int, default=150)
+    args = p.parse_args()
+    networks, curves = defaultdict(list), []
+    for folder in sorted(args.runs):
+        curve = load_csv(Path(folder) / "errors.csv", "error curve")
+        curves.append(curve)
+        networks[curve["method"].iloc[0]].append(load_network(Path(folder) / "q.pt", "a run's network"))
+    data = style.DATASET_NAMES[curves[0]["dataset"].iloc[0]]
+    title = (f"Q-{args.task}, {args.optimizer.upper()} on {data}"
+             + (f"; {args.reference_note}" if args.reference_note else ""))
+    fig = plot_q_figure(load_network(args.reference, "reference Q*"), dict(networks), pd.concat(curves), title,
+                        args.converged_below)
+    style.save(fig, args.out_prefix, args.formats, args.dpi)
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,27 @@
+"""Render the trajectory diagnostics of one dataset (PNG and PDF)."""
+
+from __future__ import annotations
+
+from rlstudy.bellman.datasets import load_trajectory
+from rlstudy.bellman.figures.trajectory import plot_trajectory_figure
+from rlstudy.bellman.residuals import POLICY_OF_TASK, TASKS
+from rlstudy.core.cli import parser, run
+from rlstudy.plotting import style
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--task", choices=TASKS, required=True)
+    p.add_argument("--trajectory", required=True)
+    p.add_argument("--out-prefix", required=True, help="written as <prefix>.png and <prefix>.pdf")
+    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
+    p.add_argument("--dpi", type=int, default=150)
+    args = p.parse_args()
+    traj = load_trajectory(args.trajectory)
+    title = (f"{args.task} trajectory: {len(traj):,} steps of the {POLICY_OF_TASK[args.task]} policy "
+             f"({args.trajectory})")
+    style.save(plot_trajectory_figure(traj, title), args.out_prefix, args.formats, args.dpi)
+
+
+if __name__ == "__main__":
+    run(main)

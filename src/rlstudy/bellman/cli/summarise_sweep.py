@@ -1,0 +1,47 @@
+"""Collect the CBO sweep's runs into one tidy table: one row per run, every CBO parameter a column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rlstudy.bellman.sweep import sweep_points
+from rlstudy.core.cli import json_arg, parser, run
+from rlstudy.core.io import load_csv, provenance, save_csv
+
+
+def sweep_table(sweep: dict, results_dir: Path, converged_below: float) -> tuple[pd.DataFrame, dict]:
+    rows, inputs = [], {}
+    for point in sweep_points(sweep):
+        for seed in sweep["seeds"]:
+            path = results_dir / point.grid / point.label / f"seed{seed}" / "errors.csv"
+            curve = load_csv(path, "sweep error curve")
+            inputs[str(path)] = path
+            diverged = bool(curve["diverged"].iloc[-1])
+            final = np.inf if diverged else float(curve["rel_error"].iloc[-1])
+            rows.append({"grid": point.grid, "x": point.x, "x_value": point.x_value, "y": point.y,
+                         "y_value": point.y_value, "task": sweep["task"], "method": sweep["method"], "seed": seed,
+                         **point.params, "iterations": int(curve["iteration"].iloc[-1]),
+                         "evaluations": int(curve["evaluations"].iloc[-1]), "final_rel_error": final,
+                         "min_rel_error": float(curve["rel_error"].min()), "diverged": diverged,
+                         "converged": (not diverged) and final <= converged_below})
+    return pd.DataFrame(rows), inputs
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--sweep", type=json_arg, required=True, help="JSON of config 'cbo_sweep'")
+    p.add_argument("--results-dir", type=Path, required=True, help="results/sweep")
+    p.add_argument("--converged-below", type=float, required=True)
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    table, inputs = sweep_table(args.sweep, args.results_dir, args.converged_below)
+    print(table[["grid", "x", "x_value", "y", "y_value", "seed", "final_rel_error", "converged"]].to_string(index=False))
+    save_csv(args.out, table, provenance({"cbo_sweep": args.sweep, "converged_below": args.converged_below},
+                                         None, inputs))
+
+
+if __name__ == "__main__":
+    run(main)

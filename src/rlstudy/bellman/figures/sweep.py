@@ -1,0 +1,56 @@
+"""Heatmaps of the CBO sweep: final e_k/e_0 (mean over seeds) for each pair of parameter values."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from rlstudy.bellman.sweep import format_value
+from rlstudy.plotting import style
+
+
+def tick_label(value) -> str:
+    """A grid value as in the config; the table's value columns mix numbers and names, so a CSV
+    round trip may hand numbers back as text ("0.0")."""
+    try:
+        return format_value(float(value))
+    except ValueError:
+        return str(value)
+
+
+def grid_matrix(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(mean final e_k/e_0, annotation) with rows y_value and columns x_value in config order.
+
+    A cell where any seed diverged shows "div" and no colour."""
+    x_order = list(dict.fromkeys(runs["x_value"]))
+    y_order = list(dict.fromkeys(runs["y_value"]))
+    cells = runs.groupby(["y_value", "x_value"], sort=False).agg(
+        final=("final_rel_error", "mean"), diverged=("diverged", "any"))
+    final = cells["final"].where(~cells["diverged"]).unstack("x_value").reindex(index=y_order, columns=x_order)
+    text = cells["final"].map(lambda v: f"{v:.2f}").where(~cells["diverged"], "div")
+    text = text.unstack("x_value").reindex(index=y_order, columns=x_order)
+    return final, text
+
+
+def plot_sweep_figure(table: pd.DataFrame, converged_below: float, title: str):
+    style.setup()
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+    from matplotlib.colors import LogNorm
+
+    grids = list(dict.fromkeys(table["grid"]))
+    fig, axes = plt.subplots(1, len(grids), figsize=(4.6 * len(grids), 4.0), squeeze=False)
+    # One colour scale for all panels, centred (white) at the convergence threshold.
+    norm = LogNorm(vmin=converged_below / 5, vmax=converged_below * 5)
+    for ax, grid in zip(axes[0], grids):
+        runs = table[table["grid"] == grid]
+        final, text = grid_matrix(runs)
+        sns.heatmap(final.astype(float).clip(norm.vmin, norm.vmax), annot=text.to_numpy(), fmt="", cmap="RdBu_r",
+                    norm=norm, cbar=ax is axes[0][-1], ax=ax, linewidths=0.5, linecolor="white",
+                    cbar_kws={"label": "final $e_k/e_0$ (mean over seeds)"})
+        ax.set_facecolor("0.6")  # diverged cells: grey, annotated "div"
+        ax.set_xticklabels([tick_label(v) for v in final.columns])
+        ax.set_yticklabels([tick_label(v) for v in final.index], rotation=0)
+        ax.set(xlabel=runs["x"].iloc[0], ylabel=runs["y"].iloc[0], title=grid)
+    fig.suptitle(title + f"; blue: converged ($\\leq {converged_below:g}$)")
+    fig.tight_layout()
+    return fig

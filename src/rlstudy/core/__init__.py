@@ -1,0 +1,1 @@
+"""Infrastructure shared by every study: artefacts, config, random streams, errors, progress, CLIs."""

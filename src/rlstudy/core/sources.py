@@ -1,0 +1,67 @@
+"""The source files a step runs: its module and every module of the package it imports, at any depth.
+
+The workflow lists them as each rule's inputs, so that editing a line of the library reruns exactly
+the jobs whose code imports it (and only those), as editing the step's own script does.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+PACKAGE = "rlstudy"
+
+
+def _file_of(module: str, src: Path) -> Path | None:
+    """The file that defines a module or package of the project, or None (a name, not a module)."""
+    base = src / module.replace(".", "/")
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imported_modules(path: Path, module: str, src: Path) -> set[str]:
+    """The project's modules a file imports, wherever the import statement stands (lazy imports too)."""
+    is_package = path.name == "__init__.py"
+    package_parts = module.split(".") if is_package else module.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parent = package_parts[:len(package_parts) - (node.level - 1)]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            else:
+                base = node.module or ""
+            found.add(base)
+            # `from package import name`: the name may be a submodule.
+            found |= {f"{base}.{alias.name}" for alias in node.names
+                      if _file_of(f"{base}.{alias.name}", src) is not None}
+    return {name for name in found if name == PACKAGE or name.startswith(PACKAGE + ".")}
+
+
+def _with_parents(module: str) -> list[str]:
+    """A module and the packages that contain it: importing a.b.c runs a/__init__.py and a/b/__init__.py."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+@cache
+def module_sources(module: str, src: Path) -> tuple[Path, ...]:
+    """Every file of the project that `python -m module` executes, sorted; src is the folder that
+    holds the package. Raises ValueError for a module that does not exist."""
+    if _file_of(module, src) is None:
+        raise ValueError(f"no module {module} under {src}")
+    seen: set[str] = set()
+    pending = [module]
+    while pending:
+        for name in _with_parents(pending.pop()):
+            path = _file_of(name, src)
+            if name in seen or path is None:
+                continue
+            seen.add(name)
+            pending.extend(_imported_modules(path, name, src))
+    return tuple(sorted(_file_of(name, src) for name in seen))

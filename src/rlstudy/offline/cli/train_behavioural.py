@@ -1,0 +1,45 @@
+"""Stage 1 of the offline chain: train the behavioural DQN online (epsilon-greedy).
+
+Writes the network (q.pt) and its evaluation series (evaluations.csv). A checkpoint in the output
+folder after every evaluation lets a killed run resume; it is removed when the run completes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlstudy.core.cli import device_record, parser, run
+from rlstudy.core.io import provenance, save_csv, save_tensors
+from rlstudy.offline.double_dqn import DQN
+from rlstudy.offline.runs import fingerprint, info_record
+from rlstudy.offline.training import train_online
+
+from .args import add_run_arguments, run_of
+
+
+def main() -> None:
+    p = parser(__doc__)
+    add_run_arguments(p)
+    p.add_argument("--steps", type=int, required=True, help="environment steps")
+    p.add_argument("--out-dir", required=True)
+    args = p.parse_args()
+    spec, device = run_of(args)
+    env, info = spec.make_env()
+    spec.seed_torch("behavioural")
+    learner = DQN(info, spec.params, device)
+    out = Path(args.out_dir)
+    checkpoint = out / "checkpoint.pt"
+    evaluations = train_online(learner, env, info, args.steps, spec.stream("behavioural-env"),
+                               spec.rng("behavioural"), spec.evaluate, checkpoint,
+                               fingerprint(args=vars(args)), f"behavioural DQN {args.env} seed {args.run_seed}")
+    print(evaluations.to_string(index=False))
+    record = provenance({"env": info_record(info), "run_seed": args.run_seed, "steps": args.steps,
+                         "params": args.params, "atari": args.atari, "device": device_record(args.device, device)},
+                        args.seed, {})
+    save_tensors(out / "q.pt", learner.network.state_dict(), record)
+    save_csv(out / "evaluations.csv", evaluations, record)
+    checkpoint.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    run(main)

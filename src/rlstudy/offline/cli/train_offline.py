@@ -1,0 +1,57 @@
+"""Stage 3 of the offline chain: learn from the fixed buffer alone, with BCQ or offline DQN.
+
+Writes the network (q.pt) and its evaluation series (evaluations.csv). A checkpoint in the output
+folder after every evaluation lets a killed run resume; it is removed when the run completes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlstudy.core.cli import device_record, parser, run
+from rlstudy.core.io import provenance, save_csv, save_tensors
+from rlstudy.offline.bcq import BCQ
+from rlstudy.offline.buffer import ReplayBuffer, buffer_files
+from rlstudy.offline.double_dqn import DQN
+from rlstudy.offline.runs import fingerprint, info_record
+from rlstudy.offline.training import train_offline
+
+from .args import add_run_arguments, run_of
+
+
+def main() -> None:
+    p = parser(__doc__)
+    add_run_arguments(p)
+    p.add_argument("--algorithm", choices=("bcq", "dqn"), required=True)
+    p.add_argument("--threshold", type=float, help="BCQ's threshold (bcq only)")
+    p.add_argument("--iterations", type=int, required=True, help="updates")
+    p.add_argument("--buffer-dir", required=True, help="folder of the buffer's .npy arrays")
+    p.add_argument("--out-dir", required=True)
+    args = p.parse_args()
+    if (args.algorithm == "bcq") != (args.threshold is not None):
+        p.error("--threshold is required by bcq and taken by bcq only")
+    spec, device = run_of(args)
+    _, info = spec.make_env()
+    buffer = ReplayBuffer.load(args.buffer_dir, info)
+    spec.seed_torch(args.algorithm)
+    learner = (BCQ(info, spec.params, args.threshold, device) if args.algorithm == "bcq"
+               else DQN(info, spec.params, device))
+    out = Path(args.out_dir)
+    checkpoint = out / "checkpoint.pt"
+    evaluations = train_offline(learner, buffer, args.iterations, spec.rng(args.algorithm), spec.evaluate,
+                                checkpoint, fingerprint(args=vars(args)),
+                                f"{args.algorithm} {args.env} seed {args.run_seed}")
+    print(evaluations.to_string(index=False))
+    params = {"env": info_record(info), "run_seed": args.run_seed, "algorithm": args.algorithm,
+              "iterations": args.iterations, "params": args.params, "atari": args.atari,
+              "device": device_record(args.device, device)}
+    if args.algorithm == "bcq":
+        params["threshold"] = args.threshold
+    record = provenance(params, args.seed, {f"buffer {k}": v for k, v in buffer_files(args.buffer_dir).items()})
+    save_tensors(out / "q.pt", learner.network.state_dict(), record)
+    save_csv(out / "evaluations.csv", evaluations, record)
+    checkpoint.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    run(main)

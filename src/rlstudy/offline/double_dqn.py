@@ -1,0 +1,125 @@
+"""Double DQN with a Huber TD loss: the behavioural policy (online) and the offline baseline.
+
+`Learner` holds what DQN and BCQ share: the network and its target copy, Adam, the update step
+with its divergence check, and the target update (Polyak every update, or a full copy every
+`target_update_every` updates).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from rlstudy.core.errors import DivergenceError
+
+from .buffer import Batch
+from .envs import EnvInfo
+from .networks import QNetwork
+
+
+@dataclass(frozen=True)
+class LearnerParams:
+    """The notebook's `regular_parameters` (defaults) or `atari_parameters` (config 'offline.atari')."""
+    lr: float = 3e-4                # Adam
+    adam_eps: float = 1e-8          # Atari: 1.5e-4
+    batch_size: int = 64            # Atari: 32
+    gamma: float = 0.99
+    polyak: bool = True             # Atari: false, a full copy every target_update_every updates
+    tau: float = 0.005
+    target_update_every: int = 1    # Atari: 8000
+    train_every: int = 1            # env steps per update while collecting; Atari: 4
+    start_steps: int = 1000         # uniformly random actions first; Atari: 20000
+    initial_eps: float = 0.1        # epsilon-greedy exploration, decayed linearly after start_steps
+    end_eps: float = 0.1            # Atari: 1 -> 0.01 over 250000 steps
+    eps_decay_steps: int = 1
+    eval_every: int = 5000          # env steps (online) or updates (offline) between evaluations; Atari 50000
+    eval_eps: float = 0.0           # Atari: 1e-3
+
+    def epsilon(self, step: int) -> float:
+        """Exploration rate at an env step of online training."""
+        if step < self.start_steps:
+            return 1.0
+        fraction = min(1.0, (step - self.start_steps) / self.eps_decay_steps)
+        return self.initial_eps + fraction * (self.end_eps - self.initial_eps)
+
+
+def double_q_target(next_actions: torch.Tensor, target_next_q: torch.Tensor, batch: Batch,
+                    gamma: float) -> torch.Tensor:
+    """r + gamma * (1 - terminal) * Q_target(s', a'), a' chosen by the online network."""
+    next_value = target_next_q.gather(1, next_actions[:, None]).squeeze(1)
+    return batch.rewards + gamma * batch.not_done * next_value
+
+
+class Learner:
+    def __init__(self, network: nn.Module, params: LearnerParams, device: torch.device):
+        self.params = params
+        self.device = device
+        self.network = network.to(device)
+        self.target = copy.deepcopy(self.network)
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=params.lr, eps=params.adam_eps,
+                                          foreach=True)
+        self.updates = 0
+
+    def loss(self, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
+        raise NotImplementedError
+
+    def greedy(self, states: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def act(self, state: np.ndarray, eps: float, rng: np.random.Generator) -> int:
+        """Epsilon-greedy: a uniformly random action with probability eps."""
+        if rng.random() < eps:
+            return int(rng.integers(self.network.info.num_actions))
+        with torch.no_grad():
+            return int(self.greedy(torch.as_tensor(state, device=self.device)[None])[0])
+
+    def update(self, batch: Batch) -> dict[str, float]:
+        loss, terms = self.loss(batch.to(self.device))
+        if not torch.isfinite(loss):
+            raise DivergenceError(f"{type(self).__name__} loss is {loss.item()} after {self.updates} updates "
+                                  f"(terms {terms}); lower the learning rate")
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        self.updates += 1
+        self._update_target()
+        return terms
+
+    def _update_target(self) -> None:
+        if self.params.polyak:
+            with torch.no_grad():
+                torch._foreach_lerp_(list(self.target.parameters()), list(self.network.parameters()),
+                                     self.params.tau)
+        elif self.updates % self.params.target_update_every == 0:
+            self.target.load_state_dict(self.network.state_dict())
+
+    def state_dict(self) -> dict:
+        return {"network": self.network.state_dict(), "target": self.target.state_dict(),
+                "optimizer": self.optimizer.state_dict(), "updates": self.updates}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.network.load_state_dict(state["network"])
+        self.target.load_state_dict(state["target"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.updates = int(state["updates"])
+
+
+class DQN(Learner):
+    def __init__(self, info: EnvInfo, params: LearnerParams, device: torch.device):
+        super().__init__(QNetwork(info), params, device)
+
+    def greedy(self, states: torch.Tensor) -> torch.Tensor:
+        return self.network(states).argmax(1)
+
+    def loss(self, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
+        with torch.no_grad():
+            target = double_q_target(self.greedy(batch.next_states), self.target(batch.next_states), batch,
+                                     self.params.gamma)
+        q = self.network(batch.states).gather(1, batch.actions[:, None]).squeeze(1)
+        loss = F.smooth_l1_loss(q, target)
+        return loss, {"td": loss.item()}
