@@ -1,0 +1,49 @@
+"""Editing a library module reruns exactly the jobs whose step imports it, and nothing else."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from project_copy import SMOKE, snakemake
+
+from rlstudy.core.sources import module_sources
+
+pytestmark = pytest.mark.integration
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def planned_rules(workdir: Path) -> set[str]:
+    """The rules a dry run would run, read from its job-stats table."""
+    result = snakemake(workdir, *SMOKE, "-n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    if "Nothing to be done" in result.stdout + result.stderr:
+        return set()
+    table = result.stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    return {line.split()[0] for line in table.splitlines()[3:] if line.strip()}
+
+
+def test_a_step_depends_on_its_imports_at_any_depth():
+    sources = {str(p.relative_to(SRC)) for p in module_sources("rlstudy.bellman.cli.run_method", SRC)}
+    assert {"rlstudy/bellman/cli/run_method.py", "rlstudy/bellman/cbo.py", "rlstudy/bellman/qnet.py",
+            "rlstudy/core/io.py", "rlstudy/core/errors.py", "rlstudy/__init__.py"} <= sources
+    assert not any(s.startswith(("rlstudy/agents", "rlstudy/offline", "rlstudy/plotting")) for s in sources)
+
+
+@pytest.mark.parametrize("module, reruns, untouched", [
+    ("bellman/cbo.py", {"run_method", "sweep_run"},
+     {"trajectory", "reference", "train_agent", "mpo_train", "offline_behavioural", "offline_train"}),
+    ("agents/mpo.py", {"mpo_train", "mpo_rollout"},
+     {"trajectory", "run_method", "train_agent", "offline_train", "sweep_run"}),
+    ("offline/bcq.py", {"offline_train"},
+     {"offline_behavioural", "offline_buffer", "run_method", "train_agent", "mpo_train"}),
+])
+def test_editing_a_module_reruns_the_jobs_that_import_it(smoke_project, tmp_path, module, reruns, untouched):
+    copy = tmp_path / "project"
+    shutil.copytree(smoke_project, copy, symlinks=True)
+    assert planned_rules(copy) == set(), "the copied smoke run should be complete"
+    edited = copy / "src" / "rlstudy" / module
+    edited.write_text(edited.read_text() + "\n# an edit\n")
+    planned = planned_rules(copy)
+    assert reruns <= planned, planned
+    assert not planned & untouched, planned
