@@ -31,5 +31,5 @@ lint: $(STAMP)
 	$(BIN)/snakemake --lint
 
 clean:  ## delete generated artefacts (not the venv)
-	rm -rf data/trajectories data/reference data/authors_original results/* figures/* logs .snakemake report.html
-	touch results/.gitkeep figures/.gitkeep
+	rm -rf data/* results/* figures/* logs .snakemake report.html
+	touch data/.gitkeep results/.gitkeep figures/.gitkeep

@@ -1,4 +1,4 @@
-# Offline RL (issue 3): behavioural DQN -> its noisy buffer -> BCQ and offline DQN, per environment and seed.
+# Offline RL: behavioural DQN -> its noisy buffer -> BCQ and offline DQN, per environment and seed.
 # Environment ids are path wildcards, so Atari games go by their *NoFrameskip-v4 ids (no '/').
 
 

@@ -113,9 +113,18 @@ def save_csv(path, frame: pd.DataFrame, record: dict | None) -> None:
     write_artefact(path, frame.to_csv(index=False, float_format="%.9g", lineterminator="\n").encode(), record)
 
 
+# Every file this process has read through the loaders below: the inputs of a figure's provenance.
+_INPUTS_READ: dict[str, Path] = {}
+
+
+def inputs_read() -> dict[str, Path]:
+    return dict(_INPUTS_READ)
+
+
 def _require(path: Path, what: str) -> None:
     if not path.is_file():
         raise InputError(f"missing input file {path} ({what}); build it with: snakemake --cores all {path}")
+    _INPUTS_READ[str(path)] = path
 
 
 def load_npy(path, what: str) -> np.ndarray:

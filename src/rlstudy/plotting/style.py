@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from rlstudy.core.io import write_artefact  # noqa: E402
+from rlstudy.core.io import inputs_read, provenance, write_artefact  # noqa: E402
 
 METHOD_COLOURS = dict(zip(("UR", "DS", "BFF"), sns.color_palette("colorblind", 3)))
 DATASET_NAMES = {"ours": "our trajectory", "authors": "the authors' trajectory"}  # for titles
@@ -21,15 +21,23 @@ def setup() -> None:
     sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
 
 
+def figure_record(**params) -> dict:
+    """A figure's provenance: its command line, its parameters, and every file the process has read
+    (core.io records them as it loads), each with its sha256."""
+    return provenance(params, None, inputs_read())
+
+
 def save(fig: plt.Figure, prefix: str | Path, formats=("png", "pdf"), dpi: int = 150) -> list[Path]:
-    """Write prefix.<fmt> for each format, atomically and without timestamps in the files."""
+    """Write prefix.<fmt> for each format, atomically and without timestamps in the files, each with
+    its provenance beside it."""
+    record = figure_record(formats=list(formats), dpi=dpi)
     written = []
     for fmt in formats:
         buffer = io.BytesIO()
         metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None} if fmt == "png" else {}
         fig.savefig(buffer, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
         path = Path(f"{prefix}.{fmt}")
-        write_artefact(path, buffer.getvalue(), None)
+        write_artefact(path, buffer.getvalue(), record)
         written.append(path)
     plt.close(fig)
     return written

@@ -93,7 +93,8 @@ def main() -> None:
     style.save(value_figure(agent, model, env, params, observations, title), out / name, args.formats, args.dpi)
     fps = max(1, round(env.metadata.get("render_fps", 30) / getattr(params, "action_repeat", 1)))
     every = 1 if len(frames) <= 100 else 2  # keeps long rollouts' GIFs small
-    save_gif(out / f"{agent.name}_rollout.gif", frames, fps=max(1, fps // every), every=every)
+    save_gif(out / f"{agent.name}_rollout.gif", frames, fps=max(1, fps // every), every=every,
+             record=style.figure_record(rollout_seed=rollout_seed, steps=args.rollout_steps))
 
 
 if __name__ == "__main__":
