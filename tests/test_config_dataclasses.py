@@ -1,0 +1,82 @@
+"""One home per hyperparameter: each config section's keys, as the schema allows them and as the
+shipped config gives them, are exactly the fields of the dataclass its step builds."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rlstudy.agents.mpo import MPOParams
+from rlstudy.agents.registry import AGENTS
+from rlstudy.bellman.cbo import CBOParams
+from rlstudy.bellman.sde import Dynamics
+from rlstudy.bellman.sgd import SGDParams
+from rlstudy.offline.double_dqn import LearnerParams
+from rlstudy.offline.envs import AtariPreprocessing
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+
+
+def resolve(node: dict) -> list[dict]:
+    """A schema node and every node it refers to ($ref, allOf), whose properties it admits."""
+    nodes = [node]
+    if "$ref" in node:
+        nodes += resolve(SCHEMA["$defs"][node["$ref"].removeprefix("#/$defs/")])
+    for part in node.get("allOf", []):
+        nodes += resolve(part)
+    return nodes
+
+
+def schema_child(node: dict, key: str) -> dict:
+    for part in resolve(node):
+        if key in part.get("properties", {}):
+            return part["properties"][key]
+    for part in resolve(node):
+        if isinstance(part.get("additionalProperties"), dict):
+            return part["additionalProperties"]
+    raise KeyError(key)
+
+
+def schema_keys(path: tuple[str, ...]) -> set[str]:
+    node = SCHEMA
+    for key in path:
+        node = schema_child(node, key)
+    return {key for part in resolve(node) for key in part.get("properties", {})}
+
+
+def config_keys(path: tuple[str, ...]) -> set[str]:
+    section = CONFIG
+    for key in path:
+        section = section[key]
+    return set(section)
+
+
+def fields(cls) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls)}
+
+
+SECTIONS = [
+    (("dynamics",), Dynamics, set()),
+    (("reference",), SGDParams, {"method"}),  # the residual Q* is trained with; not an SGD parameter
+    (("sgd", "evaluation"), SGDParams, set()),
+    (("sgd", "control"), SGDParams, set()),
+    *[(("cbo", "settings", name), CBOParams, set()) for name in CONFIG["cbo"]["settings"]],
+    (("mpo",), MPOParams, {"env", "seeds", "solved_return"}),  # the run's, not the learner's
+    *[((agent, "params"), AGENTS[agent].params, set()) for agent in ("qtable", "linear_q", "dqn", "ddpg")],
+    (("offline", "regular"), LearnerParams, set()),
+    (("offline", "atari"), LearnerParams, set()),
+    (("offline", "atari_preprocessing"), AtariPreprocessing, set()),
+]
+
+
+@pytest.mark.parametrize("path, cls, run_keys", SECTIONS, ids=[".".join(s[0]) for s in SECTIONS])
+def test_schema_config_and_dataclass_agree(path, cls, run_keys):
+    assert schema_keys(path) - run_keys == fields(cls), "schema section and dataclass differ"
+    assert config_keys(path) - run_keys == fields(cls), "shipped config section and dataclass differ"
+
+
+def test_every_cbo_setting_and_the_sweep_base_are_cbo_parameters():
+    assert set(CONFIG["cbo_sweep"]["base"]) == fields(CBOParams)
