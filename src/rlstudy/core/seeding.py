@@ -3,6 +3,20 @@
 A stream is named by strings, e.g. ("dataset", "control", "short") or ("init", "control", "3"),
 so adding a stream never shifts another one, and a rule rerun alone draws exactly what it
 drew inside the whole workflow.
+
+The names are part of the reproducibility contract: renaming a stream changes every number drawn
+from it. These are all of them (master seed from config `seed`):
+
+    bellman   ("dataset", task, size)                          the SDE trajectory (make_trajectory)
+              ("init" | "sampling", "reference", task, method)  Q*'s network and mini-batches
+              ("init", task, optimizer, run seed)              a run's network or swarm (run_method)
+              ("sampling", task, optimizer, method, run seed)  its mini-batches and CBO noise
+    agents    (agent, run seed, "env" | "acting" | "init" | "evaluation" | "rollout")
+              ("mpo", "env" | "replay" | "sampling" | "init" | "evaluation" | "rollout", run seed)
+    offline   ("offline", env id, run seed, purpose), purpose e.g. "init" + stage, "buffer-env"
+
+The three studies order the parts differently; they stay as first published, so that every
+result of the earlier layout repeats bit for bit.
 """
 
 from __future__ import annotations

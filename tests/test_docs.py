@@ -1,0 +1,24 @@
+"""The README stays a short front door, and every relative link of it and of docs/ resolves."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_readme_is_short():
+    assert len((ROOT / "README.md").read_text().splitlines()) < 200
+
+
+def test_every_relative_link_resolves():
+    broken = []
+    for page in PAGES:
+        for target in LINK.findall(page.read_text()):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue  # a web address or an anchor on the same page
+            path = (page.parent / target.split("#", 1)[0]).resolve()
+            if not path.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert broken == []
