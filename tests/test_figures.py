@@ -47,3 +47,23 @@ def test_failed_runs_are_marked_and_the_error_axis_is_logarithmic(figure):
     assert any(label.startswith("DS") and "NOT converged" in label for label in labels)
     assert any(label.startswith("UR") and "NOT converged" not in label for label in labels)
     assert fig.axes[2].get_yscale() == "log"
+
+
+def test_a_figure_records_every_file_its_process_read(tmp_path):
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from rlstudy.core.io import load_csv, save_csv, sha256_file
+    from rlstudy.plotting import style
+
+    table = tmp_path / "table.csv"
+    save_csv(table, pd.DataFrame({"x": [1, 2]}), None)
+    load_csv(table, "a table")
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    style.save(fig, tmp_path / "figure", formats=["png"], dpi=50)
+    record = json.loads((tmp_path / "figure.png.provenance.json").read_text())
+    assert record["parameters"] == {"formats": ["png"], "dpi": 50}
+    assert {"path": str(table), "sha256": sha256_file(table)} in record["inputs"].values()
+    assert record["artefact"]["sha256"] == sha256_file(tmp_path / "figure.png")

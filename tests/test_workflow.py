@@ -45,6 +45,9 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     for name in names:
         for fmt in ("png", "pdf"):
             assert (workdir / "figures" / f"{name}.{fmt}").stat().st_size > 10_000, name
+            assert (workdir / "figures" / f"{name}.{fmt}.provenance.json").is_file(), name
+    for gif in (workdir / "figures").rglob("*.gif"):
+        assert gif.with_name(gif.name + ".provenance.json").is_file(), gif
 
     summary = pd.read_csv(workdir / "results" / "summary.csv")
     assert list(summary.columns[:9]) == ["dataset", "task", "optimizer", "method", "seed", "iterations",
