@@ -11,7 +11,7 @@ Each particle X_i is a flat parameter vector. One step, on a fresh random subset
 the one whose error is reported. With particle_batch = particles, one epoch is one step over all
 particles; a smaller particle_batch cycles through random particle batches as the notebook does.
 
-Why the notebook's setting cannot converge (README, "What CBO needs"): the weights' effective
+Why the notebook's setting cannot converge (docs/bellman.md, "What CBO needs"): the weights' effective
 sample size (ESS) falls to 1, so the consensus is the best particle, which sits at distance 0 from
 itself and never moves; every other coordinate is multiplied each step by (1 - lambda*eta +
 tau*sqrt(eta)*Z), whose mean square 1.07 > 1 blows the spread up while its mean log < 0 collapses

@@ -1,7 +1,7 @@
 """One row per agent run (the basics agents and MPO): results/agents/summary.csv (agent, env, seed,
 episodes, steps, final_mean_return = mean greedy evaluation return, solved_return = the config's bar,
 solved = final_mean_return >= solved_return). Training times are measurements, not results: they are
-in each job's logs/agents/**.benchmark.tsv (README, the agents' sections)."""
+in each job's logs/agents/**.benchmark.tsv (docs/agents.md)."""
 
 from __future__ import annotations
 
