@@ -68,12 +68,16 @@ def test_one_linear_q_step_is_the_q_table_update(terminated):
         net.weight[:, 3] = torch.tensor([-1.0, -4.0, -3.0])
     before = linear_q_table(net)
     optimiser = torch.optim.SGD(net.parameters(), lr=0.25)
-    loss = linear_q_update(net, optimiser, 1, 1, -10.0, 3, terminated, gamma=0.5)
+    stats = linear_q_update(net, optimiser, 1, 1, -10.0, 3, terminated, gamma=0.5)
     after = linear_q_table(net)
     expected = before.copy()
     expected[1, 1] = -4.0 if terminated else -4.125
     np.testing.assert_allclose(after, expected)
-    assert loss == pytest.approx(0.5 * (8.0 if terminated else 8.5) ** 2)
+    # the update's statistics: Q(1, 1) = -2 before the step, target -10.5 (-10), error 8.5 (8), and
+    # the gradient is that error at weight[1, 1] alone
+    error = 8.0 if terminated else 8.5
+    assert stats == pytest.approx({"loss_q": 0.5 * error ** 2, "q_mean": -2.0, "target_mean": -2.0 - error,
+                                   "grad_norm": error})
 
 
 def test_qtable_training_is_reproducible_and_learns_something():

@@ -45,17 +45,23 @@ def test_double_q_target_takes_the_value_from_the_target_network_and_stops_at_te
     assert double_q_target(next_actions, target_q, b, 0.9)[1] == b.rewards[1]
 
 
-def test_bcq_loss_terms():
-    q, logits = torch.randn(6, 3), torch.randn(6, 3)
-    actions, target = torch.tensor([0, 1, 2, 0, 1, 2]), torch.randn(6)
-    loss, terms = bcq_loss(q, logits, actions, target)
-    td = F.smooth_l1_loss(q[torch.arange(6), actions], target)
-    nll = -(logits.log_softmax(1)[torch.arange(6), actions]).mean()
-    penalty = 1e-2 * (logits ** 2).mean()
-    assert terms["td"] == pytest.approx(td.item())
-    assert terms["imitation"] == pytest.approx(nll.item())
-    assert terms["penalty"] == pytest.approx(penalty.item())
-    assert loss.item() == pytest.approx((td + nll + penalty).item())
+def test_bcq_loss_terms_and_statistics_by_hand():
+    # G(.|s) of three states, twice: ratios to the most likely action (1, .5, .17), (.33, .33, 1),
+    # (1, .06, .06); at threshold 0.3 the filter keeps 2, 3 and 1 of the 3 actions: 6 of 9.
+    probs = torch.tensor([[0.6, 0.3, 0.1], [0.2, 0.2, 0.6], [0.9, 0.05, 0.05]]).repeat(2, 1)
+    logits = probs.log() + 1.5  # logits, not log-probabilities
+    q = torch.arange(18.0).reshape(6, 3)
+    actions, target = torch.tensor([0, 1, 2, 0, 1, 2]), torch.tensor([1.0, 4.0, 8.5, 9.0, 10.0, 20.0])
+    loss, stats = bcq_loss(q, logits, actions, target, threshold=0.3)
+    chosen = torch.tensor([0.0, 4.0, 8.0, 9.0, 13.0, 17.0])
+    # Huber: |d| = 1, 0, 0.5, 0, 3, 3 -> 0.5, 0, 0.125, 0, 2.5, 2.5
+    td = (0.5 + 0.125 + 2.5 + 2.5) / 6
+    nll = -probs.log()[torch.arange(6), actions].mean().item()
+    penalty = 1e-2 * (logits ** 2).mean().item()
+    assert stats == pytest.approx({"loss_q": td, "q_mean": chosen.mean().item(), "q_max": 17.0,
+                                   "target_mean": target.mean().item(), "loss_imitation": nll,
+                                   "loss_logit_penalty": penalty, "kept_share": 6 / 9})
+    assert loss.item() == pytest.approx(td + nll + penalty)
 
 
 def test_bcq_target_chooses_the_next_action_with_the_online_network_among_allowed_ones():
@@ -70,7 +76,7 @@ def test_bcq_target_chooses_the_next_action_with_the_online_network_among_allowe
     next_values = learner.target.q_values(b.next_states).gather(1, next_actions[:, None])[:, 0]
     target = b.rewards + 0.9 * b.not_done * next_values
     q, logits = learner.network(b.states)
-    _, expected = bcq_loss(q, logits, b.actions, target.detach())
+    _, expected = bcq_loss(q, logits, b.actions, target.detach(), 0.3)
     _, terms = learner.loss(b)
     assert terms == pytest.approx(expected)
 
@@ -80,11 +86,11 @@ def test_dqn_update_moves_q_towards_the_target_and_polyak_moves_the_target_by_ta
     learner = DQN(INFO, LearnerParams(lr=1e-2, tau=0.5), CPU)
     before = [p.clone() for p in learner.target.parameters()]
     b = batch()
-    first = learner.update(b)["td"]
+    first = learner.update(b)["loss_q"]
     for p, t, old in zip(learner.network.parameters(), learner.target.parameters(), before):
         torch.testing.assert_close(t, 0.5 * old + 0.5 * p)
     for _ in range(30):
-        last = learner.update(b)["td"]
+        last = learner.update(b)["loss_q"]
     assert last < first
 
 

@@ -1,6 +1,7 @@
 """DDPG (CleanRL-style) for continuous actions: a deterministic tanh actor, a Q critic, Gaussian
 exploration noise, Polyak-averaged targets; the critic learns every step, the actor and the
-targets every `policy_every` steps, after a phase of uniformly random actions."""
+targets every `policy_every` steps, after a phase of uniformly random actions. The updates'
+statistics are averaged every `log_every` steps (diagnostics.csv)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rlstudy.core.diagnostics import DiagnosticsLog, grad_norm, td_statistics
 from rlstudy.core.progress import progress
 
 from .episodes import check_finite
@@ -35,6 +37,7 @@ class DDPGParams:
     exploration_noise: float = 0.1  # standard deviation, in units of the action scale
     random_fraction: float = 0.025  # fraction of total_steps with uniform random actions; learning starts after
     hidden: tuple[int, ...] = (256, 256)
+    log_every: int = 500  # environment steps per row of diagnostics.csv
 
 
 class Actor(nn.Module):
@@ -89,8 +92,11 @@ def greedy_action(model: ActorCritic, observation) -> np.ndarray:
         return model.actor(torch.as_tensor(observation, dtype=torch.float32)).numpy()
 
 
-def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Generator, generator: torch.Generator):
-    """The trained actor-critic and the training returns; the first reset is seeded with `seed`."""
+def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Generator, generator: torch.Generator,
+               log: DiagnosticsLog | None = None):
+    """The trained actor-critic and the training returns; the first reset is seeded with `seed`.
+    Each update's statistics go to `log` (a new one by default), a row every params.log_every steps."""
+    log = DiagnosticsLog() if log is None else log
     model = ActorCritic(env, params, generator)
     target = copy.deepcopy(model)
     actor_optimiser = torch.optim.Adam(model.actor.parameters(), lr=params.actor_learning_rate)
@@ -111,16 +117,24 @@ def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Gener
 
         if step > random_steps:
             batch = buffer.sample(params.batch_size, rng)
-            critic_loss = F.mse_loss(model.critic(batch.observations, batch.actions),
-                                     critic_targets(target, batch, params.gamma))
+            q = model.critic(batch.observations, batch.actions)
+            targets = critic_targets(target, batch, params.gamma)
+            critic_loss = F.mse_loss(q, targets)
             critic_optimiser.zero_grad()
             critic_loss.backward()
+            stats = {**td_statistics(critic_loss, q, targets), "grad_norm": grad_norm(model.critic.parameters()),
+                     "exploration_noise": float(noise_scale.mean())}
             critic_optimiser.step()
             check_finite(critic_loss.item(), "DDPG critic loss", step)
             if step % params.policy_every == 0:
                 actor_loss = -model.critic(batch.observations, model.actor(batch.observations)).mean()
                 actor_optimiser.zero_grad()
                 actor_loss.backward()
+                stats |= {"loss_policy": actor_loss.item(), "grad_norm_policy": grad_norm(model.actor.parameters())}
                 actor_optimiser.step()
                 polyak_update(target, model, params.tau)
+            log.add(stats)
+        if (step + 1) % params.log_every == 0:
+            log.write("step", step + 1)
+    log.write("step", params.total_steps)
     return model, collector.returns

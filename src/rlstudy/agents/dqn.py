@@ -1,5 +1,6 @@
 """DQN (CleanRL-style) for discrete actions: epsilon-greedy acting, a replay buffer, a periodically
-copied target network, one Adam step on the TD error every `train_every` environment steps."""
+copied target network, one Adam step on the TD error every `train_every` environment steps.
+Each update's statistics (`update_statistics`) are averaged every `log_every` steps (diagnostics.csv)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rlstudy.core.diagnostics import DiagnosticsLog, grad_norm, td_statistics
 from rlstudy.core.progress import progress
 
 from .episodes import check_finite
@@ -35,6 +37,7 @@ class DQNParams:
     epsilon_end: float = 0.05
     exploration_fraction: float = 0.5  # epsilon decays linearly over this fraction of the run
     hidden: tuple[int, ...] = (120, 84)
+    log_every: int = 5000  # environment steps per row of diagnostics.csv
 
 
 def q_network(env: gym.Env, params: DQNParams, generator: torch.Generator) -> nn.Sequential:
@@ -59,8 +62,21 @@ def greedy_action(network: nn.Module, observation) -> int:
         return int(network(torch.as_tensor(observation, dtype=torch.float32)).argmax())
 
 
-def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generator, generator: torch.Generator):
-    """The trained Q network and the training returns; the first reset is seeded with `seed`."""
+def batch_composition(batch: Batch) -> dict[str, float]:
+    """What the replay buffer holds, estimated from a uniform mini-batch of it: the share of terminal
+    transitions and the mean |observation| per dimension (CartPole: cart position, cart velocity,
+    pole angle, pole angular velocity)."""
+    with torch.no_grad():
+        composition = {"batch_terminal_share": float(batch.terminated.mean())}
+        magnitudes = batch.observations.reshape(len(batch.observations), -1).abs().mean(dim=0)
+        return composition | {f"batch_abs_obs_{i}": float(value) for i, value in enumerate(magnitudes)}
+
+
+def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generator, generator: torch.Generator,
+              log: DiagnosticsLog | None = None):
+    """The trained Q network and the training returns; the first reset is seeded with `seed`.
+    Each update's statistics go to `log` (a new one by default), a row every params.log_every steps."""
+    log = DiagnosticsLog() if log is None else log
     network = q_network(env, params, generator)
     target_network = copy.deepcopy(network)
     optimiser = torch.optim.Adam(network.parameters(), lr=params.learning_rate)
@@ -78,11 +94,17 @@ def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generat
         if step > learning_starts and step % params.train_every == 0:
             batch = buffer.sample(params.batch_size, rng)
             chosen = network(batch.observations).gather(1, batch.actions.unsqueeze(1)).squeeze(1)
-            loss = F.mse_loss(chosen, td_targets(target_network, batch, params.gamma))
+            targets = td_targets(target_network, batch, params.gamma)
+            loss = F.mse_loss(chosen, targets)
             optimiser.zero_grad()
             loss.backward()
+            log.add({**td_statistics(loss, chosen, targets), "grad_norm": grad_norm(network.parameters()),
+                     "epsilon": epsilon_at(step, params), **batch_composition(batch)})
             optimiser.step()
             check_finite(loss.item(), "DQN loss", step)
         if step % params.target_every == 0:
             target_network.load_state_dict(network.state_dict())
+        if (step + 1) % params.log_every == 0:
+            log.write("step", step + 1)
+    log.write("step", params.total_steps)
     return network, collector.returns

@@ -28,6 +28,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.errors import DivergenceError, InputError
 from rlstudy.core.progress import progress
 
@@ -402,15 +403,17 @@ class TrainingResult:
 
 
 def train(env, params: MPOParams, device: torch.device, env_seed: int, rng: np.random.Generator,
-          generator: torch.Generator, label: str) -> TrainingResult:
-    """Train on `env` (a Box action space) for params.total_steps environment steps."""
+          generator: torch.Generator, label: str, log: DiagnosticsLog | None = None) -> TrainingResult:
+    """Train on `env` (a Box action space) for params.total_steps environment steps; `update`'s
+    statistics go to `log` (a new one by default), a row every params.log_every steps."""
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
     low, high = env.action_space.low.astype(np.float32), env.action_space.high.astype(np.float32)
     agent = MPO(obs_dim, act_dim, low, high, params, device, generator)
     replay = Replay(min(params.buffer_size, params.total_steps), obs_dim, act_dim)
     uniform_logp = -float(np.log(high - low).sum())
     length = params.retrace_steps if params.use_retrace else 1
-    episodes, window, rows = [], [], []
+    log = DiagnosticsLog() if log is None else log
+    episodes = []
     obs, _ = env.reset(seed=env_seed)
     episode_return, window_skipped = 0.0, 0
     bar = progress(range(1, params.total_steps + 1), desc=label)
@@ -435,16 +438,15 @@ def train(env, params: MPOParams, device: torch.device, env_seed: int, rng: np.r
                 if info is None:
                     window_skipped += 1
                 else:
-                    window.append(info)
-        if step % params.log_every == 0 and (window or window_skipped):
-            if not window:
+                    log.add(info)
+        if step % params.log_every == 0 and (len(log) or window_skipped):
+            if not len(log):
                 raise DivergenceError(f"{label}: every batch of the {window_skipped} updates before step {step} "
                                       "had non-finite values")
-            rows.append({"step": step, **pd.DataFrame(window).mean().to_dict(),
-                         "skipped_nonfinite_batches": agent.skipped_nonfinite_batches})
-            window, window_skipped = [], 0
+            log.write("step", step, skipped_nonfinite_batches=agent.skipped_nonfinite_batches)
+            window_skipped = 0
     returns = pd.DataFrame(episodes, columns=["episode", "step", "return"])
-    return TrainingResult(returns, pd.DataFrame(rows), agent)
+    return TrainingResult(returns, log.frame(), agent)
 
 
 def evaluate(env, agent: MPO, episodes: int, seed: int) -> pd.DataFrame:

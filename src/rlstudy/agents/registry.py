@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_npy, load_tensors, save_npy, save_tensors
 
@@ -29,8 +30,9 @@ class Agent(ABC):
     def make_env(self, env_id: str, params, render_mode: str | None = None) -> gym.Env: ...
 
     @abstractmethod
-    def train(self, env: gym.Env, params, seed: int, rng: np.random.Generator, generator: torch.Generator):
-        """(model, Returns)."""
+    def train(self, env: gym.Env, params, seed: int, rng: np.random.Generator, generator: torch.Generator,
+              log: DiagnosticsLog | None = None):
+        """(model, Returns); each update's statistics go to `log`."""
 
     @abstractmethod
     def policy(self, model) -> Callable[[object], object]:
@@ -81,8 +83,8 @@ class GridAgent(Agent):
 class QTable(GridAgent):
     name, model_file = "qtable", "q_table.npy"
 
-    def train(self, env, params, seed, rng, generator):
-        return tabular.train_qtable(env, params, seed, rng)
+    def train(self, env, params, seed, rng, generator, log=None):
+        return tabular.train_qtable(env, params, seed, rng, log)
 
     def table(self, model):
         return model
@@ -101,8 +103,8 @@ class QTable(GridAgent):
 class LinearQ(GridAgent, NetworkAgent):
     name = "linear_q"
 
-    def train(self, env, params, seed, rng, generator):
-        return tabular.train_linear_q(env, params, seed, rng, generator)
+    def train(self, env, params, seed, rng, generator, log=None):
+        return tabular.train_linear_q(env, params, seed, rng, generator, log)
 
     def table(self, model):
         return tabular.linear_q_table(model)
@@ -117,8 +119,8 @@ class DQN(NetworkAgent):
     def make_env(self, env_id, params, render_mode=None):
         return make_env(env_id, gym.spaces.Discrete, self.name, render_mode=render_mode)
 
-    def train(self, env, params, seed, rng, generator):
-        return dqn.train_dqn(env, params, seed, rng, generator)
+    def train(self, env, params, seed, rng, generator, log=None):
+        return dqn.train_dqn(env, params, seed, rng, generator, log)
 
     def policy(self, model):
         return lambda observation: dqn.greedy_action(model, observation)
@@ -133,8 +135,8 @@ class DDPG(NetworkAgent):
     def make_env(self, env_id, params, render_mode=None):
         return make_env(env_id, gym.spaces.Box, self.name, render_mode=render_mode)
 
-    def train(self, env, params, seed, rng, generator):
-        return ddpg.train_ddpg(env, params, seed, rng, generator)
+    def train(self, env, params, seed, rng, generator, log=None):
+        return ddpg.train_ddpg(env, params, seed, rng, generator, log)
 
     def policy(self, model):
         return lambda observation: ddpg.greedy_action(model, observation)

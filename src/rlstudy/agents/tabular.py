@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rlstudy.core.diagnostics import DiagnosticsLog, grad_norm
 from rlstudy.core.errors import InputError
 from rlstudy.core.progress import progress
 
@@ -36,6 +37,7 @@ class TabularParams:
     max_steps: int = 50  # agent steps per episode
     learning_rate: float = 0.85
     gamma: float = 0.99
+    log_every: int = 40  # episodes per row of diagnostics.csv
 
 
 class Grid:
@@ -117,8 +119,11 @@ def noisy_greedy(q_row: np.ndarray, episode: int, rng: np.random.Generator) -> i
     return int(np.argmax(q_row + rng.standard_normal(q_row.shape) / episode))
 
 
-def train_qtable(env: gym.Env, params: TabularParams, seed: int, rng: np.random.Generator):
-    """The table and the training returns; the first reset is seeded with `seed`."""
+def train_qtable(env: gym.Env, params: TabularParams, seed: int, rng: np.random.Generator,
+                 log: DiagnosticsLog | None = None):
+    """The table and the training returns; the first reset is seeded with `seed`. Each update's
+    statistics go to `log` (a new one by default), a row every params.log_every episodes."""
+    log = DiagnosticsLog() if log is None else log
     q = np.zeros((env.observation_space.n, env.action_space.n))
     returns, steps = Returns(), 0
     bar = progress(range(1, params.episodes + 1), desc="Q-table episodes")
@@ -129,10 +134,14 @@ def train_qtable(env: gym.Env, params: TabularParams, seed: int, rng: np.random.
             u = noisy_greedy(q[x], episode, rng)
             x_next, reward, terminated, truncated, _ = env.step(u)
             target = reward + (0.0 if terminated else params.gamma * q[x_next].max())
+            log.add({"loss_q": 0.5 * (target - q[x, u]) ** 2, "q_mean": q[x, u], "target_mean": target,
+                     "exploration_noise": 1.0 / episode})
             q[x, u] += params.learning_rate * (target - q[x, u])
             x, total, steps, done = x_next, total + reward, steps + 1, terminated or truncated
         returns.add(total, steps)
         bar.set_postfix(ret=total, refresh=False)
+        if episode % params.log_every == 0 or episode == params.episodes:
+            log.write("episode", episode)
     return q, returns
 
 
@@ -148,7 +157,7 @@ def linear_q_table(net: nn.Linear) -> np.ndarray:
 
 
 def linear_q_update(net: nn.Linear, optimiser: torch.optim.Optimizer, x: int, u: int, reward: float,
-                    x_next: int, terminated: bool, gamma: float) -> float:
+                    x_next: int, terminated: bool, gamma: float) -> dict[str, float]:
     """One SGD step on 1/2 (Q(x, u) - target)^2, the Bellman target held fixed (semi-gradient).
 
     On a one-hot input the gradient touches weight[u, x] alone, by (Q(x, u) - target), so the step is
@@ -156,6 +165,7 @@ def linear_q_update(net: nn.Linear, optimiser: torch.optim.Optimizer, x: int, u:
     cell did not: no bias (a bias is shared by every cell, so each update would move the value of
     action u everywhere), and the half squared error of the chosen action instead of the mean over
     all actions (which divides the learning rate by the number of actions, times two).
+    Returns the update's statistics, as the Q-table's plus the gradient norm (= |Q(x, u) - target|).
     """
     one_hot = F.one_hot(torch.tensor([x, x_next]), net.in_features).to(net.weight.dtype)
     q, q_next = net(one_hot)
@@ -164,14 +174,18 @@ def linear_q_update(net: nn.Linear, optimiser: torch.optim.Optimizer, x: int, u:
     loss = 0.5 * (q[u] - target) ** 2
     optimiser.zero_grad()
     loss.backward()
+    stats = {"loss_q": loss.item(), "q_mean": q[u].item(), "target_mean": target,
+             "grad_norm": grad_norm(net.parameters())}
     optimiser.step()
-    return loss.item()
+    return stats
 
 
 def train_linear_q(env: gym.Env, params: TabularParams, seed: int, rng: np.random.Generator,
-                   generator: torch.Generator):
+                   generator: torch.Generator, log: DiagnosticsLog | None = None):
     """The table as a bias-free nn.Linear on one-hot states, one SGD step per transition towards the
-    Bellman target (see linear_q_update); only the initial weights differ from the Q-table's zeros."""
+    Bellman target (see linear_q_update); only the initial weights differ from the Q-table's zeros.
+    Each update's statistics go to `log` (a new one by default), a row every params.log_every episodes."""
+    log = DiagnosticsLog() if log is None else log
     net = linear_q_network(env, generator)
     optimiser = torch.optim.SGD(net.parameters(), lr=params.learning_rate)
     returns, steps = Returns(), 0
@@ -184,9 +198,12 @@ def train_linear_q(env: gym.Env, params: TabularParams, seed: int, rng: np.rando
                 q_row = net.weight[:, x].numpy()  # = net(one_hot(x)), without building the one-hot
             u = noisy_greedy(q_row, episode, rng)
             x_next, reward, terminated, truncated, _ = env.step(u)
-            loss = linear_q_update(net, optimiser, x, u, reward, x_next, terminated, params.gamma)
+            stats = linear_q_update(net, optimiser, x, u, reward, x_next, terminated, params.gamma)
+            log.add({**stats, "exploration_noise": 1.0 / episode})
             x, total, steps, done = x_next, total + reward, steps + 1, terminated or truncated
-        check_finite(loss, "linear Q loss", steps)
+        check_finite(stats["loss_q"], "linear Q loss", steps)
         returns.add(total, steps)
         bar.set_postfix(ret=total, refresh=False)
+        if episode % params.log_every == 0 or episode == params.episodes:
+            log.write("episode", episode)
     return net, returns

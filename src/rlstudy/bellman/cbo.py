@@ -28,17 +28,20 @@ most coordinates. Nothing explores. Options beyond the notebook, all off in its 
     different factors, unbounded below, and a selection method drives it negative.
 Samples are drawn uniformly with replacement (m << n; a randperm of 1e6 per step costs more
 than a whole step of the small swarms).
-The ESS, the chosen beta and the swarm's spread are recorded for the diagnosis.
+The ESS, the chosen beta and the swarm's spread are recorded for the diagnosis, every step in the
+history and, averaged per epoch with the particles' losses and the kick, in its diagnostics.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import pandas as pd
 import torch
 
+from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.errors import DivergenceError
 from rlstudy.core.progress import progress
 
@@ -86,6 +89,7 @@ class CBOHistory:
     evaluations: list[int]  # cumulative network evaluations (one state each), over all particles
     seconds: list[float]  # wall time since the start (the only record that differs between reruns)
     diverged_at: int | None = None  # the step whose losses or particles were not finite (stop_on_divergence)
+    diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)  # per epoch: the steps' statistics
 
 
 def initial_swarm(params: CBOParams, generator: torch.Generator, mean_reward: float) -> torch.Tensor:
@@ -175,6 +179,8 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
                          [0], [0.0])
     start = time.perf_counter()
     steps = (params.epochs * params.particles) // params.particle_batch
+    steps_per_epoch = max(1, params.particles // params.particle_batch)
+    log = DiagnosticsLog()
     bar = progress(desc=label, total=steps, unit="step")
     with torch.no_grad():
         for chosen in particle_batch_schedule(params, generator):
@@ -187,6 +193,7 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
             weights = consensus_weights(losses, beta)
             noise = torch.randn(len(chosen), particles.shape[1], generator=generator).to(device)
             moved, new_consensus = cbo_update(particles[chosen], weights, params.lam, params.eta, params.tau, noise)
+            scale = 0.0
             if params.kick:
                 scale = params.kick * params.kick_decay ** (step - 1) * math.sqrt(params.eta)
                 moved += scale * torch.randn(moved.shape, generator=generator).to(device)
@@ -206,7 +213,14 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
             history.spread.append(float((moved - consensus).pow(2).sum(dim=1).mean().sqrt()))
             history.evaluations.append(history.evaluations[-1] + len(chosen) * params.samples * rows_per_sample(method))
             history.seconds.append(time.perf_counter() - start)
+            log.add({"loss_consensus": history.loss[-1], "loss_min": float(losses.min()),
+                     "loss_mean": float(losses.mean()), "ess": history.ess[-1], "beta": beta,
+                     "spread": history.spread[-1], "exploration_noise": scale})
+            if step % steps_per_epoch == 0:
+                log.write("iteration", step)
             bar.update()
             bar.set_postfix(loss=f"{history.loss[-1]:.4g}", ess=f"{history.ess[-1]:.2f}", refresh=False)
     bar.close()
+    log.write("iteration", len(history.loss) - 1)
+    history.diagnostics = log.frame()
     return consensus, history

@@ -3,16 +3,19 @@
 Each epoch draws a fresh permutation of the usable start indices, prepends the indices left
 over from the previous epoch and cuts as many full mini-batches as fit; the rest carries over.
 The step is theta <- theta - lr_k * mean(j * grad j^), lr_k = lr0 * decay**k for epoch k.
+Each step's statistics are averaged per epoch (History.diagnostics, docs/diagnostics.md).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import pandas as pd
 import torch
 
+from rlstudy.core.diagnostics import DiagnosticsLog, td_statistics
 from rlstudy.core.errors import DivergenceError
 from rlstudy.core.progress import progress
 
@@ -58,6 +61,16 @@ class History:
     error: list[float]
     evaluations: list[int]  # cumulative network evaluations, backward passes counted as two (see below)
     seconds: list[float]  # wall time since the start (the only record that differs between reruns)
+    diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)  # per epoch: the steps' statistics
+
+
+def step_statistics(loss: torch.Tensor, j: torch.Tensor, q_main: torch.Tensor, batch, grad: torch.Tensor,
+                    lr: float) -> dict[str, float]:
+    """An SGD step's statistics: the residual loss, Q(s_m, a_m) and the target r + gamma V(s')
+    (= j + Q(s_m, a_m)), the norm of the step's gradient, the learning rate."""
+    with torch.no_grad():
+        q = q_main[:len(j)].gather(1, batch.action_indices.view(-1, 1)).squeeze(1)
+        return {**td_statistics(loss, q, j + q), "grad_norm": float(torch.linalg.vector_norm(grad)), "lr": lr}
 
 
 def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: str, params: SGDParams,
@@ -75,6 +88,7 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: 
     step_evaluations = params.batch_size * (rows_per_sample(method) + 2 * 2)
     start = time.perf_counter()
     remainder = torch.empty(0, dtype=torch.long)
+    log = DiagnosticsLog()
     bar = progress(desc=label, total=params.epochs * n_starts // params.batch_size, unit="batch")
     for epoch in range(params.epochs):
         lr = params.lr0 * params.lr_decay ** epoch
@@ -84,8 +98,11 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: 
             q_main, cache = forward_cached(theta, batch.feats)
             q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
             j, j_hat = residual_pair(q_main, q_next, batch, params.gamma)
-            theta -= lr * backward(theta, cache, sgd_grad_q(j, q_main, batch, params.gamma))
-            loss = float(cbo_loss(j, j_hat))
+            grad = backward(theta, cache, sgd_grad_q(j, q_main, batch, params.gamma))
+            theta -= lr * grad
+            residual_loss = cbo_loss(j, j_hat)
+            log.add(step_statistics(residual_loss, j, q_main, batch, grad, lr))
+            loss = float(residual_loss)
             if not (math.isfinite(loss) and torch.isfinite(theta).all()):
                 raise DivergenceError(f"{label} diverged at iteration {len(history.loss)} "
                                       f"(epoch {epoch}, lr {lr:g}): loss {loss}")
@@ -95,6 +112,8 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: 
             history.evaluations.append(history.evaluations[-1] + step_evaluations)
             history.seconds.append(time.perf_counter() - start)
             bar.update()
+        log.write("iteration", len(history.loss) - 1)
         bar.set_postfix(epoch=epoch, loss=f"{loss:.4g}")
     bar.close()
+    history.diagnostics = log.frame()
     return theta.detach(), history

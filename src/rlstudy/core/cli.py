@@ -51,6 +51,12 @@ def add_device_argument(p: argparse.ArgumentParser) -> None:
                         "random numbers are drawn on the CPU either way")
 
 
+def add_tensorboard_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tensorboard", metavar="DIR",
+                   help="also write the diagnostics as TensorBoard event files here, to watch the run live "
+                        "(config 'tensorboard'; needs the optional extra: pip install -e '.[tensorboard]')")
+
+
 def resolve_device(name: str) -> torch.device:
     """The torch device of a `device` config value; 'auto' is cuda when PyTorch sees a GPU."""
     if name not in DEVICES:

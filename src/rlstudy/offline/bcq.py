@@ -4,12 +4,15 @@ An imitation head learns the behaviour policy G(a|s) by maximum likelihood. Acti
 probability relative to the most likely action is at or under `threshold` are masked, both when
 acting and when choosing the next action of the double-DQN target (whose value comes from the
 target network). Loss: Huber TD error + imitation NLL + 1e-2 * mean squared imitation logits.
+Its statistics: the three terms, Q and the targets, and the share of actions the filter keeps.
 """
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
+from rlstudy.core.diagnostics import td_statistics
 
 from .buffer import Batch
 from .double_dqn import Learner, LearnerParams, double_q_target
@@ -30,12 +33,18 @@ def constrained_greedy(q: torch.Tensor, logits: torch.Tensor, threshold: float) 
     return q.masked_fill(~allowed_actions(logits, threshold), -torch.inf).argmax(1)
 
 
-def bcq_loss(q: torch.Tensor, logits: torch.Tensor, actions: torch.Tensor,
-             target: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
-    td = F.smooth_l1_loss(q.gather(1, actions[:, None]).squeeze(1), target)
+def bcq_loss(q: torch.Tensor, logits: torch.Tensor, actions: torch.Tensor, target: torch.Tensor,
+             threshold: float) -> tuple[torch.Tensor, dict[str, float]]:
+    """The loss and its statistics; `kept_share` is the share of the batch states' actions that the
+    filter at `threshold` allows."""
+    chosen = q.gather(1, actions[:, None]).squeeze(1)
+    td = F.smooth_l1_loss(chosen, target)
     imitation = F.nll_loss(F.log_softmax(logits, dim=1), actions)
     penalty = LOGIT_PENALTY * logits.pow(2).mean()
-    return td + imitation + penalty, {"td": td.item(), "imitation": imitation.item(), "penalty": penalty.item()}
+    with torch.no_grad():
+        kept = allowed_actions(logits, threshold).float().mean()
+    return td + imitation + penalty, {**td_statistics(td, chosen, target), "loss_imitation": imitation.item(),
+                                      "loss_logit_penalty": penalty.item(), "kept_share": kept.item()}
 
 
 class BCQ(Learner):
@@ -52,4 +61,4 @@ class BCQ(Learner):
             next_actions = self.greedy(batch.next_states)
             target = double_q_target(next_actions, self.target.q_values(batch.next_states), batch, self.params.gamma)
         q, logits = self.network(batch.states)
-        return bcq_loss(q, logits, batch.actions, target)
+        return bcq_loss(q, logits, batch.actions, target, self.threshold)

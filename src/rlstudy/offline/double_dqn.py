@@ -2,7 +2,7 @@
 
 `Learner` holds what DQN and BCQ share: the network and its target copy, Adam, the update step
 with its divergence check, and the target update (Polyak every update, or a full copy every
-`target_update_every` updates).
+`target_update_every` updates). Each update returns its statistics (docs/diagnostics.md).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rlstudy.core.diagnostics import grad_norm, td_statistics
 from rlstudy.core.errors import DivergenceError
 
 from .buffer import Batch
@@ -79,16 +80,18 @@ class Learner:
             return int(self.greedy(torch.as_tensor(state, device=self.device)[None])[0])
 
     def update(self, batch: Batch) -> dict[str, float]:
-        loss, terms = self.loss(batch.to(self.device))
+        """One Adam step on the loss; its statistics (the loss's terms, Q, targets, gradient norm)."""
+        loss, stats = self.loss(batch.to(self.device))
         if not torch.isfinite(loss):
             raise DivergenceError(f"{type(self).__name__} loss is {loss.item()} after {self.updates} updates "
-                                  f"(terms {terms}); lower the learning rate")
+                                  f"(terms {stats}); lower the learning rate")
         self.optimizer.zero_grad()
         loss.backward()
+        stats["grad_norm"] = grad_norm(self.network.parameters())
         self.optimizer.step()
         self.updates += 1
         self._update_target()
-        return terms
+        return stats
 
     def _update_target(self) -> None:
         if self.params.polyak:
@@ -122,4 +125,4 @@ class DQN(Learner):
                                      self.params.gamma)
         q = self.network(batch.states).gather(1, batch.actions[:, None]).squeeze(1)
         loss = F.smooth_l1_loss(q, target)
-        return loss, {"td": loss.item()}
+        return loss, td_statistics(loss, q, target)

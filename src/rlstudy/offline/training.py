@@ -2,7 +2,8 @@
 
 The online and offline loops evaluate every `eval_every` steps (updates) and at the end, and
 write a checkpoint after each evaluation but the last; started again with the same checkpoint path and
-fingerprint, they resume from it and finish exactly as an uninterrupted run.
+fingerprint, they resume from it and finish exactly as an uninterrupted run. At each evaluation the
+updates' statistics since the previous one become a row of the diagnostics (the checkpoint keeps them).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.progress import progress
 
 from .buffer import ReplayBuffer
@@ -34,9 +36,12 @@ def _is_evaluation(done: int, every: int, total: int) -> bool:
 
 
 def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int, rng: np.random.Generator,
-                 evaluate: Evaluate, checkpoint: Path, fingerprint: str, desc: str) -> pd.DataFrame:
-    """Epsilon-greedy DQN training for `steps` env steps; the evaluation series."""
+                 evaluate: Evaluate, checkpoint: Path, fingerprint: str, desc: str,
+                 log: DiagnosticsLog | None = None) -> pd.DataFrame:
+    """Epsilon-greedy DQN training for `steps` env steps; the evaluation series. The updates'
+    statistics, with the exploration rate, go to `log` (a new one by default)."""
     params = learner.params
+    log = DiagnosticsLog() if log is None else log
     saved = load_checkpoint(checkpoint, fingerprint)
     if saved is None:
         start, rows, episode_return = 0, [], 0.0
@@ -49,6 +54,7 @@ def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int
         buffer = ReplayBuffer.from_arrays(info, {k: v.numpy() for k, v in saved["buffer"].items()}, str(checkpoint))
         env, state = unpickled(saved["env"]), saved["state"].numpy()
         restore_random_states(saved["random"], rng)
+        log.restore(saved["diagnostics"])
     bar = progress(range(start, steps), desc=desc, total=steps, initial=start)
     for step in bar:
         action = learner.act(state, params.epsilon(step), rng)
@@ -56,7 +62,7 @@ def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int
         buffer.add(action, learning_reward(reward, info), terminated, newest_frame(state, info))
         episode_return += reward
         if step >= params.start_steps and (step + 1) % params.train_every == 0:
-            learner.update(buffer.sample(params.batch_size, rng))
+            log.add({**learner.update(buffer.sample(params.batch_size, rng)), "epsilon": params.epsilon(step)})
         if terminated or truncated:
             bar.set_postfix(episode_return=episode_return, refresh=False)
             state, _ = env.reset()
@@ -64,10 +70,12 @@ def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int
             episode_return = 0.0
         if _is_evaluation(step + 1, params.eval_every, steps):
             rows.append(_evaluation_row(step + 1, evaluate(learner)))
+            log.write("iteration", step + 1)
             bar.set_postfix(eval_return=rows[-1][1], refresh=False)
             if step + 1 < steps:
                 save_checkpoint(checkpoint, fingerprint, {
                     "step": step + 1, "evaluations": torch.tensor(rows, dtype=torch.float64),
+                    "diagnostics": log.rows,
                     "episode_return": episode_return, "learner": learner.state_dict(),
                     "buffer": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in buffer.arrays().items()},
                     "env": pickled(env), "state": torch.from_numpy(np.array(state)), "random": random_states(rng)})
@@ -104,9 +112,12 @@ def generate_buffer(learner: Learner, env, info: EnvInfo, steps: int, env_seed: 
 
 
 def train_offline(learner: Learner, buffer: ReplayBuffer, iterations: int, rng: np.random.Generator,
-                  evaluate: Evaluate, checkpoint: Path, fingerprint: str, desc: str) -> pd.DataFrame:
-    """`iterations` updates on mini-batches of the fixed buffer; the evaluation series."""
+                  evaluate: Evaluate, checkpoint: Path, fingerprint: str, desc: str,
+                  log: DiagnosticsLog | None = None) -> pd.DataFrame:
+    """`iterations` updates on mini-batches of the fixed buffer; the evaluation series. The updates'
+    statistics go to `log` (a new one by default)."""
     params = learner.params
+    log = DiagnosticsLog() if log is None else log
     saved = load_checkpoint(checkpoint, fingerprint)
     if saved is None:
         start, rows = 0, []
@@ -114,16 +125,18 @@ def train_offline(learner: Learner, buffer: ReplayBuffer, iterations: int, rng: 
         start, rows = int(saved["iteration"]), saved["evaluations"].tolist()
         learner.load_state_dict(saved["learner"])
         restore_random_states(saved["random"], rng)
+        log.restore(saved["diagnostics"])
     bar = progress(range(start, iterations), desc=desc, total=iterations, initial=start)
     for iteration in bar:
-        learner.update(buffer.sample(params.batch_size, rng))
+        log.add(learner.update(buffer.sample(params.batch_size, rng)))
         if _is_evaluation(iteration + 1, params.eval_every, iterations):
             rows.append(_evaluation_row(iteration + 1, evaluate(learner)))
+            log.write("iteration", iteration + 1)
             bar.set_postfix(eval_return=rows[-1][1], refresh=False)
             if iteration + 1 < iterations:
                 save_checkpoint(checkpoint, fingerprint, {
                     "iteration": iteration + 1, "evaluations": torch.tensor(rows, dtype=torch.float64),
-                    "learner": learner.state_dict(), "random": random_states(rng)})
+                    "diagnostics": log.rows, "learner": learner.state_dict(), "random": random_states(rng)})
     return _evaluations(rows)
 
 

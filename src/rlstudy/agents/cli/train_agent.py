@@ -2,7 +2,9 @@
 
 Writes, in --out-dir: returns.csv (episode, step, return: one row per training episode),
 evaluation.csv (episode, return: greedy episodes after training, on an environment seeded from
-the run seed) and the model (q_table.npy or model.pt), each with its provenance record.
+the run seed), diagnostics.csv (the means of the updates' statistics per window of `log_every`
+steps or episodes, docs/diagnostics.md) and the model (q_table.npy or model.pt), each with its
+provenance record.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import pandas as pd
 from rlstudy.agents.episodes import evaluate
 from rlstudy.agents.registry import AGENTS
 from rlstudy.core import seeding
-from rlstudy.core.cli import build, json_arg, parser, run, setup_torch
+from rlstudy.core.cli import add_tensorboard_argument, build, json_arg, parser, run, setup_torch
+from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.io import provenance, save_csv
 
 
@@ -36,18 +39,21 @@ def main() -> None:
     p.add_argument("--run-seed", type=int, required=True, help="the replicate's seed")
     p.add_argument("--seed", type=int, required=True, help="the master seed")
     p.add_argument("--out-dir", required=True)
+    add_tensorboard_argument(p)
     args = p.parse_args()
     setup_torch("cpu")  # networks this small train fastest on the CPU
     agent = AGENTS[args.agent]
     params = agent_params(agent, args.params)
     names = (agent.name, str(args.run_seed))
     env = agent.make_env(args.env, params)
+    log = DiagnosticsLog(args.tensorboard)
 
     start = time.perf_counter()
     model, returns = agent.train(env, params, seeding.stream_seed(args.seed, *names, "env"),
                                  seeding.numpy_rng(args.seed, *names, "acting"),
-                                 seeding.torch_generator(args.seed, *names, "init"))
+                                 seeding.torch_generator(args.seed, *names, "init"), log)
     seconds = time.perf_counter() - start
+    log.close()
     evaluation = evaluate(env, agent.policy(model), seeding.stream_seed(args.seed, *names, "evaluation"),
                           args.evaluation_episodes)
     curve = returns.frame()
@@ -62,6 +68,7 @@ def main() -> None:
     save_csv(out / "returns.csv", curve, record)
     save_csv(out / "evaluation.csv", pd.DataFrame({"episode": np.arange(1, len(evaluation) + 1),
                                                    "return": evaluation}), record)
+    save_csv(out / "diagnostics.csv", log.frame(), record)
     agent.save(out / agent.model_file, model, record)
 
 

@@ -13,7 +13,9 @@ import torch
 
 from rlstudy.agents.mpo import MPOParams, evaluate, make_env, train
 from rlstudy.core import seeding
-from rlstudy.core.cli import add_device_argument, build, device_record, json_arg, parser, run, setup_torch
+from rlstudy.core.cli import (add_device_argument, add_tensorboard_argument, build, device_record, json_arg, parser,
+                              run, setup_torch)
+from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.io import provenance, save_csv, save_tensors
 
 
@@ -25,6 +27,7 @@ def main() -> None:
     p.add_argument("--params", type=json_arg, required=True, help="JSON of MPOParams")
     p.add_argument("--out-dir", required=True)
     add_device_argument(p)
+    add_tensorboard_argument(p)
     args = p.parse_args()
     device = setup_torch(args.device)
     params = build(MPOParams, args.params, "config 'mpo'")
@@ -32,9 +35,11 @@ def main() -> None:
     seed = str(args.run_seed)
     torch.manual_seed(seeding.stream_seed(args.seed, "mpo", "init", seed))  # network initialisation
     label = f"MPO {args.env} seed {args.run_seed}"
+    log = DiagnosticsLog(args.tensorboard)
     result = train(env, params, device, env_seed=seeding.stream_seed(args.seed, "mpo", "env", seed),
                    rng=seeding.numpy_rng(args.seed, "mpo", "replay", seed),
-                   generator=seeding.torch_generator(args.seed, "mpo", "sampling", seed), label=label)
+                   generator=seeding.torch_generator(args.seed, "mpo", "sampling", seed), label=label, log=log)
+    log.close()
     evaluation = evaluate(env, result.agent, params.eval_episodes,
                           seeding.stream_seed(args.seed, "mpo", "evaluation", seed))
     env.close()

@@ -76,6 +76,7 @@ def main() -> None:
     out = Path(args.out_dir)
     save_tensors(out / "q.pt", to_state_dict(theta), record)
     save_csv(out / "errors.csv", curve, record)
+    save_csv(out / "diagnostics.csv", history.diagnostics, record)
     save_csv(out / "wall_time.csv", pd.DataFrame({**keys, "iteration": iterations, "seconds": history.seconds}),
              record)
 

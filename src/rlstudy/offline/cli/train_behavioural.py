@@ -1,6 +1,7 @@
 """Stage 1 of the offline chain: train the behavioural DQN online (epsilon-greedy).
 
-Writes the network (q.pt) and its evaluation series (evaluations.csv). A checkpoint in the output
+Writes the network (q.pt), its evaluation series (evaluations.csv) and its training diagnostics
+(diagnostics.csv: the updates' statistics averaged between evaluations, docs/diagnostics.md). A checkpoint in the output
 folder after every evaluation lets a killed run resume; it is removed when the run completes.
 """
 
@@ -8,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlstudy.core.cli import device_record, parser, run
+from rlstudy.core.cli import add_tensorboard_argument, device_record, parser, run
+from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.io import provenance, save_csv, save_tensors
 from rlstudy.offline.double_dqn import DQN
 from rlstudy.offline.runs import fingerprint, info_record
@@ -22,6 +24,7 @@ def main() -> None:
     add_run_arguments(p)
     p.add_argument("--steps", type=int, required=True, help="environment steps")
     p.add_argument("--out-dir", required=True)
+    add_tensorboard_argument(p)
     args = p.parse_args()
     spec, device = run_of(args)
     env, info = spec.make_env()
@@ -29,15 +32,18 @@ def main() -> None:
     learner = DQN(info, spec.params, device)
     out = Path(args.out_dir)
     checkpoint = out / "checkpoint.pt"
+    log = DiagnosticsLog(args.tensorboard)
     evaluations = train_online(learner, env, info, args.steps, spec.stream("behavioural-env"),
                                spec.rng("behavioural"), spec.evaluate, checkpoint,
-                               fingerprint(args=vars(args)), f"behavioural DQN {args.env} seed {args.run_seed}")
+                               fingerprint(args=vars(args)), f"behavioural DQN {args.env} seed {args.run_seed}", log)
+    log.close()
     print(evaluations.to_string(index=False))
     record = provenance({"env": info_record(info), "run_seed": args.run_seed, "steps": args.steps,
                          "params": args.params, "atari": args.atari, "device": device_record(args.device, device)},
                         args.seed, {})
     save_tensors(out / "q.pt", learner.network.state_dict(), record)
     save_csv(out / "evaluations.csv", evaluations, record)
+    save_csv(out / "diagnostics.csv", log.frame(), record)
     checkpoint.unlink(missing_ok=True)
 
 

@@ -1,6 +1,7 @@
 """Stage 3 of the offline chain: learn from the fixed buffer alone, with BCQ or offline DQN.
 
-Writes the network (q.pt) and its evaluation series (evaluations.csv). A checkpoint in the output
+Writes the network (q.pt), its evaluation series (evaluations.csv) and its training diagnostics
+(diagnostics.csv: the updates' statistics averaged between evaluations, docs/diagnostics.md). A checkpoint in the output
 folder after every evaluation lets a killed run resume; it is removed when the run completes.
 """
 
@@ -8,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlstudy.core.cli import device_record, parser, run
+from rlstudy.core.cli import add_tensorboard_argument, device_record, parser, run
+from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.io import provenance, save_csv, save_tensors
 from rlstudy.offline.bcq import BCQ
 from rlstudy.offline.buffer import ReplayBuffer, buffer_files
@@ -27,6 +29,7 @@ def main() -> None:
     p.add_argument("--iterations", type=int, required=True, help="updates")
     p.add_argument("--buffer-dir", required=True, help="folder of the buffer's .npy arrays")
     p.add_argument("--out-dir", required=True)
+    add_tensorboard_argument(p)
     args = p.parse_args()
     if (args.algorithm == "bcq") != (args.threshold is not None):
         p.error("--threshold is required by bcq and taken by bcq only")
@@ -38,9 +41,11 @@ def main() -> None:
                else DQN(info, spec.params, device))
     out = Path(args.out_dir)
     checkpoint = out / "checkpoint.pt"
+    log = DiagnosticsLog(args.tensorboard)
     evaluations = train_offline(learner, buffer, args.iterations, spec.rng(args.algorithm), spec.evaluate,
                                 checkpoint, fingerprint(args=vars(args)),
-                                f"{args.algorithm} {args.env} seed {args.run_seed}")
+                                f"{args.algorithm} {args.env} seed {args.run_seed}", log)
+    log.close()
     print(evaluations.to_string(index=False))
     params = {"env": info_record(info), "run_seed": args.run_seed, "algorithm": args.algorithm,
               "iterations": args.iterations, "params": args.params, "atari": args.atari,
@@ -50,6 +55,7 @@ def main() -> None:
     record = provenance(params, args.seed, {f"buffer {k}": v for k, v in buffer_files(args.buffer_dir).items()})
     save_tensors(out / "q.pt", learner.network.state_dict(), record)
     save_csv(out / "evaluations.csv", evaluations, record)
+    save_csv(out / "diagnostics.csv", log.frame(), record)
     checkpoint.unlink(missing_ok=True)
 
 
