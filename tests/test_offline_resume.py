@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.offline.bcq import BCQ
 from rlstudy.offline.double_dqn import DQN, LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing
@@ -47,12 +48,12 @@ def stopping_at(evaluation):
     return evaluate
 
 
-def online(checkpoint, evaluate=parameter_sums, fingerprint="a"):
+def online(checkpoint, evaluate=parameter_sums, fingerprint="a", log=None):
     env, info = RUN.make_env()
     RUN.seed_torch("behavioural")
     learner = DQN(info, RUN.params, CPU)
     curve = train_online(learner, env, info, 300, RUN.stream("env"), RUN.rng("behavioural"), evaluate,
-                         checkpoint, fingerprint, "test")
+                         checkpoint, fingerprint, "test", log)
     return curve, learner
 
 
@@ -61,14 +62,18 @@ def same_networks(a, b):
 
 
 def test_online_training_resumes_from_its_checkpoint(tmp_path):
-    expected, reference = online(tmp_path / "uninterrupted.pt")
+    expected_log, resumed_log = DiagnosticsLog(), DiagnosticsLog()
+    expected, reference = online(tmp_path / "uninterrupted.pt", log=expected_log)
     checkpoint = tmp_path / "run.pt"
     with pytest.raises(Stop):
         online(checkpoint, stopping_at(3))
     assert torch.load(checkpoint, weights_only=True)["step"] == 200
-    resumed, learner = online(checkpoint)
+    resumed, learner = online(checkpoint, log=resumed_log)
     assert resumed.equals(expected) and list(expected["iteration"]) == [100, 200, 300]
     assert same_networks(learner, reference)
+    # the diagnostics too: a row per evaluation, the first two from the checkpoint
+    assert resumed_log.frame().equals(expected_log.frame())
+    assert expected_log.frame()["iteration"].tolist() == [100, 200, 300]
 
 
 def test_a_checkpoint_of_other_parameters_is_ignored(tmp_path):
@@ -79,10 +84,10 @@ def test_a_checkpoint_of_other_parameters_is_ignored(tmp_path):
         online(checkpoint, stopping_at(1), fingerprint="other parameters")
 
 
-def offline(buffer, info, checkpoint, evaluate=parameter_sums):
+def offline(buffer, info, checkpoint, evaluate=parameter_sums, log=None):
     RUN.seed_torch("bcq")
     learner = BCQ(info, RUN.params, 0.3, CPU)
-    return train_offline(learner, buffer, 250, RUN.rng("bcq"), evaluate, checkpoint, "a", "test"), learner
+    return train_offline(learner, buffer, 250, RUN.rng("bcq"), evaluate, checkpoint, "a", "test", log), learner
 
 
 def test_offline_training_resumes_from_its_checkpoint(tmp_path):
@@ -90,12 +95,14 @@ def test_offline_training_resumes_from_its_checkpoint(tmp_path):
     buffer, episodes = generate_buffer(DQN(info, RUN.params, CPU), env, info, 500, 1, np.random.default_rng(0),
                                        0.2, 0.2, 0.0, "test")
     assert len(buffer) == 500 and episodes["return"].sum() <= 500
-    expected, reference = offline(buffer, info, tmp_path / "uninterrupted.pt")
+    expected_log, resumed_log = DiagnosticsLog(), DiagnosticsLog()
+    expected, reference = offline(buffer, info, tmp_path / "uninterrupted.pt", log=expected_log)
     with pytest.raises(Stop):
         offline(buffer, info, tmp_path / "run.pt", stopping_at(2))
-    resumed, learner = offline(buffer, info, tmp_path / "run.pt")
+    resumed, learner = offline(buffer, info, tmp_path / "run.pt", log=resumed_log)
     assert resumed.equals(expected) and list(expected["iteration"]) == [100, 200, 250]
     assert same_networks(learner, reference)
+    assert resumed_log.frame().equals(expected_log.frame()) and len(expected_log.frame()) == 3
 
 
 @pytest.mark.integration
@@ -128,6 +135,6 @@ def test_killed_cli_run_resumes_and_writes_the_same_artefacts(tmp_path):
     assert checkpoint.exists() and not (tmp_path / "killed" / "q.pt").exists()
     resumed = subprocess.run(bcq(tmp_path / "killed"), env=env, check=True, capture_output=True, text=True)
     assert "resuming from" in resumed.stdout
-    for name in ("q.pt", "evaluations.csv"):
+    for name in ("q.pt", "evaluations.csv", "diagnostics.csv"):
         assert (tmp_path / "killed" / name).read_bytes() == (tmp_path / "uninterrupted" / name).read_bytes()
     assert not checkpoint.exists()

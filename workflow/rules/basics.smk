@@ -11,6 +11,7 @@ rule train_agent:
     output:
         returns="results/agents/{agent}/seed{seed}/returns.csv",
         evaluation="results/agents/{agent}/seed{seed}/evaluation.csv",
+        diagnostics="results/agents/{agent}/seed{seed}/diagnostics.csv",
         model="results/agents/{agent}/seed{seed}/model.pt",
     wildcard_constraints:
         agent="linear_q|dqn|ddpg",
@@ -19,6 +20,7 @@ rule train_agent:
         evaluation_episodes=lambda w: config[w.agent]["evaluation_episodes"],
         agent_params=lambda w: as_json(config[w.agent]["params"]),
         seed=config["seed"],
+        tensorboard=lambda w: tensorboard_arg(f"agents/{w.agent}/seed{w.seed}"),
     log:
         "logs/agents/{agent}/seed{seed}.log",
     benchmark:
@@ -35,13 +37,14 @@ rule train_agent:
         "python -m rlstudy.agents.cli.train_agent --agent {wildcards.agent} --env {params.env}"
         " --params '{params.agent_params}' --evaluation-episodes {params.evaluation_episodes}"
         " --run-seed {wildcards.seed} --seed {params.seed} --out-dir results/agents/{wildcards.agent}/seed{wildcards.seed}"
-        " > {log} 2>&1"
+        " {params.tensorboard} > {log} 2>&1"
 
 
 use rule train_agent as train_qtable with:
     output:
         returns="results/agents/{agent}/seed{seed}/returns.csv",
         evaluation="results/agents/{agent}/seed{seed}/evaluation.csv",
+        diagnostics="results/agents/{agent}/seed{seed}/diagnostics.csv",
         model="results/agents/{agent}/seed{seed}/q_table.npy",
     wildcard_constraints:
         agent="qtable",
@@ -53,6 +56,7 @@ rule agent_figures:
         code=sources("agents.cli.plot_basics"),
     output:
         figure_output("figures/agents/{agent}_learning_curve", "agent_figures.rst", "5. Agents", "{agent}"),
+        figure_output("figures/agents/{agent}_diagnostics", "diagnostics.rst", "5. Agents", "{agent}"),
         figure_output("figures/agents/{agent}_value_policy", "agent_figures.rst", "5. Agents", "{agent}"),
         gif=report("figures/agents/{agent}_rollout.gif", caption="../report/rollout.rst", category="5. Agents",
                    subcategory="{agent}"),
@@ -86,6 +90,7 @@ rule agent_figures:
 use rule agent_figures as dqn_figures with:
     output:
         figure_output("figures/agents/{agent}_learning_curve", "agent_figures.rst", "5. Agents", "{agent}"),
+        figure_output("figures/agents/{agent}_diagnostics", "diagnostics.rst", "5. Agents", "{agent}"),
         figure_output("figures/agents/{agent}_max_q", "agent_figures.rst", "5. Agents", "{agent}"),
         gif=report("figures/agents/{agent}_rollout.gif", caption="../report/rollout.rst", category="5. Agents",
                    subcategory="{agent}"),

@@ -14,7 +14,7 @@ def basics_model_file(agent):
 
 def basics_run_files(agent):
     return [f"{d}/{f}" for d in basics_run_dirs(agent)
-            for f in ("returns.csv", "evaluation.csv", basics_model_file(agent))]
+            for f in ("returns.csv", "evaluation.csv", "diagnostics.csv", basics_model_file(agent))]
 
 
 def agents_summary_runs():
@@ -24,7 +24,7 @@ def agents_summary_runs():
 
 
 def basics_figure_names(agent):
-    return [f"{agent}_learning_curve", "dqn_max_q" if agent == "dqn" else f"{agent}_value_policy"]
+    return [f"{agent}_learning_curve", f"{agent}_diagnostics", "dqn_max_q" if agent == "dqn" else f"{agent}_value_policy"]
 
 
 def basics_targets():

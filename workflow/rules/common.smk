@@ -89,6 +89,12 @@ def all_run_dirs():
     return [d for dataset in DATASETS for d in dataset_run_dirs(dataset)]
 
 
+def tensorboard_arg(run):
+    """The training step's --tensorboard option when config `tensorboard` is on: event files of the
+    run's diagnostics in logs/tensorboard/<run> (logs, not results: they hold wall times)."""
+    return f"--tensorboard logs/tensorboard/{run}" if config["tensorboard"] else ""
+
+
 def figure_output(prefix, caption, category, subcategory=None):
     """A figure's files, one per format; the first format is shown in the HTML report (make report)
     with its caption (workflow/report/), grouped by category and subcategory."""
@@ -100,8 +106,9 @@ def figure_files(name):
     return expand("figures/{name}.{fmt}", name=name, fmt=config["figures"]["formats"])
 
 
-def q_figure_names():
-    return [f"{dataset}/q_{task}_{opt}" for dataset in DATASETS for task in config["tasks"]
+def q_figure_names(kind="q"):
+    """A figure per dataset, task and optimizer: kind "q" (the Q-functions learnt) or "diagnostics"."""
+    return [f"{dataset}/{kind}_{task}_{opt}" for dataset in DATASETS for task in config["tasks"]
             for opt in OPTIMIZERS if methods_of(opt)]
 
 

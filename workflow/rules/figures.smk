@@ -30,6 +30,34 @@ rule q_figure:
         " --out-prefix figures/{wildcards.dataset}/q_{wildcards.task}_{wildcards.optimizer} > {log} 2>&1"
 
 
+rule diagnostics_figure:
+    input:
+        lambda w: [f"{d}/{f}" for d in run_dirs(w.dataset, w.task, w.optimizer)
+                   for f in ("errors.csv", "diagnostics.csv")],
+        code=sources("bellman.cli.plot_diagnostics"),
+    output:
+        figure_output("figures/{dataset}/diagnostics_{task}_{optimizer}", "diagnostics.rst", "2. Q-functions learnt",
+                      "{dataset} data, {task}"),
+    params:
+        runs=lambda w: run_dirs(w.dataset, w.task, w.optimizer),
+        converged_below=config["summary"]["converged_below"],
+        formats=config["figures"]["formats"],
+        dpi=config["figures"]["dpi"],
+    log:
+        "logs/figures/{dataset}/diagnostics_{task}_{optimizer}.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs.yaml"
+    shell:
+        "python -m rlstudy.bellman.cli.plot_diagnostics --task {wildcards.task} --optimizer {wildcards.optimizer}"
+        " --runs {params.runs} --converged-below {params.converged_below} --formats {params.formats}"
+        " --dpi {params.dpi} --out-prefix figures/{wildcards.dataset}/diagnostics_{wildcards.task}_{wildcards.optimizer}"
+        " > {log} 2>&1"
+
+
 rule trajectory_figure:
     input:
         lambda w: trajectory_files(w.dataset, w.task),
@@ -56,4 +84,5 @@ rule trajectory_figure:
 rule figures:
     input:
         [figure_files(name) for name in q_figure_names()],
+        [figure_files(name) for name in q_figure_names("diagnostics")],
         [figure_files(f"{dataset}/trajectory_{task}") for dataset in DATASETS for task in config["tasks"]],

@@ -9,6 +9,7 @@ rule run_method:
     output:
         network="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/q.pt",
         curve="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/errors.csv",
+        diagnostics="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/diagnostics.csv",
         wall_time="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/wall_time.csv",
     params:
         optimizer_params=lambda w: as_json(optimizer_params(w.task, w.optimizer)),

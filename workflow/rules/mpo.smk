@@ -27,6 +27,7 @@ rule mpo_train:
         mpo=MPO_PARAMS,
         seed=config["seed"],
         device=config["device"],
+        tensorboard=lambda w: tensorboard_arg(f"agents/mpo/seed{w.seed}"),
     log:
         "logs/agents/mpo/seed{seed}.log",
     benchmark:
@@ -41,7 +42,7 @@ rule mpo_train:
     shell:
         "python -m rlstudy.agents.cli.train_mpo --env {params.env} --run-seed {wildcards.seed} --seed {params.seed}"
         " --params '{params.mpo}' --device {params.device} --out-dir results/agents/mpo/seed{wildcards.seed}"
-        " > {log} 2>&1"
+        " {params.tensorboard} > {log} 2>&1"
 
 
 rule mpo_figures:

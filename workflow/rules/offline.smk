@@ -16,8 +16,10 @@ rule offline_behavioural:
     output:
         q=f"{OFFLINE_RUN}/behavioural/q.pt",
         evaluations=f"{OFFLINE_RUN}/behavioural/evaluations.csv",
+        diagnostics=f"{OFFLINE_RUN}/behavioural/diagnostics.csv",
     params:
         run=offline_run_args,
+        tensorboard=lambda w: tensorboard_arg(f"offline/{w.env}/seed{w.seed}/behavioural"),
         learner=lambda w: offline_params(w.env),
         atari=as_json(OFFLINE["atari_preprocessing"]),
         steps=lambda w: offline_budget(w.env, "behavioural"),
@@ -36,7 +38,7 @@ rule offline_behavioural:
         "../../envs.yaml"
     shell:
         "python -m rlstudy.offline.cli.train_behavioural {params.run} --params '{params.learner}' --atari '{params.atari}'"
-        " --steps {params.steps} --out-dir {params.out_dir} > {log} 2>&1"
+        " --steps {params.steps} --out-dir {params.out_dir} {params.tensorboard} > {log} 2>&1"
 
 
 rule offline_buffer:
@@ -82,8 +84,10 @@ rule offline_train:
     output:
         q=f"{OFFLINE_RUN}/{{algorithm}}/q.pt",
         evaluations=f"{OFFLINE_RUN}/{{algorithm}}/evaluations.csv",
+        diagnostics=f"{OFFLINE_RUN}/{{algorithm}}/diagnostics.csv",
     params:
         run=offline_run_args,
+        tensorboard=lambda w: tensorboard_arg(f"offline/{w.env}/seed{w.seed}/{w.algorithm}"),
         learner=lambda w: offline_params(w.env),
         atari=as_json(OFFLINE["atari_preprocessing"]),
         iterations=lambda w: offline_budget(w.env, "offline"),
@@ -105,15 +109,17 @@ rule offline_train:
     shell:
         "python -m rlstudy.offline.cli.train_offline {params.run} --params '{params.learner}' --atari '{params.atari}'"
         " --algorithm {wildcards.algorithm} {params.threshold} --iterations {params.iterations}"
-        " --buffer-dir {params.buffer_dir} --out-dir {params.out_dir} > {log} 2>&1"
+        " --buffer-dir {params.buffer_dir} --out-dir {params.out_dir} {params.tensorboard} > {log} 2>&1"
 
 
 rule offline_figure:
     input:
         lambda w: offline_run_files(w.env),
+        lambda w: offline_diagnostics_files(w.env),
         code=sources("offline.cli.plot_offline"),
     output:
         figure_output("figures/offline_{env}", "offline.rst", "6. Offline RL", "{env}"),
+        offline_diagnostics_figures(),
     params:
         runs=lambda w: [f"results/offline/{w.env}/seed{seed}" for seed in OFFLINE["seeds"]],
         formats=config["figures"]["formats"],
@@ -128,7 +134,8 @@ rule offline_figure:
         "../../envs.yaml"
     shell:
         "python -m rlstudy.offline.cli.plot_offline --env {wildcards.env} --runs {params.runs}"
-        " --formats {params.formats} --dpi {params.dpi} --out-prefix figures/offline_{wildcards.env} > {log} 2>&1"
+        " --formats {params.formats} --dpi {params.dpi} --out-prefix figures/offline_{wildcards.env}"
+        " --diagnostics-prefix figures/offline/{wildcards.env} > {log} 2>&1"
 
 
 rule offline_summary:

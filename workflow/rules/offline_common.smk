@@ -39,12 +39,29 @@ def offline_run_args(wildcards):
             f" --device {config['device']}")
 
 
+OFFLINE_LEARNERS = ["behavioural", "bcq", "dqn"]
+
+
 def offline_targets():
     envs = OFFLINE["environments"]
-    return [*[figure_files(f"offline_{env}") for env in envs], "results/offline/summary.csv"]
+    return [*[figure_files(f"offline_{env}") for env in envs],
+            *[figure_files(f"offline/{env}_{learner}_diagnostics") for env in envs for learner in OFFLINE_LEARNERS],
+            "results/offline/summary.csv"]
 
 
 def offline_run_files(env):
     return [f"results/offline/{env}/seed{seed}/{f}" for seed in OFFLINE["seeds"]
             for f in ("buffer/performance.csv", "behavioural/evaluations.csv", "bcq/evaluations.csv",
                       "dqn/evaluations.csv")]
+
+
+def offline_diagnostics_files(env):
+    return [f"results/offline/{env}/seed{seed}/{learner}/diagnostics.csv" for seed in OFFLINE["seeds"]
+            for learner in OFFLINE_LEARNERS]
+
+
+def offline_diagnostics_figures():
+    """Each learner's diagnostics figure, in the report beside the learning curve (offline_figure makes them)."""
+    return [path for learner in OFFLINE_LEARNERS
+            for path in figure_output(f"figures/offline/{{env}}_{learner}_diagnostics", "diagnostics.rst",
+                                      "6. Offline RL", "{env}")]

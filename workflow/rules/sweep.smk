@@ -10,6 +10,7 @@ rule sweep_run:
     output:
         network="results/sweep/{grid}/{point}/seed{seed}/q.pt",
         curve="results/sweep/{grid}/{point}/seed{seed}/errors.csv",
+        diagnostics="results/sweep/{grid}/{point}/seed{seed}/diagnostics.csv",
         wall_time="results/sweep/{grid}/{point}/seed{seed}/wall_time.csv",
     params:
         cbo=lambda w: as_json(SWEEP_POINTS[(w.grid, w.point)].params),

@@ -1,5 +1,6 @@
-"""Figures of one basics agent: its learning curve over seeds, its value/policy maps (DQN: the
-max-Q landscape) with a greedy rollout of the first seed's model, and that rollout as a GIF."""
+"""Figures of one basics agent: its learning curve over seeds, its training diagnostics (every
+seed, the failing ones dashed), its value/policy maps (DQN: the max-Q landscape) with a greedy
+rollout of the first seed's model, and that rollout as a GIF."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from rlstudy.core.cli import json_arg, parser, run, setup_torch  # noqa: E402
 from rlstudy.core.io import load_csv  # noqa: E402
 from rlstudy.plotting import style  # noqa: E402
 from rlstudy.plotting.curves import evaluation_label  # noqa: E402
+from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure  # noqa: E402
 
 from .train_agent import agent_params  # noqa: E402
 
@@ -57,7 +59,7 @@ def main() -> None:
     p.add_argument("--env", required=True)
     p.add_argument("--params", type=json_arg, required=True, help="JSON of the agent's parameters")
     p.add_argument("--runs", nargs="+", required=True, help="run folders seed<N>, each with returns.csv, "
-                                                           "evaluation.csv and the model")
+                                                           "evaluation.csv, diagnostics.csv and the model")
     p.add_argument("--seed", type=int, required=True, help="the master seed")
     p.add_argument("--solved-return", type=float, required=True,
                    help="config <agent>.solved_return: a seed whose mean greedy return is below it is marked failing")
@@ -80,6 +82,13 @@ def main() -> None:
              + ", ".join(evaluation_label(r.name, e, args.solved_return) for r, e in zip(runs, evaluations)))
     style.save(figures.learning_curve_figure({agent.name: curves}, x, window, title, args.solved_return),
                out / f"{agent.name}_learning_curve", args.formats, args.dpi)
+    diagnostics = [DiagnosticsRun(evaluation_label(r.name, e, args.solved_return),
+                                  load_csv(r / "diagnostics.csv", f"{agent.name} diagnostics"), e < args.solved_return)
+                   for r, e in zip(runs, evaluations)]
+    style.save(diagnostics_figure(diagnostics, x, "episode" if x == "episode" else "environment steps",
+                                  f"{agent.name} on {args.env}: training diagnostics, every seed "
+                                  f"(greedy evaluation return in the legend)"),
+               out / f"{agent.name}_diagnostics", args.formats, args.dpi)
 
     first = runs[0]
     env = agent.make_env(args.env, params, render_mode="rgb_array")

@@ -1,5 +1,6 @@
 """MPO's figures: its learning curve beside DDPG's (mean and min-max band over seeds), and its
-training diagnostics (temperature, KL of mean and std against their bound, the duals, the Q range)."""
+training diagnostics (every column of diagnostics.csv, every seed, the failing ones dashed; the KL
+bound dotted)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,8 @@ from rlstudy.agents.figures import learning_curve_figure
 from rlstudy.core.cli import parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
-from rlstudy.plotting.curves import evaluation_label, plot_curves
-
-import matplotlib.pyplot as plt  # noqa: E402  (after plotting.style chose the Agg backend)
+from rlstudy.plotting.curves import evaluation_label
+from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure
 
 
 def learning_curve(methods: dict[str, list[pd.DataFrame]], evaluations: dict[str, list[tuple[str, float]]],
@@ -23,29 +23,6 @@ def learning_curve(methods: dict[str, list[pd.DataFrame]], evaluations: dict[str
     title = (f"{env}: " + " and ".join(methods) + ", mean and min-max over seeds\n"
              f"greedy evaluation by seed: {by_seed}")
     style.save(learning_curve_figure(methods, "step", window, title, solved_return), prefix, formats, dpi)
-
-
-def diagnostics(runs: list[pd.DataFrame], env: str, kl_bound: float, prefix, formats, dpi):
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
-    panels = [
-        (axes[0, 0], {"temperature eta": "temperature"}, "E-step temperature", True),
-        (axes[0, 1], {"KL mean": "kl_mean", "KL std": "kl_std"}, "M-step KL to the target policy", True),
-        (axes[1, 0], {"alpha mean": "alpha_mean", "alpha std": "alpha_std"}, "KL duals", True),
-        (axes[1, 1], {"Q max": "q_max", "Q mean": "q_mean", "Q min": "q_min"}, "Q of the E-step samples", False),
-    ]
-    for ax, columns, title, log in panels:
-        for i, (label, column) in enumerate(columns.items()):
-            plot_curves(ax, {label: [r.rename(columns={column: "value"}) for r in runs]}, "step", "value",
-                        colours={label: f"C{i}"})
-        ax.set(title=title, yscale="log" if log else "linear")
-        ax.legend(loc="best", fontsize="small")
-    axes[0, 1].axhline(kl_bound, color="grey", linestyle="--", linewidth=1)
-    for ax in axes[1]:
-        ax.set_xlabel("environment steps")
-    skipped = [int(r["skipped_nonfinite_batches"].iloc[-1]) for r in runs]
-    fig.suptitle(f"MPO on {env}: training diagnostics, mean and min-max over {len(runs)} seed(s); "
-                 f"non-finite batches skipped: {skipped}  (dashed: KL bound {kl_bound:g})", fontsize="medium")
-    style.save(fig, prefix, formats, dpi)
 
 
 def main() -> None:
@@ -72,8 +49,14 @@ def main() -> None:
                    for method, runs in folders.items()}
     learning_curve(methods, evaluations, args.solved_return, args.env, args.window, args.curve_prefix,
                    args.formats, args.dpi)
-    runs = [load_csv(Path(d) / "diagnostics.csv", "MPO diagnostics") for d in args.mpo_runs]
-    diagnostics(runs, args.env, args.kl_bound, args.diagnostics_prefix, args.formats, args.dpi)
+    runs = [DiagnosticsRun(evaluation_label(name, mean, args.solved_return),
+                           load_csv(folder / "diagnostics.csv", "MPO diagnostics"), mean < args.solved_return)
+            for folder, (name, mean) in zip(folders["MPO"], evaluations["MPO"])]
+    fig = diagnostics_figure(runs, "step", "environment steps",
+                             f"MPO on {args.env}: training diagnostics, every seed (greedy evaluation return in the "
+                             f"legend; dotted: the KL bound {args.kl_bound:g})",
+                             bounds={"kl_mean": args.kl_bound, "kl_std": args.kl_bound})
+    style.save(fig, args.diagnostics_prefix, args.formats, args.dpi)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
-"""The offline figure of one environment: evaluation return against updates for BCQ and offline
+"""The offline figures of one environment: evaluation return against updates for BCQ and offline
 DQN (mean line, min-max band over seeds), with the behavioural policy and the buffer as
-reference lines (means over seeds)."""
+reference lines (means over seeds); and the training diagnostics of each learner (behavioural DQN,
+BCQ, offline DQN), every seed, dashed where its final return is below the buffer's (the summary's
+`at_least_buffer` false)."""
 
 from __future__ import annotations
 
@@ -12,9 +14,28 @@ from rlstudy.core.cli import parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
 from rlstudy.plotting.curves import plot_curves
+from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure
 
 LEARNERS = {"bcq": "BCQ", "dqn": "offline DQN"}
+DIAGNOSED = {"behavioural": ("behavioural DQN", "environment steps"), "bcq": ("BCQ", "updates"),
+             "dqn": ("offline DQN", "updates")}
 REFERENCES = {"behavioural": ("behavioural policy", "k", "--"), "buffer": ("buffer episodes", "0.45", ":")}
+
+
+def learner_diagnostics(env: str, folders: list[Path], performance: list, prefix: str, formats, dpi) -> None:
+    """One figure per learner; a seed whose final return is below its buffer's is failing."""
+    for name, (label, x_label) in DIAGNOSED.items():
+        runs = []
+        for folder, table in zip(folders, performance):
+            final = load_csv(folder / name / "evaluations.csv", f"{label} evaluations")["mean_return"].iloc[-1]
+            buffer = table.loc["buffer", "mean_return"]
+            failing = not final >= buffer
+            runs.append(DiagnosticsRun(f"{folder.name}: final return {final:.1f}"
+                                       + (f" BELOW the buffer's {buffer:.1f}" if failing else ""),
+                                       load_csv(folder / name / "diagnostics.csv", f"{label} diagnostics"), failing))
+        title = f"{env}: {label}, training diagnostics (means between evaluations), every seed"
+        style.save(diagnostics_figure(runs, "iteration", x_label, title), f"{prefix}_{name}_diagnostics",
+                   formats, dpi)
 
 
 def main() -> None:
@@ -24,6 +45,8 @@ def main() -> None:
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
     p.add_argument("--dpi", type=int, default=150)
     p.add_argument("--out-prefix", required=True)
+    p.add_argument("--diagnostics-prefix", required=True,
+                   help="each learner's diagnostics figure is <prefix>_<learner>_diagnostics.<fmt>")
     args = p.parse_args()
     runs = [Path(folder) for folder in args.runs]
     curves = {label: [load_csv(folder / name / "evaluations.csv", f"{label} evaluations") for folder in runs]
@@ -40,6 +63,7 @@ def main() -> None:
            title=f"{args.env}: learning from the behavioural DQN's noisy buffer")
     ax.legend(loc="best", fontsize="small")
     style.save(fig, args.out_prefix, args.formats, args.dpi)
+    learner_diagnostics(args.env, runs, performance, args.diagnostics_prefix, args.formats, args.dpi)
 
 
 if __name__ == "__main__":

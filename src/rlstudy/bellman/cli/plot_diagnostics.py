@@ -1,0 +1,41 @@
+"""The training diagnostics of one task and optimiser (SGD or a CBO setting): every run (method and
+seed) overlaid, a run whose final e_k/e_0 exceeds --converged-below (not converged, as in
+results/summary.csv) dashed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlstudy.bellman.residuals import TASKS
+from rlstudy.core.cli import parser, run
+from rlstudy.core.io import load_csv
+from rlstudy.plotting import style
+from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--task", choices=TASKS, required=True)
+    p.add_argument("--optimizer", required=True)
+    p.add_argument("--runs", nargs="+", required=True, help="run folders, each with errors.csv and diagnostics.csv")
+    p.add_argument("--converged-below", type=float, required=True, help="config 'summary.converged_below'")
+    p.add_argument("--out-prefix", required=True)
+    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
+    p.add_argument("--dpi", type=int, default=150)
+    args = p.parse_args()
+    runs = []
+    for folder in map(Path, args.runs):
+        curve = load_csv(folder / "errors.csv", "error curve")
+        final = float(curve["rel_error"].iloc[-1])
+        failing = not final <= args.converged_below
+        label = (f"{curve['method'].iloc[0]} seed {curve['seed'].iloc[0]}: e_k/e_0 {final:.2f}"
+                 + (f" NOT converged (> {args.converged_below:g})" if failing else ""))
+        runs.append(DiagnosticsRun(label, load_csv(folder / "diagnostics.csv", "diagnostics"), failing))
+    data = style.DATASET_NAMES[curve["dataset"].iloc[0]]
+    per = "epoch" if args.optimizer == "sgd" else "epoch of the swarm"
+    title = f"Q-{args.task}, {args.optimizer.upper()} on {data}: training diagnostics, means per {per}"
+    style.save(diagnostics_figure(runs, "iteration", "iteration", title), args.out_prefix, args.formats, args.dpi)
+
+
+if __name__ == "__main__":
+    run(main)
