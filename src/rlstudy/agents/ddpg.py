@@ -134,7 +134,5 @@ def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Gener
                 actor_optimiser.step()
                 polyak_update(target, model, params.tau)
             log.add(stats)
-        if (step + 1) % params.log_every == 0:
-            log.write("step", step + 1)
-    log.write("step", params.total_steps)
+        log.write_at("step", step + 1, params.log_every, params.total_steps)
     return model, collector.returns

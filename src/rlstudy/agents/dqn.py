@@ -1,6 +1,7 @@
 """DQN (CleanRL-style) for discrete actions: epsilon-greedy acting, a replay buffer, a periodically
 copied target network, one Adam step on the TD error every `train_every` environment steps.
-Each update's statistics (`update_statistics`) are averaged every `log_every` steps (diagnostics.csv)."""
+Each update's statistics (TD loss, Q and its targets, gradient norm, epsilon, the replay batch's
+composition) are averaged every `log_every` steps (diagnostics.csv)."""
 
 from __future__ import annotations
 
@@ -104,7 +105,5 @@ def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generat
             check_finite(loss.item(), "DQN loss", step)
         if step % params.target_every == 0:
             target_network.load_state_dict(network.state_dict())
-        if (step + 1) % params.log_every == 0:
-            log.write("step", step + 1)
-    log.write("step", params.total_steps)
+        log.write_at("step", step + 1, params.log_every, params.total_steps)
     return network, collector.returns

@@ -140,8 +140,7 @@ def train_qtable(env: gym.Env, params: TabularParams, seed: int, rng: np.random.
             x, total, steps, done = x_next, total + reward, steps + 1, terminated or truncated
         returns.add(total, steps)
         bar.set_postfix(ret=total, refresh=False)
-        if episode % params.log_every == 0 or episode == params.episodes:
-            log.write("episode", episode)
+        log.write_at("episode", episode, params.log_every, params.episodes)
     return q, returns
 
 
@@ -204,6 +203,5 @@ def train_linear_q(env: gym.Env, params: TabularParams, seed: int, rng: np.rando
         check_finite(stats["loss_q"], "linear Q loss", steps)
         returns.add(total, steps)
         bar.set_postfix(ret=total, refresh=False)
-        if episode % params.log_every == 0 or episode == params.episodes:
-            log.write("episode", episode)
+        log.write_at("episode", episode, params.log_every, params.episodes)
     return net, returns

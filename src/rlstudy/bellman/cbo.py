@@ -216,11 +216,10 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
             log.add({"loss_consensus": history.loss[-1], "loss_min": float(losses.min()),
                      "loss_mean": float(losses.mean()), "ess": history.ess[-1], "beta": beta,
                      "spread": history.spread[-1], "exploration_noise": scale})
-            if step % steps_per_epoch == 0:
-                log.write("iteration", step)
+            log.write_at("iteration", step, steps_per_epoch, steps)
             bar.update()
             bar.set_postfix(loss=f"{history.loss[-1]:.4g}", ess=f"{history.ess[-1]:.2f}", refresh=False)
     bar.close()
-    log.write("iteration", len(history.loss) - 1)
+    log.write("iteration", len(history.loss) - 1)  # the window a divergence cut short
     history.diagnostics = log.frame()
     return consensus, history

@@ -75,6 +75,11 @@ class DiagnosticsLog:
                     self.writer.add_scalar(f"diagnostics/{name}", value, global_step=int(x))
             self.writer.flush()
 
+    def write_at(self, x_name: str, x: int, every: int, last: int) -> None:
+        """Close the window at every `every`-th x (step, episode, iteration) and at the last."""
+        if x % every == 0 or x == last:
+            self.write(x_name, x)
+
     def restore(self, rows: list[dict[str, float]]) -> None:
         """The rows of a resumed run (its checkpoint holds them; windows close at checkpoints)."""
         self.rows = [dict(row) for row in rows]
