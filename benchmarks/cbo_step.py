@@ -2,27 +2,23 @@
 
 The step is compute-bound: per particle, two cosine layers over every input row and three small
 matmuls. The floor is (cosines / measured cosine rate) + (flops / measured matmul rate). Also
-times the alternative the loop was chosen over: one batched matmul over all particles; and whole
-training loops (train_cbo, train_sgd: steps with their bookkeeping and diagnostics, no error meter).
+times the alternative the loop was chosen over: one batched matmul over all particles.
 
-    python benchmarks/cbo_step.py [--particles 100 --samples 10000 --method UR] [--out results.json]
+    python benchmarks/cbo_step.py [--particles 100 --samples 10000 --method UR]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from rlstudy.bellman.cbo import CBOParams, particle_losses, train_cbo
+from rlstudy.bellman.cbo import particle_losses
 from rlstudy.bellman.qnet import SHAPE, backward, forward_cached, forward_no_grad, init_params, unflatten
 from rlstudy.bellman.residuals import TrajectoryTensors, make_batch, residual_pair, sgd_grad_q
 from rlstudy.bellman.sde import Dynamics, sample_trajectory
-from rlstudy.bellman.sgd import SGDParams, train_sgd
 
 
 def best_time(fn, repeats=5):
@@ -67,8 +63,6 @@ def main() -> None:
     p.add_argument("--samples", type=int, default=10_000)
     p.add_argument("--method", default="UR", choices=["DS", "UR", "BFF"])
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--loop-steps", type=int, default=5, help="CBO steps of the timed training loop")
-    p.add_argument("--out", type=Path, help="write the loops' seconds per step here, as JSON")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     dyn = Dynamics()
@@ -110,19 +104,6 @@ def main() -> None:
     sgd_floor = transcendentals / cos_rate + 3 * grad_rows * 2 * sum(i * o for i, o in SHAPE.layers) / gemm_rate
     print(f"SGD step, {args.method}, batch {args.samples}: {sgd * 1e3:.1f} ms; floor {sgd_floor * 1e3:.1f} ms: "
           f"{sgd_floor / sgd:.0%}")
-
-    cbo_params = CBOParams(particles=args.particles, particle_batch=args.particles, samples=args.samples,
-                           epochs=args.loop_steps, lam=1.0, eta=0.01, tau=3.0, beta=100.0)
-    cbo_loop = best_time(lambda: train_cbo(particles, traj, args.method, "control", cbo_params, dyn,
-                                           torch.Generator().manual_seed(1)), 2) / args.loop_steps
-    sgd_params = SGDParams(epochs=1, batch_size=args.samples, lr0=0.01, lr_decay=1.0)
-    sgd_batches = (len(traj.states) - 2) // args.samples
-    sgd_loop = best_time(lambda: train_sgd(theta, traj, args.method, "control", sgd_params, dyn,
-                                           torch.Generator().manual_seed(1)), 2) / sgd_batches
-    print(f"training loops: train_cbo {cbo_loop:.3f} s per step, train_sgd {sgd_loop * 1e3:.1f} ms per mini-batch")
-    if args.out:
-        args.out.write_text(json.dumps({"train_cbo s per step": cbo_loop, "train_sgd s per batch": sgd_loop},
-                                       indent=2) + "\n")
 
 
 if __name__ == "__main__":

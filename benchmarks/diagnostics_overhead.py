@@ -1,77 +1,144 @@
-"""What the training diagnostics cost: the timing benchmarks run with this checkout's library and
-with that of a revision from before the diagnostics, in turn, and their times compared.
+"""What the training diagnostics cost: the share of each learner's training time spent computing
+and logging them.
 
-    python benchmarks/diagnostics_overhead.py [--base be47b9e] [--repeats 3] [--scale 0.3]
+The diagnostics code is the shared helpers (core.diagnostics: td_statistics, grad_norm, and the
+DiagnosticsLog's add, write and write_at) and the learners' own (dqn.buffer_composition,
+sgd.step_statistics). Each is wrapped with a stopwatch where the learners look it up, and a short
+training run of each learner is timed in full: the share is the time inside them over the run's.
+Both are CPU time of the thread, so that other processes on a shared machine do not count; timing
+whole runs with and without the diagnostics instead is far noisier than the effect here. Not counted:
+the float conversions written inline (the Q-table's and linear Q's statistics, DDPG's actor loss,
+BCQ's loss terms and kept share, CBO's loss extremes), a microsecond or two each per measured update.
 
-Each repeat runs, in fresh processes, benchmarks/agents_speed.py (the training time of each agent),
-benchmarks/offline_rl_speed.py (BCQ and offline DQN updates) and benchmarks/cbo_step.py (the
-train_cbo and train_sgd loops), first on one library then on the other, alternating which goes
-first; the best time of each over the repeats is compared. The base revision's src/ is exported
-with `git archive` into a temporary folder; the benchmarks' scripts are this checkout's.
+    PYTHONPATH=src python benchmarks/diagnostics_overhead.py [--scale 1]
+
+One thread, as the rules run. Scale 1: 400 grid episodes, 50k DQN steps, 3k DDPG and MPO steps,
+5k behavioural steps, 2k BCQ and offline DQN updates on a 20k-transition buffer, an SGD epoch on
+1e6 transitions (batch 1e4), 10 CBO steps of the notebook's swarm (N = 100, m = 1e4).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-import tarfile
 import tempfile
-from io import BytesIO
+import time
+from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import gymnasium as gym
+import numpy as np
+import torch
+
+from rlstudy.agents import ddpg, dqn, mpo, tabular
+from rlstudy.bellman import cbo, sgd
+from rlstudy.bellman.qnet import init_params
+from rlstudy.bellman.residuals import TrajectoryTensors
+from rlstudy.bellman.sde import Dynamics, sample_trajectory
+from rlstudy.core import diagnostics
+from rlstudy.offline import bcq, double_dqn, training
+from rlstudy.offline.envs import AtariPreprocessing, make_env
+
+CPU = torch.device("cpu")
+HELPERS = ("td_statistics", "grad_norm", "buffer_composition", "step_statistics")
+MODULES = (tabular, dqn, ddpg, double_dqn, bcq, sgd)
 
 
-def export_src(revision: str, into: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "src"], capture_output=True,
-                             check=True).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into / "src"
+class Stopwatch:
+    """CPU time spent inside the wrapped functions; a call nested in a wrapped one counts once."""
+
+    def __init__(self):
+        self.seconds, self.depth = 0.0, 0
+
+    def wrap(self, function: Callable) -> Callable:
+        def timed(*args, **kwargs):
+            self.depth += 1
+            start = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.depth -= 1
+                if self.depth == 0:
+                    self.seconds += time.thread_time() - start
+        return timed
 
 
-def run_benchmarks(src: Path, scale: float, offline_updates: int, tmp: Path) -> dict[str, float]:
-    """Seconds of each timed item (lower is better) with the library in `src`."""
-    env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1"}
-    seconds = {}
-    for script, args in (("agents_speed.py", [str(scale)]),
-                         ("offline_rl_speed.py", ["--updates", str(offline_updates), "--atari-updates", "5"]),
-                         ("cbo_step.py", ["--particles", "30", "--samples", "1000", "--loop-steps", "20"])):
-        out = tmp / f"{script}.json"
-        subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args, "--out", str(out)], env=env,
-                       check=True, capture_output=True, text=True)
-        for name, value in json.loads(out.read_text()).items():
-            if isinstance(value, dict):  # offline_rl_speed: rates per environment
-                seconds |= {f"{name} {key.removesuffix('_per_s')} s": 1.0 / rate for key, rate in value.items()
-                            if key in ("bcq_updates_per_s", "dqn_updates_per_s")}
-            else:
-                seconds[name] = value
-    return seconds
+def instrument(watch: Stopwatch) -> None:
+    for module in MODULES:
+        for name in HELPERS:
+            if hasattr(module, name):
+                setattr(module, name, watch.wrap(getattr(module, name)))
+    for name in ("add", "write", "write_at"):
+        setattr(diagnostics.DiagnosticsLog, name, watch.wrap(getattr(diagnostics.DiagnosticsLog, name)))
+
+
+def runs(scale: float, checkpoints: Path) -> dict[str, Callable[[], object]]:
+    """A short training run of each learner (the offline loops' checkpoints go to `checkpoints`)."""
+    def rng():
+        return np.random.default_rng(0)
+
+    def generator():
+        return torch.Generator().manual_seed(0)
+
+    def no_evaluation(learner):  # the training alone is timed
+        return np.zeros(1)
+
+    grid = tabular.TabularParams(episodes=int(400 * scale))
+    env, info = make_env("CartPole-v1", AtariPreprocessing())
+    params = double_dqn.LearnerParams()
+    torch.manual_seed(0)
+    buffer, _ = training.generate_buffer(double_dqn.DQN(info, params, CPU), env, info, 20_000, 0, rng(), 0.2, 0.2,
+                                         0.0, "buffer")
+
+    def offline(learner):
+        return lambda: training.train_offline(learner, buffer, int(2000 * scale), rng(), no_evaluation,
+                                              checkpoints / f"{type(learner).__name__}.pt", "x", "offline")
+
+    trajectory = sample_trajectory("uniform", 1_000_000, Dynamics(), np.random.default_rng(0))
+    traj = TrajectoryTensors.from_arrays(trajectory.states, trajectory.action_indices, trajectory.rewards)
+    swarm = cbo.CBOParams(particles=100, particle_batch=100, samples=10_000, epochs=max(1, int(10 * scale)), lam=1.0,
+                          eta=0.01, tau=3.0, beta=100.0)
+    mpo_params = mpo.MPOParams(total_steps=int(3000 * scale), learning_starts=int(200 * scale))
+    return {
+        "qtable": lambda: tabular.train_qtable(tabular.make_grid_env("MountainCar-v0", grid, "qtable"), grid, 0, rng()),
+        "linear_q": lambda: tabular.train_linear_q(tabular.make_grid_env("MountainCar-v0", grid, "linear_q"), grid, 0,
+                                                   rng(), generator()),
+        "dqn": lambda: dqn.train_dqn(gym.make("CartPole-v1"), dqn.DQNParams(total_steps=int(50_000 * scale)), 0,
+                                     rng(), generator()),
+        "ddpg": lambda: ddpg.train_ddpg(gym.make("Pendulum-v1"), ddpg.DDPGParams(total_steps=int(3000 * scale)), 0,
+                                        rng(), generator()),
+        "mpo": lambda: mpo.train(mpo.make_env("Pendulum-v1", "mpo.env"), mpo_params, CPU, 0, rng(), generator(),
+                                 "MPO"),
+        "behavioural DQN": lambda: training.train_online(
+            double_dqn.DQN(info, params, CPU), make_env("CartPole-v1", AtariPreprocessing())[0], info,
+            int(5000 * scale), 0, rng(), no_evaluation, checkpoints / "behavioural.pt", "x", "behavioural"),
+        "bcq": offline(bcq.BCQ(info, params, 0.3, CPU)),
+        "offline DQN": offline(double_dqn.DQN(info, params, CPU)),
+        "sgd": lambda: sgd.train_sgd(init_params(1, generator())[0], traj, "UR", "control",
+                                     sgd.SGDParams(epochs=1, batch_size=10_000, lr0=0.05, lr_decay=1.0), Dynamics(),
+                                     generator()),
+        "cbo": lambda: cbo.train_cbo(cbo.initial_swarm(swarm, generator(), 1.0), traj, "UR", "control", swarm,
+                                     Dynamics(), generator()),
+    }
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--base", default="be47b9e", help="a revision without the diagnostics")
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--scale", type=float, default=0.3, help="agents_speed.py's budget scale")
-    p.add_argument("--offline-updates", type=int, default=1000)
+    p.add_argument("--scale", type=float, default=1.0, help="budget scale")
     args = p.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        tmp = Path(folder)
-        trees = {"without": export_src(args.base, tmp / "base"), "with": ROOT / "src"}
-        best: dict[str, dict[str, float]] = {"without": {}, "with": {}}
-        for repeat in range(args.repeats):
-            for label in (("without", "with") if repeat % 2 == 0 else ("with", "without")):
-                for name, value in run_benchmarks(trees[label], args.scale, args.offline_updates, tmp).items():
-                    best[label][name] = min(value, best[label].get(name, float("inf")))
-                print(f"repeat {repeat + 1}/{args.repeats}: {label} diagnostics done", flush=True)
-    print(f"\nbest of {args.repeats}, seconds: without diagnostics ({args.base}), with (this checkout)")
-    for name, without in best["without"].items():
-        with_ = best["with"][name]
-        print(f"{name:<45} {without:10.4f} {with_:10.4f}  {100 * (with_ / without - 1):+6.1f} %")
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    watch = Stopwatch()
+    instrument(watch)
+    rows = []
+    with tempfile.TemporaryDirectory() as checkpoints:
+        for name, run in runs(args.scale, Path(checkpoints)).items():
+            watch.seconds = 0.0
+            start = time.thread_time()
+            run()
+            rows.append((name, time.thread_time() - start, watch.seconds))
+    print(f"\n{'learner':<16} {'run CPU s':>9} {'diagnostics CPU s':>18} {'share':>8}")
+    for name, total, spent in rows:
+        print(f"{name:<16} {total:9.2f} {spent:18.3f} {100 * spent / total:7.2f} %")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import torch
 
 from rlstudy.agents import ddpg, dqn
 from rlstudy.agents.replay import Batch, ReplayBuffer
+from rlstudy.core.diagnostics import DiagnosticsLog
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -68,19 +69,21 @@ def test_replay_buffer_overwrites_the_oldest_and_samples_filled_rows():
 
 
 def test_dqn_and_ddpg_runs_are_bit_reproducible():
-    def dqn_run():
+    def dqn_run(log):
         env = gym.make("CartPole-v1")
-        params = dqn.DQNParams(total_steps=300, learning_starts=0.1, train_every=5, target_every=50)
-        return dqn.train_dqn(env, params, 3, np.random.default_rng(0), torch.Generator().manual_seed(0))
+        params = dqn.DQNParams(total_steps=300, learning_starts=0.1, train_every=5, target_every=50, log_every=100)
+        return dqn.train_dqn(env, params, 3, np.random.default_rng(0), torch.Generator().manual_seed(0), log)
 
-    def ddpg_run():
+    def ddpg_run(log):
         env = gym.make("Pendulum-v1")
-        params = ddpg.DDPGParams(total_steps=220, batch_size=32, hidden=(16, 16), random_fraction=0.5)
-        return ddpg.train_ddpg(env, params, 3, np.random.default_rng(0), torch.Generator().manual_seed(0))
+        params = ddpg.DDPGParams(total_steps=220, batch_size=32, hidden=(16, 16), random_fraction=0.5, log_every=50)
+        return ddpg.train_ddpg(env, params, 3, np.random.default_rng(0), torch.Generator().manual_seed(0), log)
 
     for run in (dqn_run, ddpg_run):
-        (model_a, returns_a), (model_b, returns_b) = run(), run()
+        log_a, log_b = DiagnosticsLog(), DiagnosticsLog()
+        (model_a, returns_a), (model_b, returns_b) = run(log_a), run(log_b)
         assert returns_a.frame().equals(returns_b.frame())
         for a, b in zip(model_a.state_dict().values(), model_b.state_dict().values()):
             assert torch.equal(a, b)
+        assert len(log_a.frame()) >= 2 and log_a.frame().equals(log_b.frame())  # the diagnostics too
     assert returns_a.frame()["step"].tolist() == [200]  # Pendulum: 200-step episodes

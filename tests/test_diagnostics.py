@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from rlstudy.agents import ddpg, dqn, tabular
-from rlstudy.agents.replay import Batch
+from rlstudy.agents.replay import ReplayBuffer
 from rlstudy.bellman import sgd
 from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
 from rlstudy.bellman.sde import Dynamics
@@ -99,26 +99,58 @@ def test_td_statistics_and_gradient_norm_by_hand():
     assert grad_norm(torch.nn.Linear(2, 1).parameters()) == 0.0  # before any backward
 
 
-def test_dqn_batch_composition_by_hand():
-    observations = torch.tensor([[0.1, -1.0, 0.02, 0.0], [-0.3, 1.0, -0.06, 2.0]])
-    batch = Batch(observations, torch.zeros(2), torch.zeros(2), observations, torch.tensor([0.0, 1.0]))
-    composition = dqn.batch_composition(batch)
-    assert composition == pytest.approx({"batch_terminal_share": 0.5, "batch_abs_obs_0": 0.2, "batch_abs_obs_1": 1.0,
-                                         "batch_abs_obs_2": 0.04, "batch_abs_obs_3": 1.0})
+def test_dqn_buffer_composition_by_hand():
+    buffer = ReplayBuffer(3, (4,), (), np.int64)
+    buffer.add([0.1, -1.0, 0.02, 0.0], 0, 1.0, [0.0] * 4, False)
+    buffer.add([-0.3, 1.0, -0.06, 2.0], 1, 1.0, [0.0] * 4, True)
+    # the two transitions held, not the buffer's empty third row
+    assert dqn.buffer_composition(buffer) == pytest.approx({
+        "buffer_terminal_share": 0.5, "buffer_abs_obs_0": 0.2, "buffer_abs_obs_1": 1.0, "buffer_abs_obs_2": 0.04,
+        "buffer_abs_obs_3": 1.0})
 
 
-def test_dqn_rows_average_the_updates_of_each_window():
-    # updates at steps 35, 40, ..., 295 (after 10 % of 300 steps, every 5th); rows every 100 steps
+def test_dqn_rows_average_the_measured_updates_of_each_window():
+    # updates at steps 35, 40, ..., 295 (after 10 % of 300 steps, every 5th); every 10th update is
+    # measured (steps 50, 100, ..., 250); rows every 100 steps, with the buffer then (all transitions)
     params = dqn.DQNParams(total_steps=300, learning_starts=0.1, train_every=5, target_every=50, log_every=100,
                            hidden=(8,))
     log = DiagnosticsLog()
-    dqn.train_dqn(gym.make("CartPole-v1"), params, 3, np.random.default_rng(0), torch.Generator().manual_seed(0), log)
+    _, returns = dqn.train_dqn(gym.make("CartPole-v1"), params, 3, np.random.default_rng(0),
+                               torch.Generator().manual_seed(0), log)
     frame = log.frame()
     assert frame["step"].tolist() == [100, 200, 300]
-    for row, steps in zip(frame.itertuples(), (range(35, 100, 5), range(100, 200, 5), range(200, 300, 5))):
+    for row, steps in zip(frame.itertuples(), ([50], [100, 150], [200, 250])):
         assert row.epsilon == pytest.approx(np.mean([dqn.epsilon_at(s, params) for s in steps]))
     assert (frame["q_max"] >= frame["q_mean"]).all() and (frame["grad_norm"] > 0).all()
-    assert frame["batch_terminal_share"].between(0, 1).all()
+    # CartPole ends every episode it does not truncate in a terminal transition: one per episode
+    episodes_by = [int((returns.frame()["step"] <= step).sum()) for step in (100, 200, 300)]
+    assert frame["buffer_terminal_share"].tolist() == pytest.approx([n / s for n, s in zip(episodes_by, (100, 200, 300))])
+
+
+def test_ddpg_rows_by_hand():
+    # Pendulum's torque lies in [-2, 2]: exploration noise 0.1 of the half-range, 0.2; 130 random steps
+    # first, then a critic update every step and an actor update every 2nd, rows every 100 steps
+    log = DiagnosticsLog()
+    RUNS["ddpg"](log)
+    frame = log.frame()
+    assert frame["step"].tolist() == [200, 260]  # no update before step 131: no row at 100
+    # measured: steps 140, 150, ..., 250 (every 10th), each also an actor step (every 2nd)
+    assert frame["exploration_noise"].tolist() == pytest.approx([0.2, 0.2])
+    assert (frame["q_max"] >= frame["q_mean"]).all() and (frame["grad_norm_policy"] > 0).all()
+
+
+def test_mpo_update_reports_the_duals_it_leaves():
+    from test_mpo import random_batch, tiny_agent
+
+    from rlstudy.agents.mpo import dual_value
+    agent = tiny_agent()
+    stats = agent.update(random_batch())
+    # the duals step before the M-step, which uses (and reports) them; nothing moves them after
+    with torch.no_grad():
+        assert stats["temperature"] == pytest.approx(float(dual_value(agent.log_temperature)))
+        assert stats["alpha_mean"] == pytest.approx(float(dual_value(agent.log_alpha_mean).mean()))
+        assert stats["alpha_std"] == pytest.approx(float(dual_value(agent.log_alpha_std).mean()))
+    assert stats["q_min"] <= stats["q_mean"] <= stats["q_max"]
 
 
 def test_offline_dqn_update_statistics_are_its_loss_q_and_targets():
@@ -182,7 +214,7 @@ def test_cbo_rows_are_its_steps_when_every_particle_moves_every_step(small_traje
 def _no_statistics(monkeypatch, *modules):
     for module in modules:
         for name, replacement in (("td_statistics", lambda *a: {}), ("grad_norm", lambda p: 0.0),
-                                  ("batch_composition", lambda b: {}), ("step_statistics", lambda *a: {})):
+                                  ("buffer_composition", lambda b: {}), ("step_statistics", lambda *a: {})):
             if hasattr(module, name):
                 monkeypatch.setattr(module, name, replacement)
 
@@ -192,10 +224,6 @@ def _same_state(a: torch.nn.Module, b: torch.nn.Module) -> bool:
 
 
 RUNS = {
-    "linear_q": lambda log=None: tabular.train_linear_q(
-        tabular.make_grid_env("MountainCar-v0", tabular.TabularParams(episodes=4, max_steps=20), "linear_q"),
-        tabular.TabularParams(episodes=4, max_steps=20, log_every=2), 1, np.random.default_rng(0),
-        torch.Generator().manual_seed(0), log),
     "dqn": lambda log=None: dqn.train_dqn(
         gym.make("CartPole-v1"), dqn.DQNParams(total_steps=300, learning_starts=0.1, train_every=5, target_every=50,
                                                log_every=100),
@@ -210,7 +238,7 @@ RUNS = {
 @pytest.mark.parametrize("name", RUNS)
 def test_computing_the_statistics_changes_nothing_in_an_agents_run(name, monkeypatch):
     model, returns = RUNS[name]()
-    _no_statistics(monkeypatch, tabular, dqn, ddpg)
+    _no_statistics(monkeypatch, dqn, ddpg)
     bare_model, bare_returns = RUNS[name]()
     assert returns.frame().equals(bare_returns.frame()) and _same_state(model, bare_model)
 
@@ -300,4 +328,4 @@ def test_every_column_a_learner_writes_is_documented(small_trajectory, theta):
     for learner, columns in written.items():
         names = {re.sub(r"_\d+$", "_{i}", column) for column in columns}
         assert names <= documented, (learner, names - documented)
-    assert "batch_abs_obs_{i}" in documented and {"loss_q", "q_mean"} <= written["sgd"]
+    assert "buffer_abs_obs_{i}" in documented and {"loss_q", "q_mean"} <= written["sgd"]

@@ -1,7 +1,7 @@
 """DDPG (CleanRL-style) for continuous actions: a deterministic tanh actor, a Q critic, Gaussian
 exploration noise, Polyak-averaged targets; the critic learns every step, the actor and the
-targets every `policy_every` steps, after a phase of uniformly random actions. The updates'
-statistics are averaged every `log_every` steps (diagnostics.csv)."""
+targets every `policy_every` steps, after a phase of uniformly random actions. The statistics of
+every STATISTICS_EVERY-th update are averaged every `log_every` steps (diagnostics.csv)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rlstudy.core.diagnostics import DiagnosticsLog, grad_norm, td_statistics
+from rlstudy.core.diagnostics import STATISTICS_EVERY, DiagnosticsLog, grad_norm, td_statistics
 from rlstudy.core.progress import progress
 
 from .episodes import check_finite
@@ -104,6 +104,7 @@ def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Gener
     space = env.action_space
     buffer = ReplayBuffer(min(params.buffer_size, params.total_steps), env.observation_space.shape, space.shape)
     noise_scale = params.exploration_noise * (space.high - space.low) / 2
+    noise_stats = {"exploration_noise": float(noise_scale.mean())}
     random_steps = int(params.random_fraction * params.total_steps)
     bar = progress(range(params.total_steps), desc="DDPG steps")
     collector = Collector(env, buffer, seed, bar)
@@ -122,17 +123,21 @@ def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Gener
             critic_loss = F.mse_loss(q, targets)
             critic_optimiser.zero_grad()
             critic_loss.backward()
+            measure = step % STATISTICS_EVERY == 0
             stats = {**td_statistics(critic_loss, q, targets), "grad_norm": grad_norm(model.critic.parameters()),
-                     "exploration_noise": float(noise_scale.mean())}
+                     **noise_stats} if measure else {}
             critic_optimiser.step()
             check_finite(critic_loss.item(), "DDPG critic loss", step)
             if step % params.policy_every == 0:
                 actor_loss = -model.critic(batch.observations, model.actor(batch.observations)).mean()
                 actor_optimiser.zero_grad()
                 actor_loss.backward()
-                stats |= {"loss_policy": actor_loss.item(), "grad_norm_policy": grad_norm(model.actor.parameters())}
+                if measure:
+                    stats |= {"loss_policy": actor_loss.item(),
+                              "grad_norm_policy": grad_norm(model.actor.parameters())}
                 actor_optimiser.step()
                 polyak_update(target, model, params.tau)
-            log.add(stats)
+            if stats:
+                log.add(stats)
         log.write_at("step", step + 1, params.log_every, params.total_steps)
     return model, collector.returns

@@ -1,7 +1,7 @@
 """DQN (CleanRL-style) for discrete actions: epsilon-greedy acting, a replay buffer, a periodically
 copied target network, one Adam step on the TD error every `train_every` environment steps.
-Each update's statistics (TD loss, Q and its targets, gradient norm, epsilon, the replay batch's
-composition) are averaged every `log_every` steps (diagnostics.csv)."""
+The statistics of every STATISTICS_EVERY-th update (TD loss, Q and its targets, gradient norm,
+epsilon) are averaged every `log_every` steps, with what the replay buffer then holds (diagnostics.csv)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rlstudy.core.diagnostics import DiagnosticsLog, grad_norm, td_statistics
+from rlstudy.core.diagnostics import STATISTICS_EVERY, DiagnosticsLog, grad_norm, td_statistics
 from rlstudy.core.progress import progress
 
 from .episodes import check_finite
@@ -63,14 +63,12 @@ def greedy_action(network: nn.Module, observation) -> int:
         return int(network(torch.as_tensor(observation, dtype=torch.float32)).argmax())
 
 
-def batch_composition(batch: Batch) -> dict[str, float]:
-    """What the replay buffer holds, estimated from a uniform mini-batch of it: the share of terminal
-    transitions and the mean |observation| per dimension (CartPole: cart position, cart velocity,
-    pole angle, pole angular velocity)."""
-    with torch.no_grad():
-        composition = {"batch_terminal_share": float(batch.terminated.mean())}
-        magnitudes = batch.observations.reshape(len(batch.observations), -1).abs().mean(dim=0)
-        return composition | {f"batch_abs_obs_{i}": float(value) for i, value in enumerate(magnitudes)}
+def buffer_composition(buffer: ReplayBuffer) -> dict[str, float]:
+    """What the replay buffer holds: the share of terminal transitions (failures) and the mean
+    |observation| per dimension (CartPole: cart position, cart velocity, pole angle, pole angular velocity)."""
+    held = buffer.observations[:buffer.size].reshape(buffer.size, -1)
+    return {"buffer_terminal_share": float(buffer.terminated[:buffer.size].mean()),
+            **{f"buffer_abs_obs_{i}": float(value) for i, value in enumerate(np.abs(held).mean(axis=0))}}
 
 
 def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generator, generator: torch.Generator,
@@ -99,11 +97,12 @@ def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generat
             loss = F.mse_loss(chosen, targets)
             optimiser.zero_grad()
             loss.backward()
-            log.add({**td_statistics(loss, chosen, targets), "grad_norm": grad_norm(network.parameters()),
-                     "epsilon": epsilon_at(step, params), **batch_composition(batch)})
+            if (step // params.train_every) % STATISTICS_EVERY == 0:
+                log.add({**td_statistics(loss, chosen, targets), "grad_norm": grad_norm(network.parameters()),
+                         "epsilon": epsilon_at(step, params)})
             optimiser.step()
             check_finite(loss.item(), "DQN loss", step)
         if step % params.target_every == 0:
             target_network.load_state_dict(network.state_dict())
-        log.write_at("step", step + 1, params.log_every, params.total_steps)
+        log.write_at("step", step + 1, params.log_every, params.total_steps, lambda: buffer_composition(buffer))
     return network, collector.returns

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rlstudy.core.diagnostics import DiagnosticsLog, grad_norm
+from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.errors import InputError
 from rlstudy.core.progress import progress
 
@@ -164,7 +164,8 @@ def linear_q_update(net: nn.Linear, optimiser: torch.optim.Optimizer, x: int, u:
     cell did not: no bias (a bias is shared by every cell, so each update would move the value of
     action u everywhere), and the half squared error of the chosen action instead of the mean over
     all actions (which divides the learning rate by the number of actions, times two).
-    Returns the update's statistics, as the Q-table's plus the gradient norm (= |Q(x, u) - target|).
+    Returns the update's statistics, the Q-table's (the gradient norm would be |Q(x, u) - target|,
+    which loss_q already says).
     """
     one_hot = F.one_hot(torch.tensor([x, x_next]), net.in_features).to(net.weight.dtype)
     q, q_next = net(one_hot)
@@ -173,8 +174,7 @@ def linear_q_update(net: nn.Linear, optimiser: torch.optim.Optimizer, x: int, u:
     loss = 0.5 * (q[u] - target) ** 2
     optimiser.zero_grad()
     loss.backward()
-    stats = {"loss_q": loss.item(), "q_mean": q[u].item(), "target_mean": target,
-             "grad_norm": grad_norm(net.parameters())}
+    stats = {"loss_q": loss.item(), "q_mean": q[u].item(), "target_mean": target}
     optimiser.step()
     return stats
 

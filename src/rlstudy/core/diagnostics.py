@@ -4,12 +4,14 @@ Each update returns its statistics as a dict of numbers (CleanRL/Acme style); th
 hands them to a `DiagnosticsLog`, which averages them over a window of updates and keeps one row
 per window: `diagnostics.csv`. The statistics are read from values the update already has (under
 `torch.no_grad()` or detached), so they draw no random number and change no computation of the run.
-A log can also mirror its rows to TensorBoard event files, for watching a long run live.
+The deep learners whose updates are cheap next to their statistics (DQN, DDPG, the offline chain's)
+measure every STATISTICS_EVERY-th update only, as CleanRL logs every 100th step: a window's mean is
+over those. A log can also mirror its rows to TensorBoard event files, for watching a long run live.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -17,20 +19,26 @@ import torch
 
 from .errors import InputError
 
+# The deep learners measure one update in this many (the 0th, the 10th, ...); measuring every one
+# (a few reductions and a gradient norm) cost them 4-10 % of their time, one in ten under 2 %
+# (benchmarks/diagnostics_overhead.py).
+STATISTICS_EVERY = 10
+
 
 def grad_norm(parameters: Iterable[torch.nn.Parameter]) -> float:
-    """The L2 norm of the gradients of `parameters` as they are now (after backward, before the step)."""
+    """The L2 norm of the gradients of `parameters` as they are now (after backward, before the step):
+    the norm of the per-tensor norms (torch.nn.utils.get_total_norm, without its generality's cost)."""
     with torch.no_grad():
-        grads = [p.grad for p in parameters if p.grad is not None]
-        return float(torch.nn.utils.get_total_norm(grads)) if grads else 0.0
+        norms = [torch.linalg.vector_norm(p.grad) for p in parameters if p.grad is not None]
+        return torch.linalg.vector_norm(torch.stack(norms)).item() if norms else 0.0
 
 
 def td_statistics(loss: torch.Tensor, q: torch.Tensor, target: torch.Tensor) -> dict[str, float]:
     """What the TD learners share: the loss they descend, Q(s, a) at the batch's actions (mean and
     max over the batch) and the mean of the targets it regresses on."""
     with torch.no_grad():
-        return {"loss_q": float(loss), "q_mean": float(q.mean()), "q_max": float(q.max()),
-                "target_mean": float(target.mean())}
+        return {"loss_q": loss.item(), "q_mean": q.mean().item(), "q_max": q.max().item(),
+                "target_mean": target.mean().item()}
 
 
 class DiagnosticsLog:
@@ -75,10 +83,12 @@ class DiagnosticsLog:
                     self.writer.add_scalar(f"diagnostics/{name}", value, global_step=int(x))
             self.writer.flush()
 
-    def write_at(self, x_name: str, x: int, every: int, last: int) -> None:
-        """Close the window at every `every`-th x (step, episode, iteration) and at the last."""
+    def write_at(self, x_name: str, x: int, every: int, last: int,
+                 running: Callable[[], Mapping[str, float]] | None = None) -> None:
+        """Close the window at every `every`-th x (step, episode, iteration) and at the last, with the
+        values `running()` returns then (e.g. what a replay buffer holds) after the means."""
         if x % every == 0 or x == last:
-            self.write(x_name, x)
+            self.write(x_name, x, **(running() if running else {}))
 
     def restore(self, rows: list[dict[str, float]]) -> None:
         """The rows of a resumed run (its checkpoint holds them; windows close at checkpoints)."""

@@ -34,13 +34,15 @@ def constrained_greedy(q: torch.Tensor, logits: torch.Tensor, threshold: float) 
 
 
 def bcq_loss(q: torch.Tensor, logits: torch.Tensor, actions: torch.Tensor, target: torch.Tensor,
-             threshold: float) -> tuple[torch.Tensor, dict[str, float]]:
-    """The loss and its statistics; `kept_share` is the share of the batch states' actions that the
-    filter at `threshold` allows."""
+             threshold: float, measure: bool = True) -> tuple[torch.Tensor, dict[str, float]]:
+    """The loss and, if `measure`, its statistics; `kept_share` is the share of the batch states'
+    actions that the filter at `threshold` allows."""
     chosen = q.gather(1, actions[:, None]).squeeze(1)
     td = F.smooth_l1_loss(chosen, target)
     imitation = F.nll_loss(F.log_softmax(logits, dim=1), actions)
     penalty = LOGIT_PENALTY * logits.pow(2).mean()
+    if not measure:
+        return td + imitation + penalty, {}
     with torch.no_grad():
         kept = allowed_actions(logits, threshold).float().mean()
     return td + imitation + penalty, {**td_statistics(td, chosen, target), "loss_imitation": imitation.item(),
@@ -56,9 +58,9 @@ class BCQ(Learner):
         q, logits = self.network(states)
         return constrained_greedy(q, logits, self.threshold)
 
-    def loss(self, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
+    def loss(self, batch: Batch, measure: bool) -> tuple[torch.Tensor, dict[str, float]]:
         with torch.no_grad():
             next_actions = self.greedy(batch.next_states)
             target = double_q_target(next_actions, self.target.q_values(batch.next_states), batch, self.params.gamma)
         q, logits = self.network(batch.states)
-        return bcq_loss(q, logits, batch.actions, target, self.threshold)
+        return bcq_loss(q, logits, batch.actions, target, self.threshold, measure)

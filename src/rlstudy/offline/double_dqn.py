@@ -2,7 +2,8 @@
 
 `Learner` holds what DQN and BCQ share: the network and its target copy, Adam, the update step
 with its divergence check, and the target update (Polyak every update, or a full copy every
-`target_update_every` updates). Each update returns its statistics (docs/diagnostics.md).
+`target_update_every` updates). Every STATISTICS_EVERY-th update returns its statistics
+(docs/diagnostics.md), the others an empty dict.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rlstudy.core.diagnostics import grad_norm, td_statistics
+from rlstudy.core.diagnostics import STATISTICS_EVERY, grad_norm, td_statistics
 from rlstudy.core.errors import DivergenceError
 
 from .buffer import Batch
@@ -66,7 +67,8 @@ class Learner:
                                           foreach=True)
         self.updates = 0
 
-    def loss(self, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
+    def loss(self, batch: Batch, measure: bool) -> tuple[torch.Tensor, dict[str, float]]:
+        """The loss of a batch and, if `measure`, its statistics."""
         raise NotImplementedError
 
     def greedy(self, states: torch.Tensor) -> torch.Tensor:
@@ -80,14 +82,17 @@ class Learner:
             return int(self.greedy(torch.as_tensor(state, device=self.device)[None])[0])
 
     def update(self, batch: Batch) -> dict[str, float]:
-        """One Adam step on the loss; its statistics (the loss's terms, Q, targets, gradient norm)."""
-        loss, stats = self.loss(batch.to(self.device))
+        """One Adam step on the loss; on every STATISTICS_EVERY-th update its statistics (the loss's
+        terms, Q, targets, gradient norm), else {}."""
+        measure = self.updates % STATISTICS_EVERY == 0
+        loss, stats = self.loss(batch.to(self.device), measure)
         if not torch.isfinite(loss):
-            raise DivergenceError(f"{type(self).__name__} loss is {loss.item()} after {self.updates} updates "
-                                  f"(terms {stats}); lower the learning rate")
+            raise DivergenceError(f"{type(self).__name__} loss is {loss.item()} after {self.updates} updates; "
+                                  "lower the learning rate")
         self.optimizer.zero_grad()
         loss.backward()
-        stats["grad_norm"] = grad_norm(self.network.parameters())
+        if measure:
+            stats["grad_norm"] = grad_norm(self.network.parameters())
         self.optimizer.step()
         self.updates += 1
         self._update_target()
@@ -119,10 +124,10 @@ class DQN(Learner):
     def greedy(self, states: torch.Tensor) -> torch.Tensor:
         return self.network(states).argmax(1)
 
-    def loss(self, batch: Batch) -> tuple[torch.Tensor, dict[str, float]]:
+    def loss(self, batch: Batch, measure: bool) -> tuple[torch.Tensor, dict[str, float]]:
         with torch.no_grad():
             target = double_q_target(self.greedy(batch.next_states), self.target(batch.next_states), batch,
                                      self.params.gamma)
         q = self.network(batch.states).gather(1, batch.actions[:, None]).squeeze(1)
         loss = F.smooth_l1_loss(q, target)
-        return loss, td_statistics(loss, q, target)
+        return loss, td_statistics(loss, q, target) if measure else {}

@@ -62,7 +62,9 @@ def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int
         buffer.add(action, learning_reward(reward, info), terminated, newest_frame(state, info))
         episode_return += reward
         if step >= params.start_steps and (step + 1) % params.train_every == 0:
-            log.add({**learner.update(buffer.sample(params.batch_size, rng)), "epsilon": params.epsilon(step)})
+            stats = learner.update(buffer.sample(params.batch_size, rng))
+            if stats:
+                log.add({**stats, "epsilon": params.epsilon(step)})
         if terminated or truncated:
             bar.set_postfix(episode_return=episode_return, refresh=False)
             state, _ = env.reset()
@@ -128,7 +130,9 @@ def train_offline(learner: Learner, buffer: ReplayBuffer, iterations: int, rng: 
         log.restore(saved["diagnostics"])
     bar = progress(range(start, iterations), desc=desc, total=iterations, initial=start)
     for iteration in bar:
-        log.add(learner.update(buffer.sample(params.batch_size, rng)))
+        stats = learner.update(buffer.sample(params.batch_size, rng))
+        if stats:
+            log.add(stats)
         if _is_evaluation(iteration + 1, params.eval_every, iterations):
             rows.append(_evaluation_row(iteration + 1, evaluate(learner)))
             log.write("iteration", iteration + 1)
