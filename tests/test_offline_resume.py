@@ -1,5 +1,6 @@
 """A run stopped after a checkpoint and started again ends exactly as an uninterrupted one."""
 
+import argparse
 import json
 import os
 import signal
@@ -16,7 +17,7 @@ from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.offline.bcq import BCQ
 from rlstudy.offline.double_dqn import DQN, LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing
-from rlstudy.offline.runs import Run
+from rlstudy.offline.runs import Run, run_fingerprint
 from rlstudy.offline.training import generate_buffer, train_offline, train_online
 
 CPU = torch.device("cpu")
@@ -82,6 +83,12 @@ def test_a_checkpoint_of_other_parameters_is_ignored(tmp_path):
         online(checkpoint, stopping_at(2))
     with pytest.raises(Stop):  # starts afresh: reaches its first evaluation again
         online(checkpoint, stopping_at(1), fingerprint="other parameters")
+
+
+def test_watching_with_tensorboard_keeps_the_checkpoint_resumable():
+    args = argparse.Namespace(env="CartPole-v1", steps=400, tensorboard=None)
+    assert run_fingerprint(argparse.Namespace(**{**vars(args), "tensorboard": "logs/tb"})) == run_fingerprint(args)
+    assert run_fingerprint(argparse.Namespace(**{**vars(args), "steps": 500})) != run_fingerprint(args)
 
 
 def offline(buffer, info, checkpoint, evaluate=parameter_sums, log=None):

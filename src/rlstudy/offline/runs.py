@@ -51,6 +51,12 @@ def fingerprint(**values) -> str:
     return json.dumps(values, sort_keys=True, default=str)
 
 
+def run_fingerprint(args) -> str:
+    """The fingerprint of a step's command line: every argument but --tensorboard, which only
+    mirrors the diagnostics and changes nothing the run computes."""
+    return fingerprint(args={k: v for k, v in vars(args).items() if k != "tensorboard"})
+
+
 def info_record(info: EnvInfo) -> dict:
     return {"env_id": info.env_id, "is_atari": info.is_atari, "num_actions": info.num_actions,
             "observation_shape": list(info.observation_shape), "history": info.history}

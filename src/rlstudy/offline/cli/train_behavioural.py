@@ -1,8 +1,9 @@
 """Stage 1 of the offline chain: train the behavioural DQN online (epsilon-greedy).
 
 Writes the network (q.pt), its evaluation series (evaluations.csv) and its training diagnostics
-(diagnostics.csv: the updates' statistics averaged between evaluations, docs/diagnostics.md). A checkpoint in the output
-folder after every evaluation lets a killed run resume; it is removed when the run completes.
+(diagnostics.csv: the measured updates' statistics averaged between evaluations, docs/diagnostics.md).
+A checkpoint in the output folder after every evaluation lets a killed run resume; it is removed when
+the run completes. Watching the run with --tensorboard or not does not change what it resumes from.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from rlstudy.core.cli import add_tensorboard_argument, device_record, parser, ru
 from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.io import provenance, save_csv, save_tensors
 from rlstudy.offline.double_dqn import DQN
-from rlstudy.offline.runs import fingerprint, info_record
+from rlstudy.offline.runs import info_record, run_fingerprint
 from rlstudy.offline.training import train_online
 
 from .args import add_run_arguments, run_of
@@ -35,7 +36,7 @@ def main() -> None:
     log = DiagnosticsLog(args.tensorboard)
     evaluations = train_online(learner, env, info, args.steps, spec.stream("behavioural-env"),
                                spec.rng("behavioural"), spec.evaluate, checkpoint,
-                               fingerprint(args=vars(args)), f"behavioural DQN {args.env} seed {args.run_seed}", log)
+                               run_fingerprint(args), f"behavioural DQN {args.env} seed {args.run_seed}", log)
     log.close()
     print(evaluations.to_string(index=False))
     record = provenance({"env": info_record(info), "run_seed": args.run_seed, "steps": args.steps,

@@ -1,8 +1,9 @@
 """Stage 3 of the offline chain: learn from the fixed buffer alone, with BCQ or offline DQN.
 
 Writes the network (q.pt), its evaluation series (evaluations.csv) and its training diagnostics
-(diagnostics.csv: the updates' statistics averaged between evaluations, docs/diagnostics.md). A checkpoint in the output
-folder after every evaluation lets a killed run resume; it is removed when the run completes.
+(diagnostics.csv: the measured updates' statistics averaged between evaluations, docs/diagnostics.md).
+A checkpoint in the output folder after every evaluation lets a killed run resume; it is removed when
+the run completes. Watching the run with --tensorboard or not does not change what it resumes from.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from rlstudy.core.io import provenance, save_csv, save_tensors
 from rlstudy.offline.bcq import BCQ
 from rlstudy.offline.buffer import ReplayBuffer, buffer_files
 from rlstudy.offline.double_dqn import DQN
-from rlstudy.offline.runs import fingerprint, info_record
+from rlstudy.offline.runs import info_record, run_fingerprint
 from rlstudy.offline.training import train_offline
 
 from .args import add_run_arguments, run_of
@@ -43,7 +44,7 @@ def main() -> None:
     checkpoint = out / "checkpoint.pt"
     log = DiagnosticsLog(args.tensorboard)
     evaluations = train_offline(learner, buffer, args.iterations, spec.rng(args.algorithm), spec.evaluate,
-                                checkpoint, fingerprint(args=vars(args)),
+                                checkpoint, run_fingerprint(args),
                                 f"{args.algorithm} {args.env} seed {args.run_seed}", log)
     log.close()
     print(evaluations.to_string(index=False))
