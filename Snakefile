@@ -1,5 +1,5 @@
 # The reproducible results pipeline. Stages, one rules file each:
-#   datasets -> reference (Q*) -> methods (SGD/CBO x DS/UR/BFF) -> figures;
+#   datasets -> reference (Q*, the exact Q) -> methods (SGD/CBO x estimators) -> figures -> claims;
 #   sweep: CBO's parameter grids and CBO against SGD at equal cost. `make report`: the HTML report
 #   (workflow/report/: its front page and the caption of every figure)
 # Run:   snakemake --cores all                                  (paper scale, config.yaml)
@@ -24,11 +24,16 @@ IN_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_met
 INTERPRETER = "" if IN_CONDA else f'export PATH="{Path(sys.executable).parent}:$PATH"; '
 shell.prefix(f"set -euo pipefail; export PYTHONPATH='{SRC}'; {INTERPRETER}")
 
+from rlstudy.bellman.exact import discount_config_problems  # noqa: E402
 from rlstudy.bellman.sweep import sweep_config_problems  # noqa: E402
 from rlstudy.core.config import ConfigError, validate_config  # noqa: E402
 
 validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
-                checks=[sweep_config_problems])
+                checks=[sweep_config_problems, discount_config_problems])
+# The claims file too, so that a broken claim stops the workflow before any job runs.
+from rlstudy.claims.cli.evaluate_claims import load_claims  # noqa: E402
+
+load_claims(Path(workflow.basedir) / "claims.yaml", Path(workflow.basedir) / "workflow" / "schemas" / "claims.schema.yaml")
 
 
 report: "workflow/report/workflow.rst"
@@ -43,6 +48,7 @@ include: "workflow/rules/sweep.smk"
 include: "workflow/rules/mpo.smk"
 include: "workflow/rules/basics.smk"
 include: "workflow/rules/offline.smk"
+include: "workflow/rules/claims.smk"
 
 
 rule all:
@@ -50,6 +56,9 @@ rule all:
     input:
         rules.figures.input,
         "results/summary.csv",
+        "results/summary_stats.csv",
+        "results/reference/error_exact.csv",
+        "results/claims.csv",
         figure_files("ours/cbo_sweep"),
         [figure_files(f"{dataset}/cost_{cost}") for dataset in DATASETS for cost in ("evaluations", "seconds")],
         MPO_TARGETS,

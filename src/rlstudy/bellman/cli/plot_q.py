@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.figures.q import plot_q_figure
 from rlstudy.bellman.qnet import load_network
 from rlstudy.bellman.residuals import TASKS
@@ -14,13 +15,15 @@ from rlstudy.core.cli import parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
 
+EXACT_POINTS_DRAWN = 200  # every grid solve_exact writes has a multiple of 100 points, doubled at least once
 
 
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--task", choices=TASKS, required=True)
     p.add_argument("--optimizer", required=True)
-    p.add_argument("--reference", required=True, help="Q* state dict (.pt)")
+    p.add_argument("--reference", required=True, help="the learned Q* state dict (.pt)")
+    p.add_argument("--exact", required=True, help="the task's exact Q (q_exact.npy)")
     p.add_argument("--reference-note", default="", help="how Q* was made, for the title")
     p.add_argument("--runs", nargs="+", required=True, help="run folders, each with q.pt and errors.csv")
     p.add_argument("--converged-below", type=float, default=0.5)
@@ -36,8 +39,9 @@ def main() -> None:
     data = style.DATASET_NAMES[curves[0]["dataset"].iloc[0]]
     title = (f"Q-{args.task}, {args.optimizer.upper()} on {data}"
              + (f"; {args.reference_note}" if args.reference_note else ""))
-    fig = plot_q_figure(load_network(args.reference, "reference Q*"), dict(networks), pd.concat(curves), title,
-                        args.converged_below)
+    exact = load_exact(args.exact, EXACT_POINTS_DRAWN)
+    fig = plot_q_figure(load_network(args.reference, "reference Q*"), exact, dict(networks), pd.concat(curves),
+                        title, args.converged_below)
     style.save(fig, args.out_prefix, args.formats, args.dpi)
 
 

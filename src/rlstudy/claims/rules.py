@@ -1,0 +1,141 @@
+"""A claim's verdict from the result tables, with the uncertainty its seeds allow.
+
+A claim holds several tests; each test is one of three kinds, given as data (no expression of the
+claims file is ever evaluated as code):
+
+    ranking  P(a seed of group `lower` ends below a seed of group `higher`) in `metric`, over all
+             pairs; holds when its 95 % bootstrap interval lies above 1/2, fails when below.
+    share    the share of rows whose `metric` is at_most / at_least a number or another column;
+             with min_share 1 (every row) it fails on any counterexample and holds when every row
+             passes; otherwise it holds or fails when the bootstrap interval is clear of min_share.
+    ratio    mean(metric over `numerator`) / mean(metric over `denominator`); holds when the
+             interval lies at or under `at_most`, fails when above it.
+
+A test with fewer rows than its min_n (in any group) is inconclusive, whatever its point value.
+The claim holds when all its tests hold, fails when any fails, and is inconclusive otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from rlstudy.core.errors import InputError
+from rlstudy.core.statistics import bootstrap_two_groups, percentile_interval, probability_of_lower, ratio_of_means
+
+HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: str
+    evidence: str
+    seeds: str
+
+
+def select(table: pd.DataFrame, where: dict, claim: str) -> pd.DataFrame:
+    for column in where:
+        if column not in table.columns:
+            raise InputError(f"claim {claim!r}: no column {column!r} in its table (columns: {list(table.columns)})")
+    mask = np.ones(len(table), dtype=bool)
+    for column, value in where.items():
+        mask &= (table[column] == value).to_numpy()
+    return table[mask]
+
+
+def values(rows: pd.DataFrame, metric: str, claim: str) -> np.ndarray:
+    if metric not in rows.columns:
+        raise InputError(f"claim {claim!r}: no column {metric!r} in its table (columns: {list(rows.columns)})")
+    return rows[metric].to_numpy(dtype=np.float64)
+
+
+def seeds_of(rows: pd.DataFrame, label: str) -> str:
+    seeds = ",".join(str(s) for s in rows["seed"]) if "seed" in rows.columns else f"{len(rows)} rows"
+    return f"{label}: {seeds or 'none'}"
+
+
+def describe(where: dict) -> str:
+    return " ".join(str(v) for v in where.values())
+
+
+def ranking(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int) -> Outcome:
+    base = select(table, test.get("where", {}), claim)
+    low_rows, high_rows = select(base, test["lower"], claim), select(base, test["higher"], claim)
+    low, high = values(low_rows, test["metric"], claim), values(high_rows, test["metric"], claim)
+    name = f"P({describe(test['lower'])} < {describe(test['higher'])}) in {test['metric']}"
+    seeds = f"{seeds_of(low_rows, describe(test['lower']))}; {seeds_of(high_rows, describe(test['higher']))}"
+    if min(len(low), len(high)) < test["min_n"]:
+        return Outcome(INCONCLUSIVE, f"{name}: {len(low)} vs {len(high)} rows, fewer than {test['min_n']}", seeds)
+    point = float(probability_of_lower(low, high))
+    ci_low, ci_high = bootstrap_two_groups(low, high, probability_of_lower, rng, resamples)
+    verdict = HOLDS if ci_low > 0.5 else FAILS if ci_high < 0.5 else INCONCLUSIVE
+    return Outcome(verdict, f"{name} = {point:.2f} [{ci_low:.2f}, {ci_high:.2f}], n = {len(low)} vs {len(high)}",
+                   seeds)
+
+
+def share(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int) -> Outcome:
+    rows = select(table, test.get("where", {}), claim)
+    metric = values(rows, test["metric"], claim)
+    if "at_most" in test or "at_least" in test:
+        bound_name = f"{test.get('at_most', test.get('at_least')):g}"
+        bound = np.full(len(rows), float(test.get("at_most", test.get("at_least"))))
+    else:
+        column = test.get("at_most_column", test.get("at_least_column"))
+        bound_name, bound = column, values(rows, column, claim)
+    at_most = "at_most" in test or "at_most_column" in test
+    passes = (metric <= bound) if at_most else (metric >= bound)
+    name = f"share of {describe(test.get('where', {})) or 'rows'} with {test['metric']} {'<=' if at_most else '>='} {bound_name}"
+    seeds = seeds_of(rows, describe(test.get("where", {})) or "rows")
+    detail = ", ".join(f"{v:.4g}" for v in metric)
+    if len(rows) == 0 or (len(rows) < test["min_n"] and passes.all()):
+        return Outcome(INCONCLUSIVE, f"{name}: {len(rows)} rows, fewer than {test['min_n']} ({detail})", seeds)
+    point = float(passes.mean())
+    minimum = test["min_share"]
+    if minimum >= 1.0:
+        verdict = HOLDS if passes.all() else FAILS
+        return Outcome(verdict, f"{name} = {point:.2f} (needs every row; values {detail})", seeds)
+    draws = passes[rng.integers(len(passes), size=(resamples, len(passes)))].mean(axis=1)
+    ci_low, ci_high = percentile_interval(draws)
+    verdict = HOLDS if ci_low >= minimum else FAILS if ci_high < minimum else INCONCLUSIVE
+    return Outcome(verdict, f"{name} = {point:.2f} [{ci_low:.2f}, {ci_high:.2f}], needs {minimum:g} (values {detail})",
+                   seeds)
+
+
+def ratio(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int) -> Outcome:
+    base = select(table, test.get("where", {}), claim)
+    num_rows, den_rows = select(base, test["numerator"], claim), select(base, test["denominator"], claim)
+    num, den = values(num_rows, test["metric"], claim), values(den_rows, test["metric"], claim)
+    name = f"mean {test['metric']} of {describe(test['numerator'])} / of {describe(test['denominator'])}"
+    seeds = f"{seeds_of(num_rows, describe(test['numerator']))}; {seeds_of(den_rows, describe(test['denominator']))}"
+    if min(len(num), len(den)) < test["min_n"]:
+        return Outcome(INCONCLUSIVE, f"{name}: {len(num)} vs {len(den)} rows, fewer than {test['min_n']}", seeds)
+    point = float(ratio_of_means(num, den))
+    ci_low, ci_high = bootstrap_two_groups(num, den, ratio_of_means, rng, resamples)
+    bound = test["at_most"]
+    verdict = HOLDS if ci_high <= bound else FAILS if ci_low > bound else INCONCLUSIVE
+    return Outcome(verdict, f"{name} = {point:.3g} [{ci_low:.3g}, {ci_high:.3g}], needs <= {bound:g}", seeds)
+
+
+KINDS = {"ranking": ranking, "share": share, "ratio": ratio}
+
+
+def combine(verdicts: list[str]) -> str:
+    if any(v == FAILS for v in verdicts):
+        return FAILS
+    return HOLDS if verdicts and all(v == HOLDS for v in verdicts) else INCONCLUSIVE
+
+
+def evaluate(claim: dict, tables: dict[str, pd.DataFrame], rng_of, resamples: int, defaults: dict) -> dict:
+    """The claims.csv row of one claim; rng_of(index) gives the generator of its index-th test."""
+    outcomes = []
+    for index, test in enumerate(claim["tests"]):
+        test = {**defaults, **test}
+        if test["table"] not in tables:
+            raise InputError(f"claim {claim['id']!r}: unknown table {test['table']!r}; known: {sorted(tables)}")
+        outcomes.append(KINDS[test["kind"]](test, tables[test["table"]], claim["id"], rng_of(index), resamples))
+    verdict = combine([o.verdict for o in outcomes])
+    return {"id": claim["id"], "source": claim["source"], "statement": claim["statement"], "verdict": verdict,
+            "evidence": " | ".join(f"[{o.verdict}] {o.evidence}" for o in outcomes),
+            "seeds": " | ".join(o.seeds for o in outcomes)}
