@@ -37,7 +37,9 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--claims", required=True, help="claims.yaml")
     p.add_argument("--schema", required=True, help="its JSON schema (workflow/schemas/claims.schema.yaml)")
-    p.add_argument("--table", nargs="+", required=True, metavar="NAME=CSV", help="the result tables by name")
+    p.add_argument("--table", nargs="+", required=True, metavar="NAME=CSV",
+                   help="the result tables by name (summary, references, agents, offline); a claim on a table "
+                        "not given is inconclusive")
     p.add_argument("--seed", type=int, required=True, help="the master seed (the bootstrap's streams)")
     p.add_argument("--resamples", type=int, default=10_000)
     p.add_argument("--out", required=True)
