@@ -60,19 +60,47 @@ def describe(where: dict) -> str:
     return " ".join(str(v) for v in where.values())
 
 
+@dataclass(frozen=True)
+class Groups:
+    """The two groups a ranking or a ratio compares, each a `where` within the test's rows."""
+
+    first: np.ndarray
+    second: np.ndarray
+    names: tuple[str, str]
+    seeds: str
+
+    @classmethod
+    def of(cls, test: dict, table: pd.DataFrame, claim: str, first: str, second: str) -> "Groups":
+        base = select(table, test.get("where", {}), claim)
+        rows = [select(base, test[key], claim) for key in (first, second)]
+        names = (describe(test[first]), describe(test[second]))
+        return cls(values(rows[0], test["metric"], claim), values(rows[1], test["metric"], claim), names,
+                   f"{seeds_of(rows[0], names[0])}; {seeds_of(rows[1], names[1])}")
+
+    def too_few(self, minimum: int) -> bool:
+        return min(len(self.first), len(self.second)) < minimum
+
+    def sizes(self) -> str:
+        return f"{len(self.first)} vs {len(self.second)}"
+
+
+def two_group_test(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int, keys: tuple[str, str],
+                   statistic, name: str, verdict_of, digits: str) -> Outcome:
+    """A statistic of two groups, its bootstrap interval, and the verdict verdict_of(low, high)."""
+    groups = Groups.of(test, table, claim, *keys)
+    name = name.format(first=groups.names[0], second=groups.names[1], metric=test["metric"])
+    if groups.too_few(test["min_n"]):
+        return Outcome(INCONCLUSIVE, f"{name}: {groups.sizes()} rows, fewer than {test['min_n']}", groups.seeds)
+    point = float(statistic(groups.first, groups.second))
+    low, high = bootstrap_two_groups(groups.first, groups.second, statistic, rng, resamples)
+    return Outcome(verdict_of(low, high), f"{name} = {point:{digits}} [{low:{digits}}, {high:{digits}}], "
+                   f"n = {groups.sizes()}", groups.seeds)
+
+
 def ranking(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int) -> Outcome:
-    base = select(table, test.get("where", {}), claim)
-    low_rows, high_rows = select(base, test["lower"], claim), select(base, test["higher"], claim)
-    low, high = values(low_rows, test["metric"], claim), values(high_rows, test["metric"], claim)
-    name = f"P({describe(test['lower'])} < {describe(test['higher'])}) in {test['metric']}"
-    seeds = f"{seeds_of(low_rows, describe(test['lower']))}; {seeds_of(high_rows, describe(test['higher']))}"
-    if min(len(low), len(high)) < test["min_n"]:
-        return Outcome(INCONCLUSIVE, f"{name}: {len(low)} vs {len(high)} rows, fewer than {test['min_n']}", seeds)
-    point = float(probability_of_lower(low, high))
-    ci_low, ci_high = bootstrap_two_groups(low, high, probability_of_lower, rng, resamples)
-    verdict = HOLDS if ci_low > 0.5 else FAILS if ci_high < 0.5 else INCONCLUSIVE
-    return Outcome(verdict, f"{name} = {point:.2f} [{ci_low:.2f}, {ci_high:.2f}], n = {len(low)} vs {len(high)}",
-                   seeds)
+    return two_group_test(test, table, claim, rng, resamples, ("lower", "higher"), probability_of_lower,
+                          "P({first} < {second}) in {metric}",
+                          lambda low, high: HOLDS if low > 0.5 else FAILS if high < 0.5 else INCONCLUSIVE, ".2f")
 
 
 def share(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int) -> Outcome:
@@ -104,18 +132,10 @@ def share(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int) -> O
 
 
 def ratio(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int) -> Outcome:
-    base = select(table, test.get("where", {}), claim)
-    num_rows, den_rows = select(base, test["numerator"], claim), select(base, test["denominator"], claim)
-    num, den = values(num_rows, test["metric"], claim), values(den_rows, test["metric"], claim)
-    name = f"mean {test['metric']} of {describe(test['numerator'])} / of {describe(test['denominator'])}"
-    seeds = f"{seeds_of(num_rows, describe(test['numerator']))}; {seeds_of(den_rows, describe(test['denominator']))}"
-    if min(len(num), len(den)) < test["min_n"]:
-        return Outcome(INCONCLUSIVE, f"{name}: {len(num)} vs {len(den)} rows, fewer than {test['min_n']}", seeds)
-    point = float(ratio_of_means(num, den))
-    ci_low, ci_high = bootstrap_two_groups(num, den, ratio_of_means, rng, resamples)
     bound = test["at_most"]
-    verdict = HOLDS if ci_high <= bound else FAILS if ci_low > bound else INCONCLUSIVE
-    return Outcome(verdict, f"{name} = {point:.3g} [{ci_low:.3g}, {ci_high:.3g}], needs <= {bound:g}", seeds)
+    return two_group_test(test, table, claim, rng, resamples, ("numerator", "denominator"), ratio_of_means,
+                          f"mean {{metric}} of {{first}} / of {{second}} (needs <= {bound:g})",
+                          lambda low, high: HOLDS if high <= bound else FAILS if low > bound else INCONCLUSIVE, ".3g")
 
 
 KINDS = {"ranking": ranking, "share": share, "ratio": ratio}
