@@ -11,3 +11,7 @@ class InputError(PipelineError):
 
 class DivergenceError(PipelineError):
     """A run produced NaN or inf."""
+
+
+class OutputError(PipelineError):
+    """An output that cannot be written: a read-only or missing folder, no permission, a full disk."""
