@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -19,6 +20,7 @@ ACTIONS = np.array([-1.0, 1.0])
 @dataclass(frozen=True)
 class Dynamics:
     """Parameters of the SDE and of the reward (the notebook's values by default)."""
+    SCHEMA: ClassVar[str] = "dynamics"  # its definition in workflow/schemas/config.schema.yaml
 
     eps: float = 2 * math.pi / 32
     sigma: float = 0.2
