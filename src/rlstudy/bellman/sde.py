@@ -30,6 +30,12 @@ class Dynamics:
         """Next state for states s, actions a in {-1,+1} and standard normals z (vectorised)."""
         return s + a * self.eps + self.sigma * math.sqrt(self.eps) * z
 
+    def rewards(self, states: np.ndarray) -> np.ndarray:
+        """The reward of each transition of a trajectory's states: sin(s_m) + 1, or sin(s_{m+1}) + 1
+        with reward_of "next" (NaN for the last state, which has no next one)."""
+        reward_states = states if self.reward_of == "current" else np.append(states[1:], np.nan)
+        return np.sin(reward_states) + 1.0
+
 
 def prob_plus(policy: str, s):
     """pi(a=+1 | s) for the named policy; works on floats and arrays."""
@@ -71,9 +77,7 @@ def sample_trajectory(policy: str, n_steps: int, dynamics: Dynamics, rng: np.ran
         states = np.cumsum(np.concatenate([[float(s0)], increments]))
     else:
         states, action_indices = _sequential_rollout(policy, uniforms, kicks, dynamics.eps, s0)
-    reward_states = states if dynamics.reward_of == "current" else np.append(states[1:], np.nan)
-    rewards = np.sin(reward_states) + 1.0
-    return Trajectory(states, action_indices, rewards)
+    return Trajectory(states, action_indices, dynamics.rewards(states))
 
 
 def _sequential_rollout(policy, uniforms, kicks, eps, s0):

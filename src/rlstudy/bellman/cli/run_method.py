@@ -21,7 +21,8 @@ from rlstudy.bellman.sde import Dynamics
 from rlstudy.bellman.sgd import SGDParams, train_sgd
 from rlstudy.core import seeding
 from rlstudy.core.cli import add_device_argument, build, device_record, json_arg, parser, run, setup_torch
-from rlstudy.core.io import provenance, save_csv, save_tensors
+from rlstudy.core.cli import integer_from
+from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 
 
 def main() -> None:
@@ -31,7 +32,7 @@ def main() -> None:
     p.add_argument("--task", choices=TASKS, required=True)
     p.add_argument("--method", choices=METHODS, required=True)
     p.add_argument("--run-seed", type=int, required=True, help="the replicate's seed")
-    p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--trajectory", required=True, help="folder of the short trajectory")
     p.add_argument("--reference", required=True, help="Q* state dict (.pt)")
     p.add_argument("--params", type=json_arg, required=True, help="JSON of SGDParams or CBOParams")
@@ -43,7 +44,8 @@ def main() -> None:
     args = p.parse_args()
     device = setup_torch(args.device)
     dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
-    data = load_trajectory(args.trajectory)
+    data = load_trajectory(args.trajectory, dynamics)
+    ensure_writable(args.out_dir)  # before the training, not after it
     traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards).to(device)
     meter = ErrorMeter(load_network(args.reference, "reference Q*").to(device))
     init = seeding.torch_generator(args.seed, "init", args.task, args.optimizer, str(args.run_seed))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rlstudy.core.cli import parser, run
-from rlstudy.core.io import load_csv, provenance, save_csv
-
-KEYS = ["dataset", "task", "optimizer", "method", "seed"]
+from rlstudy.bellman.curves import RUN_KEYS as KEYS
+from rlstudy.bellman.curves import load_error_curves
+from rlstudy.core.cli import finite_float, parser, run
+from rlstudy.core.io import provenance, save_csv
 
 
 def summarise(curves: pd.DataFrame, converged_below: float) -> pd.DataFrame:
@@ -22,11 +22,11 @@ def summarise(curves: pd.DataFrame, converged_below: float) -> pd.DataFrame:
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--curves", nargs="+", required=True, help="errors.csv of every run")
-    p.add_argument("--converged-below", type=float, required=True,
+    p.add_argument("--converged-below", type=finite_float, required=True,
                    help="a run counts as converged when its final e_k/e_0 is at most this")
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    curves = pd.concat([load_csv(path, "error curve") for path in args.curves])
+    curves = pd.concat(load_error_curves(args.curves))
     table = summarise(curves, args.converged_below)
     print(table.to_string(index=False))
     save_csv(args.out, table, provenance({"converged_below": args.converged_below}, None,
