@@ -147,11 +147,13 @@ def check_arrays(info: EnvInfo, arrays: dict[str, np.ndarray], where: str) -> No
                          f"{info.observation_shape}")
     if frames.dtype.kind not in ("u" if info.is_atari else "f"):
         refuse("frames", f"dtype {frames.dtype}")
+    shapes = {name: arrays[name].shape for name in ARRAYS[1:]}
     n = len(arrays["action"])
+    if any(shape != (n,) for shape in shapes.values()):
+        refuse(", ".join(ARRAYS[1:]), f"lengths differ: {shapes}")
     for name in ARRAYS[1:]:
-        array = arrays[name]
-        if array.shape != (n,) or array.dtype.kind not in ("f" if name == "reward" else "iub"):
-            refuse(name, f"shape {array.shape} and dtype {array.dtype}, expected ({n},) like 'action'")
+        if arrays[name].dtype.kind not in ("f" if name == "reward" else "iub"):
+            refuse(name, f"dtype {arrays[name].dtype}")
     for name in ("frames", "reward"):
         if arrays[name].dtype.kind == "f" and not np.isfinite(arrays[name]).all():
             refuse(name, "NaN or inf")

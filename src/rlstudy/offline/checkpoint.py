@@ -108,6 +108,8 @@ def env_state(env: gym.Env) -> dict:
 def restore_env_state(env: gym.Env, saved: dict) -> None:
     """Put an environment that has been reset into a state env_state gave, refusing a state
     whose layout is not the one this environment has (other wrappers, attributes or shapes)."""
+    if not (isinstance(saved, dict) and isinstance(saved.get("wrappers"), list)):
+        raise ValueError("not an environment's state")
     *wrappers, core = _layers(env)
     if [layer["type"] for layer in saved["wrappers"]] != [type(w).__name__ for w in wrappers]:
         raise ValueError("the saved environment has other wrappers")

@@ -45,9 +45,9 @@ def main() -> None:
     device = setup_torch(args.device)
     dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
     data = load_trajectory(args.trajectory, dynamics)
-    ensure_writable(args.out_dir)  # before the training, not after it
     traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards).to(device)
     meter = ErrorMeter(load_network(args.reference, "reference Q*").to(device))
+    ensure_writable(args.out_dir)  # before the training, not after it
     init = seeding.torch_generator(args.seed, "init", args.task, args.optimizer, str(args.run_seed))
     sampling = seeding.torch_generator(args.seed, "sampling", args.task, args.optimizer, args.method,
                                        str(args.run_seed))
