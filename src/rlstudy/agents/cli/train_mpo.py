@@ -13,16 +13,7 @@ import torch
 
 from rlstudy.agents.mpo import MPOParams, evaluate, make_env, train
 from rlstudy.core import seeding
-from rlstudy.core.cli import (
-    add_device_argument,
-    build,
-    device_record,
-    integer_from,
-    json_arg,
-    parser,
-    run,
-    setup_torch,
-)
+from rlstudy.core.cli import add_device_argument, build, device_record, integer_from, json_arg, parser, run, setup_torch
 from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 
 
