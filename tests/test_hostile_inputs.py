@@ -114,10 +114,11 @@ def nothing_written(folder: Path) -> bool:
 
 
 def one_line_error(status: int, stderr: str, *fragments: str) -> None:
-    lines = [line for line in stderr.splitlines() if line.startswith("error: ")]
-    assert status == 2 and len(lines) == 1 and "Traceback" not in stderr, stderr
+    """Exit status 2 and a last word of one line, `error: ...`, holding each fragment."""
+    error = stderr[stderr.find("error: "):].strip()
+    assert status == 2 and error.startswith("error: ") and "\n" not in error and "Traceback" not in stderr, stderr
     for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
+        assert fragment in error, (fragment, error)
 
 
 # ---------------------------------------------------------------- no code runs from a data file

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from rlstudy.core.errors import InputError
+from rlstudy.core.errors import InputError, first_line
 from rlstudy.core.io import ensure_writable, require_finite, sha256_file
 
 from .datasets import FILES, checked_trajectory
@@ -84,7 +84,7 @@ def _column(path: Path) -> np.ndarray:
         tensor = torch.load(path, weights_only=True)
         return tensor.reshape(-1).numpy()
     except Exception as err:  # torch raises many types for a damaged or foreign file
-        raise InputError(f"{path}: not a tensor file of the authors' data ({err})") from err
+        raise InputError(f"{path}: not a tensor file of the authors' data ({first_line(err)})") from err
 
 
 def _checked_file(path: Path, what: str) -> None:
@@ -108,7 +108,7 @@ def _npz_arrays(path: Path, names) -> dict[str, np.ndarray]:
         with np.load(path, allow_pickle=False) as arrays:
             found = {name: arrays[name] for name in names if name in arrays.files}
     except Exception as err:  # numpy and zipfile raise several types for a damaged file
-        raise InputError(f"corrupt input file {path} ({err!r})") from err
+        raise InputError(f"corrupt input file {path} ({first_line(err)})") from err
     missing = sorted(set(names) - set(found))
     if missing:
         raise InputError(f"{path}: no array {missing}")
@@ -184,9 +184,9 @@ def reference_from_pickled_module(path: Path, check_hash: bool = True) -> dict[s
     try:
         module = torch.load(path, weights_only=False, pickle_module=RESTRICTED_PICKLE)
     except pickle.UnpicklingError as err:
-        raise InputError(f"{path}: {err}") from err
+        raise InputError(f"{path}: {first_line(err)}") from err
     except Exception as err:  # torch raises many types for a damaged file
-        raise InputError(f"{path}: not a pickled Q network ({err!r})") from err
+        raise InputError(f"{path}: not a pickled Q network ({first_line(err)})") from err
     state = {}
     for layer in LAYER_NAMES:
         linear = getattr(module, layer, None)

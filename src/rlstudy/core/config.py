@@ -42,7 +42,8 @@ def _allowed_keys(subschema: dict, root: dict) -> list[str]:
 def _describe(error: jsonschema.ValidationError, root: dict, whole_config: bool) -> tuple[str, str]:
     """The key a schema violation is at, and what is wrong there."""
     key = _key(error.absolute_path)
-    if whole_config and error.validator == "type" and error.validator_value == "array" and len(error.absolute_path) == 1:
+    top_level_list = error.validator == "type" and error.validator_value == "array" and len(error.absolute_path) == 1
+    if whole_config and top_level_list:
         return key, f"{error.message}; on the command line give a list in brackets, e.g. --config '{key}=[0,1]'"
     if error.validator == "enum":
         return key, f"{error.instance!r} is not allowed; allowed values: {error.validator_value}"
@@ -107,7 +108,8 @@ def section_problems(values: dict, definition: str) -> list[str]:
     defaults the schema does not know), so `required` is not checked here."""
     schema = _schema()
     validator = _SectionValidator({**schema["$defs"][definition], "$defs": schema["$defs"]})
-    return [f"key '{key}': {message}" for key, message in _problems(validator, values, schema, False, skip=("required",))]
+    problems = _problems(validator, values, schema, False, skip=("required",))
+    return [f"key '{key}': {message}" for key, message in problems]
 
 
 def command_line_values(given: Mapping) -> dict:

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .errors import InputError, OutputError
+from .errors import InputError, OutputError, first_line
 
 PACKAGES = ("torch", "numpy", "pandas", "matplotlib", "seaborn", "snakemake")
 PROVENANCE_SUFFIX = ".provenance.json"
@@ -209,7 +209,8 @@ def _load(path, what: str, read):
     except Exception as err:  # each reader raises its own types for a damaged file (torch: many)
         if isinstance(err, OSError) and err.errno is not None:  # the system's (permission, I/O), not the content's
             raise InputError(f"cannot read {path} ({what}): {err.strerror}") from err
-        raise InputError(f"corrupt input file {path} ({what}): {err}; delete it and rerun its rule") from err
+        raise InputError(f"corrupt input file {path} ({what}): {first_line(err)}; "
+                         "delete it and rerun its rule") from err
 
 
 def load_npy(path, what: str) -> np.ndarray:

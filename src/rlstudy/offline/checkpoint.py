@@ -23,7 +23,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from rlstudy.core.errors import InputError
+from rlstudy.core.errors import InputError, first_line
 from rlstudy.core.io import write_artefact
 
 T = TypeVar("T")
@@ -170,7 +170,7 @@ def load_checkpoint(path: str | Path, fingerprint: str) -> dict | None:
     try:
         state = torch.load(path, weights_only=True)
     except Exception as err:  # damaged, cut, foreign, or holding more than tensors and plain data
-        _ignore(path, f"not a readable checkpoint ({str(err).splitlines()[0] if str(err) else repr(err)})")
+        _ignore(path, f"not a readable checkpoint ({first_line(err)})")
         return None
     if not (isinstance(state, dict) and isinstance(state.get("fingerprint"), str)):
         _ignore(path, "not a checkpoint of this pipeline")
@@ -197,7 +197,7 @@ def resume(path: str | Path, fingerprint: str, restore: Callable[[dict], T], lea
         learner.load_state_dict(learner_state)
         rng.bit_generator.state = numpy_state
         torch.set_rng_state(torch_state)
-        _ignore(Path(path), f"it does not fit this run ({err!r})")
+        _ignore(Path(path), f"it does not fit this run ({type(err).__name__}: {first_line(err)})")
         return None
     print(f"resuming from {path}")
     return restored

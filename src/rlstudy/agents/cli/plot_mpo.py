@@ -68,7 +68,8 @@ def main() -> None:
     style.setup()
     folders = {method: [Path(d) for d in runs] for method, runs in (("MPO", args.mpo_runs), ("DDPG", args.ddpg_runs))
                if runs}
-    methods = {method: [load_returns(d / "returns.csv", f"{method} returns") for d in runs] for method, runs in folders.items()}
+    methods = {method: [load_returns(d / "returns.csv", f"{method} returns") for d in runs]
+               for method, runs in folders.items()}
     evaluations = {method: [(d.name, load_evaluation(d / "evaluation.csv", f"{method} evaluation")["return"].mean())
                             for d in runs]
                    for method, runs in folders.items()}
