@@ -325,6 +325,10 @@ def test_a_state_of_another_environment_is_refused():
     cartpole.reset(seed=0)
     with pytest.raises(ValueError, match="other wrappers"):
         restore_env_state(cartpole, env_state(pong))
+    garbled = env_state(pong)
+    garbled["env"]["ale"] = torch.from_numpy(np.random.default_rng(0).integers(0, 256, 500, dtype=np.uint8))
+    with pytest.raises(Exception):  # the emulator refuses bytes that are not its state (SystemError)
+        restore_env_state(pong, garbled)
     state = env_state(cartpole)
     state["env"]["state"] = torch.zeros(5, dtype=torch.float64)
     with pytest.raises(ValueError, match=r"state: expected an array float64\[4\]"):
