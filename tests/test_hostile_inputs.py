@@ -31,7 +31,7 @@ from snakemake.utils import update_config
 
 from rlstudy.bellman import authors_data
 from rlstudy.bellman.curves import load_error_curves
-from rlstudy.bellman.datasets import check_rewards, load_trajectory, save_trajectory
+from rlstudy.bellman.datasets import check_rewards, save_trajectory
 from rlstudy.bellman.qnet import init_params, to_state_dict
 from rlstudy.bellman.sde import Dynamics, sample_trajectory
 from rlstudy.bellman.sgd import SGDParams
@@ -195,11 +195,12 @@ def same_run(a, b) -> bool:
     return a[0].equals(b[0]) and all(torch.equal(x, y) for x, y in zip(a[1], b[1]))
 
 
-def offline_checkpoint(buffer, info, path) -> dict:
-    """A genuine checkpoint of offline_run after its first evaluation, as the loop wrote it."""
-    class Stop(Exception):
-        pass
+class Stop(Exception):
+    pass
 
+
+def stopping_at_second_evaluation():
+    """An evaluation that stops a run at its second call, after the run's first checkpoint."""
     calls = []
 
     def evaluate(learner):
@@ -207,8 +208,13 @@ def offline_checkpoint(buffer, info, path) -> dict:
         if len(calls) == 2:
             raise Stop
         return parameter_sums(learner)
+    return evaluate
+
+
+def offline_checkpoint(buffer, info, path) -> dict:
+    """A genuine checkpoint of offline_run after its first evaluation, as the loop wrote it."""
     with pytest.raises(Stop):
-        offline_run(buffer, info, path, evaluate)
+        offline_run(buffer, info, path, stopping_at_second_evaluation())
     return torch.load(path, weights_only=True)
 
 
@@ -268,18 +274,9 @@ def online_run(checkpoint, evaluate=parameter_sums):
 def test_an_online_checkpoint_with_a_pickled_environment_runs_no_code(tmp_path, marker, capsys):
     """The old checkpoints pickled the environment whole; this run's format holds its values."""
     fresh = online_run(tmp_path / "none.pt")
-
-    class Stop(Exception):
-        pass
-
-    def stop_at_second(learner, calls=[]):  # noqa: B006 (counts calls across one run)
-        calls.append(1)
-        if len(calls) == 2:
-            raise Stop
-        return parameter_sums(learner)
     path = tmp_path / "checkpoint.pt"
     with pytest.raises(Stop):
-        online_run(path, stop_at_second)
+        online_run(path, stopping_at_second_evaluation())
     saved = torch.load(path, weights_only=True)
     assert isinstance(saved["env"], dict) and saved["env"]["env"]["state"].dtype == torch.float64
     saved["env"] = payload_tensor(marker)
