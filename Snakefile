@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from snakemake.settings.types import DeploymentMethod
-from snakemake.utils import min_version
+from snakemake.utils import min_version, update_config
 
 min_version("9.0")
 
@@ -26,8 +26,10 @@ shell.prefix(f"set -euo pipefail; export PYTHONPATH='{SRC}'; {INTERPRETER}")
 
 from rlstudy.bellman.exact import discount_config_problems  # noqa: E402
 from rlstudy.bellman.sweep import sweep_config_problems  # noqa: E402
-from rlstudy.core.config import ConfigError, validate_config  # noqa: E402
+from rlstudy.core.config import ConfigError, command_line_values, validate_config  # noqa: E402
 
+# `--config 'seeds=[0,1]'` arrives with every number a string: read them as a config file's.
+update_config(config, command_line_values(workflow.config_settings.config))
 validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
                 checks=[sweep_config_problems, discount_config_problems])
 # The claims file too, so that a broken claim stops the workflow before any job runs.

@@ -14,7 +14,7 @@ from rlstudy.bellman.sde import Dynamics, sample_trajectory
 from rlstudy.bellman.exact import discount_config_problems
 from rlstudy.bellman.sweep import sweep_config_problems
 from rlstudy.core.config import ConfigError, validate_config
-from rlstudy.core.errors import InputError
+from rlstudy.core.errors import InputError, OutputError
 from rlstudy.core.io import PROVENANCE_SUFFIX, load_tensors, provenance, save_npy, save_tensors, write_artefact
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +56,7 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr("os.replace", fail)
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match=r"cannot write .*x\.bin: disk full"):
         write_artefact(target, b"new", None)
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["x.bin"]

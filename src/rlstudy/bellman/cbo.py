@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -60,6 +61,7 @@ from .sgd import epoch_batches
 
 @dataclass(frozen=True)
 class CBOParams:
+    SCHEMA: ClassVar[str] = "cbo_params"  # its definition in workflow/schemas/config.schema.yaml
     particles: int  # N
     particle_batch: int  # M, particles per step (M = N: every particle every step)
     samples: int  # m, transitions per step

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -32,6 +33,7 @@ from .sde import Dynamics
 
 @dataclass(frozen=True)
 class SGDParams:
+    SCHEMA: ClassVar[str] = "sgd_core"  # its definition in workflow/schemas/config.schema.yaml
     epochs: int
     batch_size: int  # M, transitions per mini-batch
     lr0: float  # learning rate of epoch 0

@@ -2,7 +2,8 @@
 
 The online and offline loops evaluate every `eval_every` steps (updates) and at the end, and
 write a checkpoint after each evaluation but the last; started again with the same checkpoint path and
-fingerprint, they resume from it and finish exactly as an uninterrupted run.
+fingerprint, they resume from it and finish exactly as an uninterrupted run. A checkpoint that does
+not fit the run is ignored with a warning (checkpoint.resume) and the run starts afresh.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ import torch
 from rlstudy.core.progress import progress
 
 from .buffer import ReplayBuffer
-from .checkpoint import load_checkpoint, pickled, random_states, restore_random_states, save_checkpoint, unpickled
+from .checkpoint import (
+    checked_progress,
+    env_state,
+    random_states,
+    restore_env_state,
+    restore_random_states,
+    resume,
+    save_checkpoint,
+)
 from .double_dqn import Learner
 from .envs import EnvInfo, learning_reward, newest_frame
 from .evaluation import EVALUATION_COLUMNS
@@ -37,18 +46,29 @@ def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int
                  evaluate: Evaluate, checkpoint: Path, fingerprint: str, desc: str) -> pd.DataFrame:
     """Epsilon-greedy DQN training for `steps` env steps; the evaluation series."""
     params = learner.params
-    saved = load_checkpoint(checkpoint, fingerprint)
-    if saved is None:
+
+    def restore(saved: dict):
+        start, rows = checked_progress(saved, "step", steps, params.eval_every)
+        episode_return = float(saved["episode_return"])
+        observation = saved["state"].numpy()
+        if not (np.isfinite(episode_return) and env.observation_space.contains(observation)):
+            raise ValueError("the episode's return or observation is not one of this environment")
+        learner.load_state_dict(saved["learner"])
+        buffer = ReplayBuffer.from_arrays(info, {k: v.numpy() for k, v in saved["buffer"].items()}, str(checkpoint))
+        env.reset(seed=env_seed)  # sets up every wrapper; the checkpoint then says where each stood
+        restore_env_state(env, saved["env"])
+        restore_random_states(saved["random"], rng)
+        return start, rows, episode_return, buffer, observation
+
+    resumed = resume(checkpoint, fingerprint, restore, learner, rng)
+    if resumed is None:  # (a refused checkpoint may have changed the environment: the reset undoes it)
         start, rows, episode_return = 0, [], 0.0
         buffer = ReplayBuffer(info, capacity=min(steps, 1 << 16))
         state, _ = env.reset(seed=env_seed)
+        env_state(env)  # an environment that cannot be checkpointed fails now, not at its first checkpoint
         buffer.start_episode(newest_frame(state, info))
     else:
-        start, rows, episode_return = int(saved["step"]), saved["evaluations"].tolist(), float(saved["episode_return"])
-        learner.load_state_dict(saved["learner"])
-        buffer = ReplayBuffer.from_arrays(info, {k: v.numpy() for k, v in saved["buffer"].items()}, str(checkpoint))
-        env, state = unpickled(saved["env"]), saved["state"].numpy()
-        restore_random_states(saved["random"], rng)
+        start, rows, episode_return, buffer, state = resumed
     bar = progress(range(start, steps), desc=desc, total=steps, initial=start)
     for step in bar:
         action = learner.act(state, params.epsilon(step), rng)
@@ -70,7 +90,7 @@ def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int
                     "step": step + 1, "evaluations": torch.tensor(rows, dtype=torch.float64),
                     "episode_return": episode_return, "learner": learner.state_dict(),
                     "buffer": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in buffer.arrays().items()},
-                    "env": pickled(env), "state": torch.from_numpy(np.array(state)), "random": random_states(rng)})
+                    "env": env_state(env), "state": torch.from_numpy(np.array(state)), "random": random_states(rng)})
     return _evaluations(rows)
 
 
@@ -107,13 +127,14 @@ def train_offline(learner: Learner, buffer: ReplayBuffer, iterations: int, rng: 
                   evaluate: Evaluate, checkpoint: Path, fingerprint: str, desc: str) -> pd.DataFrame:
     """`iterations` updates on mini-batches of the fixed buffer; the evaluation series."""
     params = learner.params
-    saved = load_checkpoint(checkpoint, fingerprint)
-    if saved is None:
-        start, rows = 0, []
-    else:
-        start, rows = int(saved["iteration"]), saved["evaluations"].tolist()
+
+    def restore(saved: dict):
+        progress_so_far = checked_progress(saved, "iteration", iterations, params.eval_every)
         learner.load_state_dict(saved["learner"])
         restore_random_states(saved["random"], rng)
+        return progress_so_far
+
+    start, rows = resume(checkpoint, fingerprint, restore, learner, rng) or (0, [])
     bar = progress(range(start, iterations), desc=desc, total=iterations, initial=start)
     for iteration in bar:
         learner.update(buffer.sample(params.batch_size, rng))

@@ -8,10 +8,11 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from rlstudy.bellman.curves import load_error_curves
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.figures.reference import plot_reference_figure
 from rlstudy.bellman.metrics import GRID_POINTS, centred_error
-from rlstudy.core.cli import parser, run
+from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
@@ -37,11 +38,13 @@ def main() -> None:
     p.add_argument("--note", default="", help="how Q* was made, for the title")
     p.add_argument("--out-prefix", required=True)
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=int, default=150)
+    p.add_argument("--dpi", type=integer_from(1), default=150)
     args = p.parse_args()
     norms = exact_norms(args.exact)
-    references = pd.concat([load_csv(path, "Q*'s training curve") for path in args.reference_curves])
-    runs = pd.concat([load_csv(Path(folder) / "errors.csv", "error curve") for folder in args.runs])
+    references = pd.concat([load_csv(path, "Q*'s training curve", columns=["task", "iteration"],
+                                     finite=["evaluations", "error_exact_normalised"])
+                            for path in args.reference_curves])
+    runs = pd.concat(load_error_curves([Path(folder) / "errors.csv" for folder in args.runs]))
     runs["error_exact_normalised"] = runs["error_exact"] / runs["task"].map(norms)
     title = "The notebook's procedure against the truth" + (f"; {args.note}" if args.note else "")
     style.save(plot_reference_figure(references, runs, title), args.out_prefix, args.formats, args.dpi)

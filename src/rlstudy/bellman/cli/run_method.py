@@ -25,7 +25,8 @@ from rlstudy.bellman.sde import Dynamics
 from rlstudy.bellman.sgd import SGDParams, train_sgd
 from rlstudy.core import seeding
 from rlstudy.core.cli import add_device_argument, build, device_record, json_arg, parser, run, setup_torch
-from rlstudy.core.io import provenance, save_csv, save_tensors
+from rlstudy.core.cli import integer_from
+from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 
 
 def main() -> None:
@@ -35,7 +36,7 @@ def main() -> None:
     p.add_argument("--task", choices=TASKS, required=True)
     p.add_argument("--method", choices=METHODS, required=True)
     p.add_argument("--run-seed", type=int, required=True, help="the replicate's seed")
-    p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--trajectory", required=True, help="folder of the short trajectory")
     p.add_argument("--reference", required=True, help="the learned Q* state dict (.pt)")
     p.add_argument("--exact", required=True, help="the task's exact Q (q_exact.npy of solve_exact)")
@@ -48,11 +49,12 @@ def main() -> None:
     args = p.parse_args()
     device = setup_torch(args.device)
     dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
-    data = load_trajectory(args.trajectory)
+    data = load_trajectory(args.trajectory, dynamics)
     traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards).to(device)
     exact = torch.from_numpy(load_exact(args.exact, GRID_POINTS)).to(device)
     meter = ErrorMeter({"error": q_on_grid(load_network(args.reference, "reference Q*").to(device)),
                         "error_exact": exact})
+    ensure_writable(args.out_dir)  # before the training, not after it
     init = seeding.torch_generator(args.seed, "init", args.task, args.optimizer, str(args.run_seed))
     sampling = seeding.torch_generator(args.seed, "sampling", args.task, args.optimizer, args.method,
                                        str(args.run_seed))

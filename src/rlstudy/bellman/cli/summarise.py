@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rlstudy.bellman.curves import RUN_KEYS as KEYS
+from rlstudy.bellman.curves import load_error_curves
 from rlstudy.core import seeding
-from rlstudy.core.cli import parser, run
-from rlstudy.core.io import load_csv, provenance, save_csv
+from rlstudy.core.cli import finite_float, integer_from, parser, run
+from rlstudy.core.io import provenance, save_csv
 from rlstudy.core.statistics import seed_summary
 
-GROUP = ["dataset", "task", "optimizer", "method"]
-KEYS = [*GROUP, "seed"]
+GROUP = KEYS[:-1]  # a run's keys but its seed
 FINALS = ("final_rel_error", "final_rel_error_exact")
 
 
@@ -50,14 +51,14 @@ def summary_stats(table: pd.DataFrame, master_seed: int, resamples: int) -> pd.D
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--curves", nargs="+", required=True, help="errors.csv of every run")
-    p.add_argument("--converged-below", type=float, required=True,
+    p.add_argument("--converged-below", type=finite_float, required=True,
                    help="a run counts as converged when its final e_k/e_0 is at most this")
-    p.add_argument("--seed", type=int, required=True, help="the master seed (the bootstrap's streams)")
-    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed (the bootstrap's streams)")
+    p.add_argument("--resamples", type=integer_from(100), default=10_000, help="bootstrap resamples")
     p.add_argument("--out", required=True, help="the per-run table (csv)")
     p.add_argument("--stats-out", required=True, help="the per-group table over seeds (csv)")
     args = p.parse_args()
-    curves = pd.concat([load_csv(path, "error curve") for path in args.curves])
+    curves = pd.concat(load_error_curves(args.curves))
     table = summarise(curves, args.converged_below)
     stats = summary_stats(table, args.seed, args.resamples)
     print(table.to_string(index=False))

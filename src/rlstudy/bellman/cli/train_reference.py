@@ -7,6 +7,8 @@ centred norm (0: exact, 1: as far as a flat Q).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import torch
 
@@ -18,8 +20,8 @@ from rlstudy.bellman.residuals import METHODS, TASKS, TrajectoryTensors
 from rlstudy.bellman.sde import Dynamics
 from rlstudy.bellman.sgd import SGDParams, train_sgd
 from rlstudy.core import seeding
-from rlstudy.core.cli import add_device_argument, build, device_record, json_arg, parser, run, setup_torch
-from rlstudy.core.io import provenance, save_csv, save_tensors
+from rlstudy.core.cli import add_device_argument, build, device_record, integer_from, json_arg, parser, run, setup_torch
+from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 
 
 def main() -> None:
@@ -29,7 +31,7 @@ def main() -> None:
     p.add_argument("--trajectory", required=True, help="folder of the long trajectory")
     p.add_argument("--params", type=json_arg, required=True, help="JSON of sgd.SGDParams")
     p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics")
-    p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--exact", required=True, help="the task's exact Q (q_exact.npy)")
     p.add_argument("--out", required=True, help="the .pt file of the network's state dict")
     p.add_argument("--curve-out", required=True, help="errors.csv: the error against the exact Q while training")
@@ -38,7 +40,8 @@ def main() -> None:
     device = setup_torch(args.device)
     params = build(SGDParams, args.params, "config 'reference'")
     dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
-    data = load_trajectory(args.trajectory)
+    data = load_trajectory(args.trajectory, dynamics)
+    ensure_writable(Path(args.out).parent)
     traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards).to(device)
     stream = ("reference", args.task, args.method)
     theta0 = init_params(1, seeding.torch_generator(args.seed, "init", *stream))[0].to(device)

@@ -11,7 +11,7 @@ import yaml
 
 from rlstudy.claims.rules import evaluate
 from rlstudy.core import seeding
-from rlstudy.core.cli import parser, run
+from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv, provenance, save_csv
@@ -40,8 +40,8 @@ def main() -> None:
     p.add_argument("--table", nargs="+", required=True, metavar="NAME=CSV",
                    help="the result tables by name (summary, references, agents, offline); a claim on a table "
                         "not given is inconclusive")
-    p.add_argument("--seed", type=int, required=True, help="the master seed (the bootstrap's streams)")
-    p.add_argument("--resamples", type=int, default=10_000)
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed (the bootstrap's streams)")
+    p.add_argument("--resamples", type=integer_from(100), default=10_000)
     p.add_argument("--out", required=True)
     args = p.parse_args()
     claims = load_claims(Path(args.claims), Path(args.schema))

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlstudy.core.cli import device_record, parser, run
-from rlstudy.core.io import provenance, save_csv, save_tensors
+from rlstudy.core.cli import device_record, integer_from, parser, run
+from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 from rlstudy.offline.double_dqn import DQN
 from rlstudy.offline.runs import fingerprint, info_record
 from rlstudy.offline.training import train_online
@@ -20,7 +20,7 @@ from .args import add_run_arguments, run_of
 def main() -> None:
     p = parser(__doc__)
     add_run_arguments(p)
-    p.add_argument("--steps", type=int, required=True, help="environment steps")
+    p.add_argument("--steps", type=integer_from(1), required=True, help="environment steps")
     p.add_argument("--out-dir", required=True)
     args = p.parse_args()
     spec, device = run_of(args)
@@ -28,6 +28,7 @@ def main() -> None:
     spec.seed_torch("behavioural")
     learner = DQN(info, spec.params, device)
     out = Path(args.out_dir)
+    ensure_writable(out)
     checkpoint = out / "checkpoint.pt"
     evaluations = train_online(learner, env, info, args.steps, spec.stream("behavioural-env"),
                                spec.rng("behavioural"), spec.evaluate, checkpoint,
