@@ -32,6 +32,7 @@ from snakemake.utils import update_config
 from rlstudy.bellman import authors_data
 from rlstudy.bellman.curves import load_error_curves
 from rlstudy.bellman.datasets import check_rewards, save_trajectory
+from rlstudy.bellman.exact import solve_on_grid
 from rlstudy.bellman.qnet import init_params, to_state_dict
 from rlstudy.bellman.sde import Dynamics, sample_trajectory
 from rlstudy.bellman.sgd import SGDParams
@@ -366,11 +367,13 @@ def bellman_project(tmp_path_factory):
                     provenance({}, None, {}))
     save_tensors(root / "q_star.pt", to_state_dict(init_params(1, torch.Generator().manual_seed(0))[0]),
                  provenance({}, None, {}))
+    save_npy(root / "q_exact.npy", solve_on_grid(200, None, 0.9, dynamics).values, provenance({}, None, {}))
     argv = sys.argv
     for seed in (0, 1):
         sys.argv = ["run_method", "--dataset", "ours", "--optimizer", "sgd", "--task", "control", "--method", "DS",
                     "--run-seed", str(seed), "--seed", "3", "--trajectory", str(root / "traj"),
-                    "--reference", str(root / "q_star.pt"), "--params", json.dumps(SGD_PARAMS),
+                    "--reference", str(root / "q_star.pt"), "--exact", str(root / "q_exact.npy"),
+                    "--params", json.dumps(SGD_PARAMS),
                     "--dynamics", json.dumps(dataclasses.asdict(dynamics)), "--out-dir", str(root / f"seed{seed}")]
         importlib.import_module("rlstudy.bellman.cli.run_method").main()
     sys.argv = argv
@@ -388,6 +391,7 @@ def project(bellman_project, tmp_path):
 def run_method_args(project, **change):
     args = {"--dataset": "ours", "--optimizer": "sgd", "--task": "control", "--method": "DS", "--run-seed": 0,
             "--seed": 3, "--trajectory": project / "traj", "--reference": project / "q_star.pt",
+            "--exact": project / "q_exact.npy",
             "--params": json.dumps(SGD_PARAMS), "--dynamics": json.dumps(dataclasses.asdict(Dynamics())),
             "--out-dir": project / "new"}
     args.update(change)
@@ -400,7 +404,7 @@ def test_a_nan_weight_in_a_run_network_fails_the_figure_by_name(project, cli):
     state["fc2.weight"][3, 7] = math.nan
     save_tensors(project / "seed1" / "q.pt", state, provenance({}, None, {}))
     status, err = cli("bellman.cli.plot_q", "--task", "control", "--optimizer", "sgd", "--reference",
-                      project / "q_star.pt", "--runs", project / "seed0", project / "seed1",
+                      project / "q_star.pt", "--exact", project / "q_exact.npy", "--runs", project / "seed0", project / "seed1",
                       "--out-prefix", project / "fig")
     one_line_error(status, err, "seed1/q.pt", "'fc2.weight' holds NaN or inf")
     assert not list(project.glob("fig*"))
@@ -434,7 +438,8 @@ def cut_lines(path: Path, keep: int) -> None:
 
 def test_summarise_refuses_a_truncated_curve(project, cli):
     curves = [project / f"seed{seed}" / "errors.csv" for seed in (0, 1)]
-    args = ["--curves", *curves, "--converged-below", 0.5, "--out", project / "summary.csv"]
+    args = ["--curves", *curves, "--converged-below", 0.5, "--seed", 3, "--out", project / "summary.csv",
+            "--stats-out", project / "summary_stats.csv"]
     cut_lines(curves[1], 4)  # its provenance record names it
     one_line_error(*cli("bellman.cli.summarise", *args), "seed1/errors.csv", "changed or truncated")
     provenance_path(curves[1]).unlink()  # no record: the other seed's length names it
@@ -452,7 +457,8 @@ def test_a_copied_run_is_not_a_second_seed(project):
 
 def test_a_curve_with_missing_or_shuffled_iterations_is_refused(tmp_path):
     curve = pd.DataFrame({"dataset": "ours", "task": "control", "optimizer": "sgd", "method": "DS", "seed": 0,
-                          "iteration": [0, 2, 1], "evaluations": [0, 1, 2], "error": 1.0, "rel_error": 1.0})
+                          "iteration": [0, 2, 1], "evaluations": [0, 1, 2], "error": 1.0, "rel_error": 1.0,
+                          "error_exact": 1.0, "rel_error_exact": 1.0})
     save_csv(tmp_path / "errors.csv", curve, None)
     with pytest.raises(InputError, match=r"iterations are not 0, 1, \.\.\., 2 in order"):
         load_error_curves([tmp_path / "errors.csv"])
