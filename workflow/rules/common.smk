@@ -134,6 +134,13 @@ def reference_note(dataset, task):
             f"trajectory, {ref['epochs']} epochs")
 
 
+def reference_entries():
+    """Each learned Q* with the exact Q it is measured against (reference.smk, rule reference_table)."""
+    return [{"dataset": dataset, "task": task, "reference": reference_of(dataset, task),
+             "exact": exact_of(dataset, task), "made_by": reference_note(dataset, task)}
+            for dataset in DATASETS for task in config["tasks"]]
+
+
 # The CBO sweep's points by (grid, label), one run per seed (workflow/rules/sweep.smk).
 SWEEP = config["cbo_sweep"]
 SWEEP_POINTS = {(point.grid, point.label): point for point in sweep_points(SWEEP)}

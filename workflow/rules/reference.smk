@@ -59,12 +59,6 @@ rule reference:
         " --exact {input.exact} --out {output.network} --curve-out {output.curve} > {log} 2>&1"
 
 
-def reference_entries():
-    return [{"dataset": dataset, "task": task, "reference": reference_of(dataset, task),
-             "exact": exact_of(dataset, task), "made_by": reference_note(dataset, task)}
-            for dataset in DATASETS for task in config["tasks"]]
-
-
 rule reference_table:
     input:
         [[entry["reference"], entry["exact"]] for entry in reference_entries()],
