@@ -166,3 +166,8 @@ def test_the_readme_block_is_rendered_from_the_claims_table(tmp_path):
     assert replace_block(readme, block, tmp_path) == f"intro\n{block}\nrest\n"
     shipped = (ROOT / "README.md").read_text()
     assert shipped.count(START) == 1 and shipped.count(END) == 1  # the README carries the generated block
+
+
+def test_a_nan_in_a_claims_column_is_named_not_compared():
+    with pytest.raises(Exception, match="column 'final' of its table holds NaN"):
+        verdict(runs("UR", [0.1, math.nan]), {"kind": "share", "table": "summary", "metric": "final", "at_most": 0.5})

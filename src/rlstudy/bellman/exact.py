@@ -30,15 +30,11 @@ import numpy as np
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_npy
 
-from .sde import ACTIONS, Dynamics, prob_plus
+from .sde import ACTIONS, Dynamics, prob_plus, reward
 
 # The policy whose values a task's Q describes: evaluation follows the notebook's target policy,
 # control's Q is the optimal one (its data come from the uniform policy, which the solution ignores).
 EVALUATED_POLICY = {"evaluation": "evaluation", "control": None}
-
-
-def reward(s: np.ndarray) -> np.ndarray:
-    return np.sin(s) + 1.0
 
 
 def grid(n: int) -> np.ndarray:

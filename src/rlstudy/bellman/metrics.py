@@ -16,14 +16,15 @@ import math
 
 import torch
 
+from . import exact
 from .qnet import features, forward
 
 GRID_POINTS = 100
 
 
 def grid(n: int = GRID_POINTS) -> torch.Tensor:
-    """n equally spaced states on [0, 2*pi), float64."""
-    return torch.arange(n, dtype=torch.float64) * (2 * math.pi / n)
+    """n equally spaced states on [0, 2*pi), float64 (the exact Q's grids hold them: exact.grid)."""
+    return torch.from_numpy(exact.grid(n))
 
 
 def grid_features(device: torch.device | str = "cpu", n: int = GRID_POINTS) -> torch.Tensor:
@@ -49,6 +50,11 @@ class ErrorMeter:
     def __call__(self, theta: torch.Tensor) -> dict[str, float]:
         q = forward(theta, self.feats)
         return {name: centred_error(q, reference) for name, reference in self.references.items()}
+
+
+def centred_norm(q: torch.Tensor) -> float:
+    """The centred error of q against zero: how far q is from a flat Q (one constant per action)."""
+    return centred_error(torch.zeros_like(q), q)
 
 
 def centred_error(q: torch.Tensor, q_ref: torch.Tensor) -> float:

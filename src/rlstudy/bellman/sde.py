@@ -33,8 +33,12 @@ class Dynamics:
     def rewards(self, states: np.ndarray) -> np.ndarray:
         """The reward of each transition of a trajectory's states: sin(s_m) + 1, or sin(s_{m+1}) + 1
         with reward_of "next" (NaN for the last state, which has no next one)."""
-        reward_states = states if self.reward_of == "current" else np.append(states[1:], np.nan)
-        return np.sin(reward_states) + 1.0
+        return reward(states if self.reward_of == "current" else np.append(states[1:], np.nan))
+
+
+def reward(s):
+    """r(s) = sin(s) + 1, the reward of a state (its transition's, or the one before's: Dynamics.reward_of)."""
+    return np.sin(s) + 1.0
 
 
 def prob_plus(policy: str, s):

@@ -23,7 +23,12 @@ import numpy as np
 import pandas as pd
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.statistics import bootstrap_two_groups, percentile_interval, probability_of_lower, ratio_of_means
+from rlstudy.core.statistics import (
+    bootstrap_two_groups,
+    percentile_interval,
+    probability_of_lower,
+    ratio_of_means,
+)
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 
@@ -48,7 +53,10 @@ def select(table: pd.DataFrame, where: dict, claim: str) -> pd.DataFrame:
 def values(rows: pd.DataFrame, metric: str, claim: str) -> np.ndarray:
     if metric not in rows.columns:
         raise InputError(f"claim {claim!r}: no column {metric!r} in its table (columns: {list(rows.columns)})")
-    return rows[metric].to_numpy(dtype=np.float64)
+    numbers = rows[metric].to_numpy(dtype=np.float64)
+    if not np.isfinite(numbers).all():  # a NaN would quietly fail every comparison
+        raise InputError(f"claim {claim!r}: column {metric!r} of its table holds NaN or inf; rebuild the table")
+    return numbers
 
 
 def seeds_of(rows: pd.DataFrame, label: str) -> str:

@@ -11,7 +11,7 @@ import torch
 from rlstudy.bellman.curves import load_error_curves
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.figures.reference import plot_reference_figure
-from rlstudy.bellman.metrics import GRID_POINTS, centred_error
+from rlstudy.bellman.metrics import GRID_POINTS, centred_norm
 from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv
@@ -25,8 +25,7 @@ def exact_norms(pairs: list[str]) -> dict[str, float]:
         task, sep, path = pair.partition("=")
         if not sep:
             raise InputError(f"--exact: expected task=path, got {pair!r}")
-        exact = torch.from_numpy(load_exact(path, GRID_POINTS))
-        norms[task] = centred_error(torch.zeros_like(exact), exact)
+        norms[task] = centred_norm(torch.from_numpy(load_exact(path, GRID_POINTS)))
     return norms
 
 

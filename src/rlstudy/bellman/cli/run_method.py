@@ -24,8 +24,16 @@ from rlstudy.bellman.residuals import METHODS, TASKS, TrajectoryTensors
 from rlstudy.bellman.sde import Dynamics
 from rlstudy.bellman.sgd import SGDParams, train_sgd
 from rlstudy.core import seeding
-from rlstudy.core.cli import add_device_argument, build, device_record, json_arg, parser, run, setup_torch
-from rlstudy.core.cli import integer_from
+from rlstudy.core.cli import (
+    add_device_argument,
+    build,
+    device_record,
+    integer_from,
+    json_arg,
+    parser,
+    run,
+    setup_torch,
+)
 from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 
 

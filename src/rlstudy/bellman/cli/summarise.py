@@ -38,12 +38,11 @@ def summary_stats(table: pd.DataFrame, master_seed: int, resamples: int) -> pd.D
     from its own stream, named by the group and the column, so adding a group moves no other."""
     rows = []
     for group, runs in table.groupby(GROUP, sort=True):
-        row = dict(zip(GROUP, group))
+        row = {**dict(zip(GROUP, group)), "n": len(runs)}
         for column in FINALS:
             rng = seeding.numpy_rng(master_seed, "bootstrap", *map(str, group), column)
             stats = seed_summary(runs[column].to_numpy(), rng, resamples)
-            row["n"] = stats.pop("n")
-            row |= {f"{column}_{name}": value for name, value in stats.items()}
+            row |= {f"{column}_{name}": value for name, value in stats.items() if name != "n"}
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -8,7 +8,7 @@ import pandas as pd
 import torch
 
 from rlstudy.bellman.exact import load_exact
-from rlstudy.bellman.metrics import GRID_POINTS, centred_error, q_on_grid
+from rlstudy.bellman.metrics import GRID_POINTS, centred_error, centred_norm, q_on_grid
 from rlstudy.bellman.qnet import load_network
 from rlstudy.core.cli import json_arg, parser, run
 from rlstudy.core.errors import InputError
@@ -20,7 +20,7 @@ ENTRY_KEYS = {"dataset", "task", "reference", "exact", "made_by"}
 def reference_row(entry: dict) -> dict:
     exact = torch.from_numpy(load_exact(entry["exact"], GRID_POINTS))
     error = centred_error(q_on_grid(load_network(entry["reference"], "a learned Q*")), exact)
-    norm = centred_error(torch.zeros_like(exact), exact)
+    norm = centred_norm(exact)
     return {"dataset": entry["dataset"], "task": entry["task"], "made_by": entry["made_by"],
             "error_exact": error, "exact_centred_norm": norm, "error_exact_normalised": error / norm}
 

@@ -14,13 +14,22 @@ import torch
 
 from rlstudy.bellman.datasets import load_trajectory, trajectory_paths
 from rlstudy.bellman.exact import load_exact
-from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, centred_error
+from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, centred_norm
 from rlstudy.bellman.qnet import init_params, to_state_dict
 from rlstudy.bellman.residuals import METHODS, TASKS, TrajectoryTensors
 from rlstudy.bellman.sde import Dynamics
 from rlstudy.bellman.sgd import SGDParams, train_sgd
 from rlstudy.core import seeding
-from rlstudy.core.cli import add_device_argument, build, device_record, integer_from, json_arg, parser, run, setup_torch
+from rlstudy.core.cli import (
+    add_device_argument,
+    build,
+    device_record,
+    integer_from,
+    json_arg,
+    parser,
+    run,
+    setup_torch,
+)
 from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 
 
@@ -51,7 +60,7 @@ def main() -> None:
                                ErrorMeter({"error_exact": exact}), label=f"Q* {args.task}")
     curve = pd.DataFrame({"task": args.task, "iteration": range(len(history.error)), "lr": history.lr,
                           "evaluations": history.evaluations, **pd.DataFrame(history.error)})
-    curve["error_exact_normalised"] = curve["error_exact"] / centred_error(torch.zeros_like(exact), exact)
+    curve["error_exact_normalised"] = curve["error_exact"] / centred_norm(exact)
     print(f"Q* {args.task}: centred error against the exact Q {curve['error_exact_normalised'].iloc[-1]:.4g} "
           "of the exact Q's centred norm")
     record = provenance({"task": args.task, "method": args.method, "sgd": args.params, "dynamics": args.dynamics,

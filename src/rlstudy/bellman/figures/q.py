@@ -18,6 +18,7 @@ from rlstudy.bellman.exact import interpolate
 from rlstudy.bellman.qnet import q_values
 from rlstudy.plotting import style
 
+
 def shifted_q(theta: torch.Tensor, q_star: np.ndarray, states: torch.Tensor) -> np.ndarray:
     """Q on the grid, shifted per action to the mean level of Q* (the metric ignores the offset)."""
     with torch.no_grad():
