@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: figures smoke report test lint clean
+.PHONY: figures smoke report readme test lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,9 @@ smoke: $(STAMP)  ## the same workflow at smoke scale
 report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure and table; opens offline
 	$(BIN)/snakemake --cores all
 	$(BIN)/snakemake --report report.html
+
+readme: report  ## the verdicts of results/claims.csv, written into README.md (no result is typed by hand)
+	$(BIN)/python -m rlstudy.claims.cli.render_readme --claims results/claims.csv --readme README.md
 
 test: $(STAMP)  ## unit and integration tests
 	$(BIN)/python -m pytest -q

@@ -1,5 +1,5 @@
 # The reproducible results pipeline. Stages, one rules file each:
-#   datasets -> reference (Q*) -> methods (SGD/CBO x DS/UR/BFF) -> figures;
+#   datasets -> reference (Q*, the exact Q) -> methods (SGD/CBO x estimators) -> figures -> claims;
 #   sweep: CBO's parameter grids and CBO against SGD at equal cost. `make report`: the HTML report
 #   (workflow/report/: its front page and the caption of every figure)
 # Run:   snakemake --cores all                                  (paper scale, config.yaml)
@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from snakemake.settings.types import DeploymentMethod
-from snakemake.utils import min_version
+from snakemake.utils import min_version, update_config
 
 min_version("9.0")
 
@@ -24,11 +24,18 @@ IN_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_met
 INTERPRETER = "" if IN_CONDA else f'export PATH="{Path(sys.executable).parent}:$PATH"; '
 shell.prefix(f"set -euo pipefail; export PYTHONPATH='{SRC}'; {INTERPRETER}")
 
+from rlstudy.bellman.exact import discount_config_problems  # noqa: E402
 from rlstudy.bellman.sweep import sweep_config_problems  # noqa: E402
-from rlstudy.core.config import ConfigError, validate_config  # noqa: E402
+from rlstudy.core.config import ConfigError, command_line_values, validate_config  # noqa: E402
 
+# `--config 'seeds=[0,1]'` arrives with every number a string: read them as a config file's.
+update_config(config, command_line_values(workflow.config_settings.config))
 validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
-                checks=[sweep_config_problems])
+                checks=[sweep_config_problems, discount_config_problems])
+# The claims file too, so that a broken claim stops the workflow before any job runs.
+from rlstudy.claims.cli.evaluate_claims import load_claims  # noqa: E402
+
+load_claims(Path(workflow.basedir) / "claims.yaml", Path(workflow.basedir) / "workflow" / "schemas" / "claims.schema.yaml")
 
 
 report: "workflow/report/workflow.rst"
@@ -43,6 +50,7 @@ include: "workflow/rules/sweep.smk"
 include: "workflow/rules/mpo.smk"
 include: "workflow/rules/basics.smk"
 include: "workflow/rules/offline.smk"
+include: "workflow/rules/claims.smk"
 
 
 rule all:
@@ -50,6 +58,9 @@ rule all:
     input:
         rules.figures.input,
         "results/summary.csv",
+        "results/summary_stats.csv",
+        "results/reference/error_exact.csv",
+        "results/claims.csv",
         figure_files("ours/cbo_sweep"),
         [figure_files(f"{dataset}/cost_{cost}") for dataset in DATASETS for cost in ("evaluations", "seconds")],
         MPO_TARGETS,

@@ -1,5 +1,6 @@
 """The authors' data: hash checks, the restricted unpickler, and the conversion."""
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -69,7 +70,7 @@ def test_original_files_convert_to_the_shared_copy(tmp_path, monkeypatch, task):
     for part, values in (("S", shared.states), ("A_idx", shared.action_indices), ("R", shared.rewards)):
         path = tmp_path / f"{part}_{k}.pt"
         torch.save(torch.from_numpy(values.astype(np.float32)).view(-1, 1), path)
-        hashes[path.name] = authors_data.hashlib.sha256(path.read_bytes()).hexdigest()
+        hashes[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
     monkeypatch.setattr(authors_data, "SHA256", hashes)
     converted = authors_data.trajectory_from_originals(tmp_path, task)
     np.testing.assert_array_equal(converted.states, shared.states)

@@ -136,7 +136,7 @@ def test_kick_moves_coinciding_particles_and_shrinks(small_trajectory):
         assert spread == pytest.approx(0.1 * 0.5 ** k * math.sqrt(SHAPE.size), rel=0.1)
 
 
-def test_matched_actions_draws_only_transitions_that_repeat_the_action(small_trajectory, monkeypatch):
+def test_bff_matched_draws_only_transitions_that_repeat_the_action(small_trajectory, monkeypatch):
     import rlstudy.bellman.cbo as cbo
     seen = []
     real = cbo.make_batch
@@ -147,9 +147,9 @@ def test_matched_actions_draws_only_transitions_that_repeat_the_action(small_tra
 
     monkeypatch.setattr(cbo, "make_batch", spy)
     traj = small_trajectory()
-    p = params(matched_actions=True)
+    p = params()
     g = torch.Generator().manual_seed(0)
-    train_cbo(initial_swarm(p, g, 1.0), traj, "BFF", "control", p, Dynamics(), g)
+    train_cbo(initial_swarm(p, g, 1.0), traj, "BFF-matched", "control", p, Dynamics(), g)
     starts = torch.cat(seen)
     assert torch.equal(traj.action_indices[starts + 1], traj.action_indices[starts])
     assert int(starts.max()) <= len(traj.states) - 3

@@ -63,7 +63,7 @@ SECTIONS = [
     (("reference",), SGDParams, {"method"}),  # the residual Q* is trained with; not an SGD parameter
     (("sgd", "evaluation"), SGDParams, set()),
     (("sgd", "control"), SGDParams, set()),
-    *[(("cbo", "settings", name), CBOParams, set()) for name in CONFIG["cbo"]["settings"]],
+    *[(("cbo", "settings", name, "params"), CBOParams, set()) for name in CONFIG["cbo"]["settings"]],
     (("mpo",), MPOParams, {"env", "seeds", "solved_return"}),  # the run's, not the learner's
     *[((agent, "params"), AGENTS[agent].params, set()) for agent in ("qtable", "linear_q", "dqn", "ddpg")],
     (("offline", "regular"), LearnerParams, set()),

@@ -15,13 +15,14 @@ import torch
 
 from rlstudy.bellman.cli import run_method, train_reference
 from rlstudy.bellman.datasets import save_trajectory
-from rlstudy.bellman.metrics import ErrorMeter
+from rlstudy.bellman.metrics import ErrorMeter, q_on_grid
 from rlstudy.bellman.qnet import init_params
+from rlstudy.bellman.exact import solve_on_grid
 from rlstudy.bellman.residuals import TrajectoryTensors, make_batch
 from rlstudy.bellman.sde import Dynamics, sample_trajectory
 from rlstudy.core import cli as common
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX
+from rlstudy.core.io import PROVENANCE_SUFFIX, save_npy
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="PyTorch sees no CUDA GPU")
@@ -29,7 +30,7 @@ DYNAMICS = {"eps": 0.19634954084936207, "sigma": 0.2, "reward_of": "current"}
 SGD = {"epochs": 1, "batch_size": 500, "lr0": 0.05, "lr_decay": 0.9, "gamma": 0.9, "ur_action": "policy"}
 CBO = {"particles": 6, "particle_batch": 4, "samples": 300, "epochs": 3, "lam": 1.0, "eta": 0.5, "tau": 0.3,
        "beta": 1.0, "gamma": 0.9, "ur_action": "policy", "output_bias_init": "reward_level", "kick": 0.1,
-       "kick_decay": 0.9, "ess_target": 0.5, "matched_actions": True}
+       "kick_decay": 0.9, "ess_target": 0.5}
 
 
 @pytest.fixture(autouse=True)
@@ -86,7 +87,7 @@ def test_moving_to_the_cpu_changes_nothing(small_trajectory):
     for name in ("states", "action_indices", "rewards", "features"):
         assert getattr(moved, name) is getattr(traj, name)  # .to() of the same device is the tensor itself
     theta = init_params(1, torch.Generator().manual_seed(1))[0]
-    assert ErrorMeter(theta).feats.device == theta.device
+    assert ErrorMeter({"error": q_on_grid(theta)}).feats.device == theta.device
 
 
 def batch_on(traj: TrajectoryTensors, device) -> list[torch.Tensor]:
@@ -116,17 +117,26 @@ def cli(module, monkeypatch, *args):
     module.main()
 
 
+def exact_file(out):
+    """A (coarse) exact Q of the evaluation task, as solve_exact writes it."""
+    if not out.exists():
+        save_npy(out, solve_on_grid(200, "evaluation", 0.9, Dynamics()).values, None)
+    return out
+
+
 def train(monkeypatch, trajectory, out, *device):
     cli(train_reference, monkeypatch, "--task", "evaluation", "--trajectory", trajectory, "--params",
-        json.dumps(SGD), "--dynamics", json.dumps(DYNAMICS), "--seed", 7, "--out", out, *device)
+        json.dumps(SGD), "--dynamics", json.dumps(DYNAMICS), "--seed", 7, "--out", out,
+        "--exact", exact_file(out.parent / "q_exact.npy"), "--curve-out", out.parent / "errors.csv", *device)
     return out.read_bytes()
 
 
 def fit(monkeypatch, trajectory, reference, optimizer, params, out_dir, *device):
-    """SGD with UR (random next states), CBO with matched-action BFF (a masked pool of starts)."""
-    method = "UR" if optimizer == "sgd" else "BFF"
+    """SGD with UR (random next states), CBO with BFF-matched (a masked pool of starts)."""
+    method = "UR" if optimizer == "sgd" else "BFF-matched"
     cli(run_method, monkeypatch, "--dataset", "ours", "--optimizer", optimizer, "--task", "evaluation", "--method", method,
         "--run-seed", 0, "--seed", 7, "--trajectory", trajectory, "--reference", reference,
+        "--exact", exact_file(reference.parent / "q_exact.npy"),
         "--params", json.dumps(params), "--dynamics", json.dumps(DYNAMICS), "--out-dir", out_dir, *device)
     return (out_dir / "q.pt").read_bytes(), (out_dir / "errors.csv").read_bytes()
 

@@ -5,15 +5,18 @@ import pandas as pd
 import pytest
 import torch
 
+from rlstudy.bellman.exact import interpolate, solve_on_grid
 from rlstudy.bellman.figures.q import plot_q_figure
 from rlstudy.bellman.qnet import init_params, q_values
+from rlstudy.bellman.sde import Dynamics
 
 
 def curves(method, finals):
     rows = []
     for seed, final in enumerate(finals):
         for k, e in enumerate(np.geomspace(1.0, final, 5)):
-            rows.append(dict(task="control", optimizer="sgd", method=method, seed=seed, iteration=k, rel_error=e))
+            rows.append(dict(task="control", optimizer="sgd", method=method, seed=seed, iteration=k, rel_error=e,
+                             rel_error_exact=2 * e))
     return pd.DataFrame(rows)
 
 
@@ -22,31 +25,44 @@ def figure():
     thetas = init_params(3, torch.Generator().manual_seed(0))
     reference = thetas[0]
     data = pd.concat([curves("UR", [0.1, 0.2]), curves("DS", [1.3, 1.1])])
-    fig = plot_q_figure(reference, {"UR": [thetas[1], thetas[2]], "DS": [thetas[2], thetas[1]]}, data,
+    exact = solve_on_grid(200, None, 0.9, Dynamics()).values
+    fig = plot_q_figure(reference, exact, {"UR": [thetas[1], thetas[2]], "DS": [thetas[2], thetas[1]]}, data,
                         "test", converged_below=0.5)
-    yield fig, reference
+    yield fig, reference, exact
     import matplotlib.pyplot as plt
     plt.close(fig)
 
 
 def test_panel_i_draws_q_star_of_action_i(figure):
     """The notebook drew Q*(a_1, s) in both action panels."""
-    fig, reference = figure
+    fig, reference, exact = figure
     states = torch.linspace(0, 2 * math.pi, 100, dtype=torch.float64)
     q_star = q_values(reference, states).double().numpy()
+    q_exact = interpolate(exact, states.numpy())
     for i in range(2):
-        star = [line for line in fig.axes[i].get_lines() if line.get_label() == "Q*"]
+        star = [line for line in fig.axes[i].get_lines() if line.get_label() == "learned Q*"]
         assert len(star) == 1
         np.testing.assert_allclose(star[0].get_ydata(), q_star[:, i])
+        truth = [line for line in fig.axes[i].get_lines() if line.get_label().startswith("exact Q")]
+        drawn = truth[0].get_ydata()  # the exact Q of action i, offset to Q*'s mean level
+        np.testing.assert_allclose(drawn - drawn.mean(), q_exact[:, i] - q_exact[:, i].mean(), atol=1e-9)
+        np.testing.assert_allclose(drawn.mean(), q_star[:, i].mean())
     assert not np.allclose(q_star[:, 0], q_star[:, 1])
 
 
 def test_failed_runs_are_marked_and_the_error_axis_is_logarithmic(figure):
-    fig, _ = figure
+    fig, _, _ = figure
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert any(label.startswith("DS") and "NOT converged" in label for label in labels)
     assert any(label.startswith("UR") and "NOT converged" not in label for label in labels)
-    assert fig.axes[2].get_yscale() == "log"
+    assert fig.axes[2].get_yscale() == fig.axes[3].get_yscale() == "log"
+
+
+def test_the_last_panel_draws_the_error_against_the_exact_q(figure):
+    fig, _, _ = figure
+    assert "exact Q" in fig.axes[3].get_title() and "learned Q*" in fig.axes[2].get_title()
+    ur_exact = fig.axes[3].get_lines()[0].get_ydata()  # UR first; mean over seeds of rel_error_exact
+    np.testing.assert_allclose(ur_exact, 2 * fig.axes[2].get_lines()[0].get_ydata())
 
 
 def test_a_figure_records_every_file_its_process_read(tmp_path):

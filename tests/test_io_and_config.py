@@ -11,9 +11,10 @@ import yaml
 
 from rlstudy.bellman.datasets import load_trajectory, save_trajectory
 from rlstudy.bellman.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.exact import discount_config_problems
 from rlstudy.bellman.sweep import sweep_config_problems
 from rlstudy.core.config import ConfigError, validate_config
-from rlstudy.core.errors import InputError
+from rlstudy.core.errors import InputError, OutputError
 from rlstudy.core.io import PROVENANCE_SUFFIX, load_tensors, provenance, save_npy, save_tensors, write_artefact
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +56,7 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr("os.replace", fail)
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match=r"cannot write .*x\.bin: disk full"):
         write_artefact(target, b"new", None)
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["x.bin"]
@@ -78,14 +79,17 @@ def test_trajectory_round_trip_and_clear_errors(tmp_path):
 
 
 def test_shipped_config_and_smoke_overrides_are_valid():
-    validate_config(shipped_config(), SCHEMA, checks=[sweep_config_problems])
+    validate_config(shipped_config(), SCHEMA, checks=[sweep_config_problems, discount_config_problems])
 
 
 @pytest.mark.parametrize("mutate, message", [
     (lambda c: c["dynamics"].update(reward_of="future"),
      re.escape("'dynamics.reward_of': 'future' is not allowed; allowed values: ['current', 'next']")),
     (lambda c: c["sgd"]["control"].update(momentum=0.9), "'sgd.control'.*'momentum' was unexpected.*allowed keys"),
-    (lambda c: c["cbo"]["settings"]["cbo"].update(beta=-1), "'cbo.settings.cbo.beta'"),
+    (lambda c: c["cbo"]["settings"]["cbo"]["params"].update(beta=-1), "'cbo.settings.cbo.params.beta'"),
+    (lambda c: c["cbo"]["settings"]["cbo"].update(methods=["BFF-matching"]), "'cbo.settings.cbo.methods.0'"),
+    (lambda c: c["sgd"]["control"].update(gamma=0.95),
+     re.escape("'sgd.control.gamma': 0.95 differs from reference.gamma (0.9)")),
     (lambda c: c.update(tasks=["planning"]), "'tasks.0': 'planning' is not allowed"),
     (lambda c: c.pop("seed"), "'seed' is a required property"),
     (lambda c: c["cbo_sweep"]["grids"]["plain_beta_tau"].update(tau=[0.1, -1.0]),
@@ -102,14 +106,15 @@ def test_bad_config_names_the_key(mutate, message):
     config = shipped_config()
     mutate(config)
     with pytest.raises(ConfigError, match=message):
-        validate_config(config, SCHEMA, checks=[sweep_config_problems])
+        validate_config(config, SCHEMA, checks=[sweep_config_problems, discount_config_problems])
 
 
 def test_cli_reports_a_missing_input_without_traceback(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "rlstudy.bellman.cli.run_method", "--dataset", "ours", "--optimizer", "sgd", "--task", "control",
          "--method", "DS", "--run-seed", "0", "--seed", "1", "--trajectory", str(tmp_path / "none"),
-         "--reference", str(tmp_path / "q.pt"), "--params", "{}", "--dynamics", "{}", "--out-dir", str(tmp_path)],
+         "--reference", str(tmp_path / "q.pt"), "--exact", str(tmp_path / "q_exact.npy"), "--params", "{}",
+         "--dynamics", "{}", "--out-dir", str(tmp_path)],
         capture_output=True, text=True)
     assert result.returncode == 2
     assert "missing input file" in result.stderr and "states.npy" in result.stderr

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from rlstudy.bellman.metrics import ErrorMeter, centred_error, grid
+from rlstudy.bellman.metrics import ErrorMeter, centred_error, grid, q_on_grid
 from rlstudy.bellman.qnet import q_values
 from rlstudy.bellman.sde import Dynamics
 from rlstudy.bellman.sgd import SGDParams, epoch_batches, train_sgd
@@ -18,16 +18,25 @@ def test_centred_error_by_hand():
 
 
 def test_error_ignores_a_constant_offset_per_action(theta):
-    meter = ErrorMeter(theta)
+    meter = ErrorMeter({"error": q_on_grid(theta)})
     shifted = theta.clone()
     shifted[-2:] += torch.tensor([5.0, -3.0])  # output biases
-    assert meter(theta) == 0.0
-    assert meter(shifted) == pytest.approx(0.0, abs=1e-5)
+    assert meter(theta) == {"error": 0.0}
+    assert meter(shifted)["error"] == pytest.approx(0.0, abs=1e-5)
+
+
+def test_a_meter_measures_against_each_reference(theta):
+    other = q_on_grid(theta) + torch.linspace(0, 1, 100).view(-1, 1)  # a ramp in s, the same on both actions
+    errors = ErrorMeter({"error": q_on_grid(theta), "error_exact": other})(theta)
+    # the centred ramp: values i/99 - 1/2 on both columns; sqrt(2 pi / 100) * norm
+    ramp = torch.linspace(0, 1, 100, dtype=torch.float64) - 0.5
+    assert errors["error"] == 0.0
+    assert errors["error_exact"] == pytest.approx(math.sqrt(2 * math.pi / 100) * math.sqrt(2 * float(ramp @ ramp)), rel=1e-6)
 
 
 def test_error_grid_has_100_points_whatever_the_dataset(theta):
     """The notebook's CBO code overwrote the grid size with the dataset size."""
-    meter = ErrorMeter(theta)
+    meter = ErrorMeter({"error": q_on_grid(theta)})
     assert meter.feats.shape == (100, 2) and meter.n == 100
     g = grid()
     assert float(g[0]) == 0.0 and float(g[-1]) == pytest.approx(2 * math.pi * 99 / 100)

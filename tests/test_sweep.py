@@ -49,9 +49,12 @@ def test_tick_labels_read_numbers_back_from_text():
 
 
 def write_curve(path, finals, diverged=False):
+    """An errors.csv as run_method writes it (its run keys, errors and evaluation counts)."""
     rel = np.array([1.0, *finals])
-    save_csv(path, pd.DataFrame({"iteration": range(len(rel)), "evaluations": 10 * np.arange(len(rel)),
-                                 "rel_error": rel, "diverged": diverged}), None)
+    keys = {"dataset": "ours", "task": "control", "optimizer": "cbo", "method": "UR", "seed": int(path.parent.name[4:])}
+    save_csv(path, pd.DataFrame({**keys, "iteration": range(len(rel)), "evaluations": 10 * np.arange(len(rel)),
+                                 "error": 2.0 * rel, "rel_error": rel, "error_exact": 3.0 * rel,
+                                 "rel_error_exact": rel, "diverged": diverged}), None)
 
 
 def test_table_has_one_row_per_run_and_marks_divergence(tmp_path):

@@ -24,7 +24,8 @@ def test_lint_is_clean(workdir):
 def test_dry_run_plans_every_stage(workdir):
     result = snakemake(workdir, *SMOKE, "-n")
     assert result.returncode == 0, result.stderr
-    for rule in ("trajectory", "reference", "run_method", "summary", "q_figure", "trajectory_figure"):
+    for rule in ("trajectory", "exact_q", "reference", "reference_table", "run_method", "summary", "q_figure",
+                 "reference_figure", "trajectory_figure", "claims"):
         assert rule in result.stdout
 
 
@@ -41,7 +42,7 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     names = [f"{d}/q_{t}_{o}" for d in DATASETS for t in config["tasks"] for o in ("sgd", *config["cbo"]["settings"])]
     names += [f"{d}/{kind}" for d in DATASETS
               for kind in [*(f"trajectory_{t}" for t in config["tasks"]), "cost_evaluations", "cost_seconds"]]
-    names += ["ours/cbo_sweep"]
+    names += ["ours/cbo_sweep", "ours/reference_error"]
     for name in names:
         for fmt in ("png", "pdf"):
             assert (workdir / "figures" / f"{name}.{fmt}").stat().st_size > 10_000, name
@@ -50,14 +51,26 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
         assert gif.with_name(gif.name + ".provenance.json").is_file(), gif
 
     summary = pd.read_csv(workdir / "results" / "summary.csv")
-    assert list(summary.columns[:9]) == ["dataset", "task", "optimizer", "method", "seed", "iterations",
-                                         "final_rel_error", "min_rel_error", "evaluations"]
+    assert list(summary.columns) == ["dataset", "task", "optimizer", "method", "seed", "iterations",
+                                     "final_rel_error", "min_rel_error", "final_rel_error_exact",
+                                     "min_rel_error_exact", "evaluations", "converged", "converged_exact"]
     assert sorted(summary["dataset"].unique()) == sorted(DATASETS)
     smoke = yaml.safe_load((workdir / "workflow/profiles/smoke/scale.yaml").read_text())
-    n_runs = len(DATASETS) * len(config["tasks"]) * 3 * (
-        len(smoke["seeds"]) + len(smoke["cbo"]["seeds"]) * len(config["cbo"]["settings"]))
-    assert len(summary) == n_runs
-    assert summary["final_rel_error"].notna().all()
+    settings = config["cbo"]["settings"]
+    runs_per_task = len(config["sgd"]["methods"]) * len(smoke["seeds"]) + sum(
+        len(settings[name]["methods"]) * len(smoke["cbo"]["settings"][name]["seeds"]) for name in settings)
+    assert len(summary) == len(DATASETS) * len(config["tasks"]) * runs_per_task
+    assert summary[["final_rel_error", "final_rel_error_exact"]].notna().all().all()
+    assert set(summary[summary["optimizer"] == "cbo-adaptive"]["method"]) == {"DS", "UR", "BFF-matched"}
+    stats = pd.read_csv(workdir / "results" / "summary_stats.csv")
+    assert len(stats) == len(summary.groupby(["dataset", "task", "optimizer", "method"]))
+    assert (stats["n"] >= 1).all() and stats.loc[stats["n"] >= 2, "final_rel_error_exact_ci_low"].notna().all()
+    references = pd.read_csv(workdir / "results" / "reference" / "error_exact.csv")
+    assert len(references) == len(DATASETS) * len(config["tasks"])
+    assert (references["error_exact_normalised"] > 0).all()
+    claims = pd.read_csv(workdir / "results" / "claims.csv")
+    assert list(claims["id"]) == [c["id"] for c in yaml.safe_load((workdir / "claims.yaml").read_text())["claims"]]
+    assert set(claims["verdict"]) <= {"holds", "fails", "inconclusive"}
     for curve in (workdir / "results" / "runs").rglob("errors.csv"):
         assert (curve.parent / "errors.csv.provenance.json").is_file()
     assert list((workdir / "logs" / "runs").rglob("*.benchmark.tsv"))
@@ -85,6 +98,6 @@ def test_report_is_one_self_contained_page_with_every_figure(smoke_project):
     html = (workdir / "report.html").read_text()
     for figure in (workdir / "figures").rglob("*.png"):
         assert figure.name in html, figure
-    assert "cbo_sweep.csv" in html and "summary.csv" in html
+    assert "cbo_sweep.csv" in html and "summary.csv" in html and "claims.csv" in html
     # Offline: nothing is fetched from elsewhere when the page opens.
     assert not re.search(r"""<(script|link|img)[^>]+(src|href)=["']https?://""", html)

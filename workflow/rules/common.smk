@@ -9,7 +9,8 @@ wildcard_constraints:
     dataset="ours|authors",
     task="evaluation|control",
     size="short|long",
-    method="DS|UR|BFF",
+    method="BFF-matched|BFF|DS|UR",
+    reward_of="current|next",
     seed=r"\d+",
     optimizer=r"sgd|cbo(-[a-z0-9_]+)?",
     grid=r"[A-Za-z0-9_]+",
@@ -65,15 +66,28 @@ OPTIMIZERS = ["sgd", *config["cbo"]["settings"]]
 def optimizer_params(task, optimizer):
     if optimizer == "sgd":
         return config["sgd"][task]
-    return config["cbo"]["settings"][optimizer]
+    return config["cbo"]["settings"][optimizer]["params"]
 
 
 def methods_of(optimizer):
-    return config["sgd"]["methods"] if optimizer == "sgd" else config["cbo"]["methods"]
+    return config["sgd"]["methods"] if optimizer == "sgd" else config["cbo"]["settings"][optimizer]["methods"]
 
 
 def seeds_of(optimizer):
-    return config["seeds"] if optimizer == "sgd" else config["cbo"]["seeds"]
+    return config["seeds"] if optimizer == "sgd" else config["cbo"]["settings"][optimizer]["seeds"]
+
+
+def dynamics_of(dataset):
+    """The dynamics a dataset's runs assume: ours as configured; the authors' trajectories hold the
+    reward of the current state, whatever config `dynamics.reward_of` says of ours."""
+    if dataset == "authors":
+        return {**config["dynamics"], "reward_of": "current"}
+    return config["dynamics"]
+
+
+def exact_of(dataset, task):
+    """The exact Q a dataset's runs are measured against (reference.smk, rule exact_q)."""
+    return f"results/exact/{task}/reward_{dynamics_of(dataset)['reward_of']}/q_exact.npy"
 
 
 def run_dirs(dataset, task, optimizer):
@@ -125,6 +139,13 @@ def reference_note(dataset, task):
     ref = config["reference"]
     return (f"Q*: SGD-{ref['method']} ({ref['ur_action']} action) on our {config['trajectories']['long']:,}-step "
             f"trajectory, {ref['epochs']} epochs")
+
+
+def reference_entries():
+    """Each learned Q* with the exact Q it is measured against (reference.smk, rule reference_table)."""
+    return [{"dataset": dataset, "task": task, "reference": reference_of(dataset, task),
+             "exact": exact_of(dataset, task), "made_by": reference_note(dataset, task)}
+            for dataset in DATASETS for task in config["tasks"]]
 
 
 # The CBO sweep's points by (grid, label), one run per seed (workflow/rules/sweep.smk).

@@ -5,6 +5,7 @@ rule q_figure:
     input:
         lambda w: [f"{d}/{f}" for d in run_dirs(w.dataset, w.task, w.optimizer) for f in ("q.pt", "errors.csv")],
         reference=lambda w: reference_of(w.dataset, w.task),
+        exact=lambda w: exact_of(w.dataset, w.task),
         code=sources("bellman.cli.plot_q"),
     output:
         figure_output("figures/{dataset}/q_{task}_{optimizer}", "q_figure.rst", "2. Q-functions learnt",
@@ -25,7 +26,7 @@ rule q_figure:
         "../../envs.yaml"
     shell:
         "python -m rlstudy.bellman.cli.plot_q --task {wildcards.task} --optimizer {wildcards.optimizer}"
-        " --reference {input.reference} --reference-note {params.note:q} --runs {params.runs}"
+        " --reference {input.reference} --exact {input.exact} --reference-note {params.note:q} --runs {params.runs}"
         " --converged-below {params.converged_below} --formats {params.formats} --dpi {params.dpi}"
         " --out-prefix figures/{wildcards.dataset}/q_{wildcards.task}_{wildcards.optimizer} > {log} 2>&1"
 
@@ -81,8 +82,38 @@ rule trajectory_figure:
         " --dpi {params.dpi} --out-prefix figures/{wildcards.dataset}/trajectory_{wildcards.task} > {log} 2>&1"
 
 
+rule reference_figure:
+    input:
+        [f"results/reference/{task}/errors.csv" for task in config["tasks"]],
+        [exact_of("ours", task) for task in config["tasks"]],
+        [f"{d}/errors.csv" for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
+        code=sources("bellman.cli.plot_reference"),
+    output:
+        figure_output("figures/ours/reference_error", "reference_figure.rst", "2. Q-functions learnt", "against the truth"),
+    params:
+        curves=[f"results/reference/{task}/errors.csv" for task in config["tasks"]],
+        exact=[f"{task}={exact_of('ours', task)}" for task in config["tasks"]],
+        runs=[d for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
+        note=reference_note("ours", "control").removeprefix("Q*: "),
+        formats=config["figures"]["formats"],
+        dpi=config["figures"]["dpi"],
+    log:
+        "logs/figures/ours/reference_error.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs.yaml"
+    shell:
+        "python -m rlstudy.bellman.cli.plot_reference --reference-curves {params.curves} --exact {params.exact}"
+        " --runs {params.runs} --note {params.note:q} --formats {params.formats} --dpi {params.dpi}"
+        " --out-prefix figures/ours/reference_error > {log} 2>&1"
+
+
 rule figures:
     input:
+        figure_files("ours/reference_error"),
         [figure_files(name) for name in q_figure_names()],
         [figure_files(name) for name in q_figure_names("diagnostics")],
         [figure_files(f"{dataset}/trajectory_{task}") for dataset in DATASETS for task in config["tasks"]],

@@ -5,6 +5,7 @@ rule run_method:
     input:
         lambda w: trajectory_files(w.dataset, w.task),
         reference=lambda w: reference_of(w.dataset, w.task),
+        exact=lambda w: exact_of(w.dataset, w.task),
         code=sources("bellman.cli.run_method"),
     output:
         network="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/q.pt",
@@ -13,7 +14,7 @@ rule run_method:
         wall_time="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/wall_time.csv",
     params:
         optimizer_params=lambda w: as_json(optimizer_params(w.task, w.optimizer)),
-        dynamics=as_json(config["dynamics"]),
+        dynamics=lambda w: as_json(dynamics_of(w.dataset)),
         seed=config["seed"],
         device=config["device"],
     log:
@@ -34,7 +35,7 @@ rule run_method:
         " --task {wildcards.task}"
         " --method {wildcards.method} --run-seed {wildcards.seed} --seed {params.seed}"
         " --trajectory data/trajectories/{wildcards.dataset}/{wildcards.task}/short --reference {input.reference}"
-        " --params '{params.optimizer_params}' --dynamics '{params.dynamics}' --device {params.device}"
+        " --exact {input.exact} --params '{params.optimizer_params}' --dynamics '{params.dynamics}' --device {params.device}"
         " --out-dir results/runs/{wildcards.dataset}/{wildcards.task}/{wildcards.optimizer}/{wildcards.method}/seed{wildcards.seed}"
         " > {log} 2>&1"
 
@@ -44,9 +45,12 @@ rule summary:
         curves=[f"{d}/errors.csv" for d in all_run_dirs()],
         code=sources("bellman.cli.summarise"),
     output:
-        report("results/summary.csv", caption="../report/summary.rst", category="4. Tables"),
+        table=report("results/summary.csv", caption="../report/summary.rst", category="4. Tables"),
+        stats=report("results/summary_stats.csv", caption="../report/summary_stats.rst", category="4. Tables"),
     params:
         converged_below=config["summary"]["converged_below"],
+        resamples=config["summary"]["bootstrap_resamples"],
+        seed=config["seed"],
     log:
         "logs/summary.log",
     threads: 1
@@ -57,4 +61,5 @@ rule summary:
         "../../envs.yaml"
     shell:
         "python -m rlstudy.bellman.cli.summarise --curves {input.curves}"
-        " --converged-below {params.converged_below} --out {output} > {log} 2>&1"
+        " --converged-below {params.converged_below} --seed {params.seed} --resamples {params.resamples}"
+        " --out {output.table} --stats-out {output.stats} > {log} 2>&1"

@@ -6,6 +6,7 @@ rule sweep_run:
     input:
         trajectory_files("ours", SWEEP["task"]),
         reference=reference_of("ours", SWEEP["task"]),
+        exact=exact_of("ours", SWEEP["task"]),
         code=sources("bellman.cli.run_method"),
     output:
         network="results/sweep/{grid}/{point}/seed{seed}/q.pt",
@@ -36,7 +37,7 @@ rule sweep_run:
         "python -m rlstudy.bellman.cli.run_method --dataset ours --optimizer cbo-sweep --task {params.task}"
         " --method {params.method} --run-seed {wildcards.seed} --seed {params.seed}"
         " --trajectory data/trajectories/ours/{params.task}/short --reference {input.reference}"
-        " --params '{params.cbo}' --dynamics '{params.dynamics}' --device {params.device} --stop-on-divergence"
+        " --exact {input.exact} --params '{params.cbo}' --dynamics '{params.dynamics}' --device {params.device} --stop-on-divergence"
         " --out-dir 'results/sweep/{wildcards.grid}/{wildcards.point}/seed{wildcards.seed}' > '{log}' 2>&1"
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -25,6 +26,7 @@ from .replay import Batch, Collector, ReplayBuffer
 @dataclass(frozen=True)
 class DDPGParams:
     """The notebook's Pendulum setting."""
+    SCHEMA: ClassVar[str] = "ddpg_params"  # its definition in workflow/schemas/config.schema.yaml
 
     total_steps: int = 30_000
     buffer_size: int = 1_000_000

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -25,6 +26,7 @@ from .replay import Batch, Collector, ReplayBuffer
 @dataclass(frozen=True)
 class DQNParams:
     """The notebook's CartPole setting."""
+    SCHEMA: ClassVar[str] = "dqn_params"  # its definition in workflow/schemas/config.schema.yaml
 
     total_steps: int = 500_000
     buffer_size: int = 10_000

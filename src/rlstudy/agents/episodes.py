@@ -1,17 +1,19 @@
-"""What every agent shares around its algorithm: making its environment, logging episode returns,
-greedy evaluation, and failing loudly on a diverging loss."""
+"""What every agent shares around its algorithm: making its environment, logging episode returns
+(and reading them back, checked), greedy evaluation, and failing loudly on a diverging loss."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pandas as pd
 
 from rlstudy.core.errors import DivergenceError, InputError
+from rlstudy.core.io import load_csv
 
 
 def make_env(env_id: str, action_space: type[gym.Space], where: str, **kwargs) -> gym.Env:
@@ -40,6 +42,19 @@ class Returns:
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame({"episode": np.arange(1, len(self.episode_returns) + 1), "step": self.end_steps,
                              "return": self.episode_returns})
+
+
+def load_returns(path: str | Path, what: str) -> pd.DataFrame:
+    """A run's returns.csv (Returns.frame): finite returns of episodes ending at increasing steps."""
+    frame = load_csv(path, what, columns=["episode", "step"], finite=["return"])
+    if (np.diff(frame["step"].to_numpy()) <= 0).any():
+        raise InputError(f"{path} ({what}): episode end steps do not increase; rerun its rule")
+    return frame
+
+
+def load_evaluation(path: str | Path, what: str) -> pd.DataFrame:
+    """A run's evaluation.csv: the finite return of each greedy episode."""
+    return load_csv(path, what, columns=["episode"], finite=["return"])
 
 
 def evaluate(env: gym.Env, act: Callable[[np.ndarray], object], seed: int, episodes: int) -> list[float]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -42,6 +43,7 @@ class MPOParams:
     """Hyper-parameters. Those of the seed's MPOAgent keep its defaults; the rest (networks,
     replay, budget), which the seed leaves to its caller, solve Pendulum-v1 (greedy return about
     -120 to -160 over two seeds) in 15,000 steps and about 7 CPU minutes per seed."""
+    SCHEMA: ClassVar[str] = "mpo_params"  # its definition in workflow/schemas/config.schema.yaml
 
     # run and replay
     total_steps: int = 15_000            # environment steps of training

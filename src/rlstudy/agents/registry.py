@@ -97,6 +97,8 @@ class QTable(GridAgent):
         if table.shape != (env.observation_space.n, env.action_space.n):
             raise InputError(f"{path}: Q-table of shape {table.shape}, the config's grid needs "
                              f"{(env.observation_space.n, env.action_space.n)}")
+        if table.dtype.kind != "f" or not np.isfinite(table).all():
+            raise InputError(f"{path}: a Q-table of finite numbers expected (dtype {table.dtype}); rerun its rule")
         return table
 
 

@@ -10,6 +10,7 @@ return of this all -1 reward task, which makes untried actions look best: optimi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -28,6 +29,7 @@ from .nets import linear
 @dataclass(frozen=True)
 class TabularParams:
     """The notebook's setting, shared by the Q-table and the linear network."""
+    SCHEMA: ClassVar[str] = "tabular_params"  # its definition in workflow/schemas/config.schema.yaml
 
     bins: tuple[int, ...] = (51, 51)  # cells along position and velocity
     position_range: tuple[float, float] = (-1.2, 0.6)

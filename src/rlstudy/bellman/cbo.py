@@ -23,9 +23,10 @@ most coordinates. Nothing explores. Options beyond the notebook, all off in its 
     so the consensus averages several particles instead of copying one.
   * output_bias_init="reward_level": start every output bias at mean(reward)/(1 - gamma), the
     level of Q, which otherwise dominates the loss while the error metric ignores it.
-  * matched_actions (BFF only): draw only transitions with a_{m+1} = a_m. BFF's second next state
-    uses the increment of the next action; when that action differs, E[j * j^] is a product of two
-    different factors, unbounded below, and a selection method drives it negative.
+BFF's second next state uses the increment of the next action; when that action differs, E[j * j^]
+is a product of two different factors, unbounded below, and a selection method drives it negative.
+`cbo-adaptive` therefore runs the estimator BFF-matched (residuals.py), which keeps only the
+transitions with a_{m+1} = a_m.
 Samples are drawn uniformly with replacement (m << n; a randperm of 1e6 per step costs more
 than a whole step of the small swarms).
 The ESS, the chosen beta and the swarm's spread are recorded for the diagnosis, every step in the
@@ -37,6 +38,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import pandas as pd
 import torch
@@ -54,7 +56,7 @@ from .residuals import (
     make_batch,
     residual_pair,
     rows_per_sample,
-    usable_starts,
+    start_pool,
 )
 from .sde import Dynamics
 from .sgd import epoch_batches
@@ -62,6 +64,7 @@ from .sgd import epoch_batches
 
 @dataclass(frozen=True)
 class CBOParams:
+    SCHEMA: ClassVar[str] = "cbo_params"  # its definition in workflow/schemas/config.schema.yaml
     particles: int  # N
     particle_batch: int  # M, particles per step (M = N: every particle every step)
     samples: int  # m, transitions per step
@@ -76,13 +79,12 @@ class CBOParams:
     kick: float = 0.0  # standard deviation of the additive kick at step 0 (times sqrt(eta))
     kick_decay: float = 1.0  # the kick at step k is kick * kick_decay**k
     ess_target: float = 0.0  # > 0: beta is re-chosen each step so that ESS = ess_target * M; beta is ignored
-    matched_actions: bool = False  # BFF: only transitions with a_{m+1} = a_m
 
 
 @dataclass
 class CBOHistory:
     loss: list[float]  # the weighted mean of the particles' losses on the step's samples
-    error: list[float]
+    error: list[dict[str, float]]  # the meter's errors of the consensus ({name: e}; empty without a meter)
     ess: list[float]
     beta: list[float]
     spread: list[float]  # root mean squared distance of the particles to the consensus
@@ -167,15 +169,12 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
     # Indices and random draws live on the CPU (the generator's device); make_batch and the lines
     # below move what they draw to the particles' device, a no-op on the CPU.
     device = particles.device
-    starts_pool = torch.arange(usable_starts(method, len(traj.states)))
-    if params.matched_actions and method == "BFF":
-        actions = traj.action_indices.cpu()
-        starts_pool = starts_pool[actions[starts_pool + 1] == actions[starts_pool]]
+    starts_pool = start_pool(method, traj.action_indices)
     if len(starts_pool) == 0:
         raise ValueError(f"{label}: the trajectory has no usable transitions")
     particles = particles.clone()
     consensus = particles.mean(dim=0)
-    history = CBOHistory([math.nan], [meter(consensus) if meter else math.nan], [math.nan], [math.nan], [math.nan],
+    history = CBOHistory([math.nan], [meter(consensus) if meter else {}], [math.nan], [math.nan], [math.nan],
                          [0], [0.0])
     start = time.perf_counter()
     steps = (params.epochs * params.particles) // params.particle_batch
@@ -207,7 +206,7 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
                 break
             particles[chosen], consensus = moved, new_consensus
             history.loss.append(float(weights.to(losses.dtype) @ losses))
-            history.error.append(meter(consensus) if meter else math.nan)
+            history.error.append(meter(consensus) if meter else {})
             history.ess.append(effective_sample_size(weights))
             history.beta.append(beta)
             history.spread.append(float((moved - consensus).pow(2).sum(dim=1).mean().sqrt()))

@@ -1,4 +1,4 @@
-"""Bellman residuals and the three ways around double sampling: DS, UR and BFF.
+"""Bellman residuals and the ways around double sampling: DS, UR, BFF and BFF-matched.
 
 For a transition (s_m, a_m, r_m, s_{m+1}) the residual is
 
@@ -10,9 +10,20 @@ squared residual E[j]^2 needs two independent next states; each method supplies 
     DS  (double sampling, here: none)  s^_{m+1} = s_{m+1}            (biased: j^ = j)
     UR  (uncorrelated resampling)      s^_{m+1} = s_m + a*eps + sigma*sqrt(eps)*Z'
     BFF (borrowing from the future)    s^_{m+1} = s_m + (s_{m+2} - s_{m+1})
+    BFF-matched                        BFF on the transitions with a_{m+1} = a_m only
 
 and j^ is j with s^_{m+1} in place of s_{m+1}. SGD follows mean(j * grad j^) (the notebook's
 `j^.backward(j)`, see sgd_grad_q), CBO minimises L = mean(j * j^) / 2. Both optimisers use this module alone.
+
+What each is unbiased for: UR's s^_{m+1} is an independent draw from the kernel of (s_m, a_m), so
+E[j j^ | s_m, a_m] is the squared Bellman residual (the notebook's `policy` variant draws a fresh
+action instead, whose kernel differs from a_m's whenever the two actions differ). DS gives
+E[j^2] = residual^2 + Var(j | s_m, a_m): biased by the variance of the noise. BFF's increment
+s_{m+2} - s_{m+1} carries the action a_{m+1}, not a_m: it has the right law only where the two
+actions agree. BFF-matched keeps the transitions where they do: its increment then has the right
+law, but conditioning on a_{m+1} = a_m tilts the distribution of s_{m+1} under a state-dependent
+policy (a small bias on evaluation); on control (uniform behaviour) it amounts to recorded-action UR
+with the trajectory's own noise. It is its own estimator, labelled as such everywhere.
 """
 
 from __future__ import annotations
@@ -24,7 +35,8 @@ import torch
 from .qnet import features
 from .sde import Dynamics
 
-METHODS = ("DS", "UR", "BFF")
+METHODS = ("DS", "UR", "BFF", "BFF-matched")
+BORROWING = ("BFF", "BFF-matched")  # the methods that borrow the next increment
 TASKS = ("evaluation", "control")
 POLICY_OF_TASK = {"evaluation": "evaluation", "control": "uniform"}
 
@@ -66,7 +78,19 @@ def rows_per_sample(method: str) -> int:
 
 def usable_starts(method: str, n_states: int) -> int:
     """How many start indices m have all the states a method needs (BFF looks two steps ahead)."""
-    return n_states - 2 if method == "BFF" else n_states - 1
+    return n_states - 2 if method in BORROWING else n_states - 1
+
+
+def start_pool(method: str, action_indices: torch.Tensor) -> torch.Tensor:
+    """The start indices m a method draws its transitions from (on the CPU): every usable one, or
+    for BFF-matched those whose next action repeats the action (a_{m+1} = a_m)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    pool = torch.arange(usable_starts(method, len(action_indices)))
+    if method == "BFF-matched":
+        actions = action_indices.cpu()
+        pool = pool[actions[pool + 1] == actions[pool]]
+    return pool
 
 
 @dataclass(frozen=True)
@@ -114,7 +138,7 @@ def make_batch(traj: TrajectoryTensors, starts: torch.Tensor, method: str, task:
             raise ValueError(f"ur_action must be 'recorded' or 'policy', got {ur_action!r}")
         z = torch.randn(s.shape, generator=generator, dtype=torch.float64).to(device)
         s_alt = dynamics.step(s, a, z)
-    elif method == "BFF":
+    elif method in BORROWING:
         s_alt = s + (traj.states.index_select(0, starts + 2) - traj.states.index_select(0, following))
     else:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")

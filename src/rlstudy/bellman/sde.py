@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -19,6 +20,7 @@ ACTIONS = np.array([-1.0, 1.0])
 @dataclass(frozen=True)
 class Dynamics:
     """Parameters of the SDE and of the reward (the notebook's values by default)."""
+    SCHEMA: ClassVar[str] = "dynamics"  # its definition in workflow/schemas/config.schema.yaml
 
     eps: float = 2 * math.pi / 32
     sigma: float = 0.2
@@ -27,6 +29,16 @@ class Dynamics:
     def step(self, s, a, z):
         """Next state for states s, actions a in {-1,+1} and standard normals z (vectorised)."""
         return s + a * self.eps + self.sigma * math.sqrt(self.eps) * z
+
+    def rewards(self, states: np.ndarray) -> np.ndarray:
+        """The reward of each transition of a trajectory's states: sin(s_m) + 1, or sin(s_{m+1}) + 1
+        with reward_of "next" (NaN for the last state, which has no next one)."""
+        return reward(states if self.reward_of == "current" else np.append(states[1:], np.nan))
+
+
+def reward(s):
+    """r(s) = sin(s) + 1, the reward of a state (its transition's, or the one before's: Dynamics.reward_of)."""
+    return np.sin(s) + 1.0
 
 
 def prob_plus(policy: str, s):
@@ -69,9 +81,7 @@ def sample_trajectory(policy: str, n_steps: int, dynamics: Dynamics, rng: np.ran
         states = np.cumsum(np.concatenate([[float(s0)], increments]))
     else:
         states, action_indices = _sequential_rollout(policy, uniforms, kicks, dynamics.eps, s0)
-    reward_states = states if dynamics.reward_of == "current" else np.append(states[1:], np.nan)
-    rewards = np.sin(reward_states) + 1.0
-    return Trajectory(states, action_indices, rewards)
+    return Trajectory(states, action_indices, dynamics.rewards(states))
 
 
 def _sequential_rollout(policy, uniforms, kicks, eps, s0):

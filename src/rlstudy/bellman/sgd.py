@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import pandas as pd
 import torch
@@ -28,13 +29,14 @@ from .residuals import (
     residual_pair,
     rows_per_sample,
     sgd_grad_q,
-    usable_starts,
+    start_pool,
 )
 from .sde import Dynamics
 
 
 @dataclass(frozen=True)
 class SGDParams:
+    SCHEMA: ClassVar[str] = "sgd_core"  # its definition in workflow/schemas/config.schema.yaml
     epochs: int
     batch_size: int  # M, transitions per mini-batch
     lr0: float  # learning rate of epoch 0
@@ -58,7 +60,7 @@ class History:
 
     lr: list[float]
     loss: list[float]
-    error: list[float]
+    error: list[dict[str, float]]  # the meter's errors ({name: e}; empty without a meter)
     evaluations: list[int]  # cumulative network evaluations, backward passes counted as two (see below)
     seconds: list[float]  # wall time since the start (the only record that differs between reruns)
     diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)  # per epoch: the steps' statistics
@@ -78,11 +80,12 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: 
               label: str = "SGD") -> tuple[torch.Tensor, History]:
     """Run SGD from theta0; returns the final parameters and the history (error only with a meter)."""
     theta = theta0.clone()
-    n_starts = usable_starts(method, len(traj.states))
+    pool = start_pool(method, traj.action_indices)
+    n_starts = len(pool)
     if n_starts < params.batch_size:
         raise ValueError(f"{label}: the trajectory has {n_starts} usable transitions, fewer than "
                          f"batch_size={params.batch_size}")
-    history = History([math.nan], [math.nan], [meter(theta) if meter else math.nan], [0], [0.0])
+    history = History([math.nan], [math.nan], [meter(theta) if meter else {}], [0], [0.0])
     # A step evaluates the network on rows_per_sample rows per transition and backpropagates through
     # the 2 rows of [s; s^'], each backward costing about two forward evaluations.
     step_evaluations = params.batch_size * (rows_per_sample(method) + 2 * 2)
@@ -93,8 +96,8 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: 
     for epoch in range(params.epochs):
         lr = params.lr0 * params.lr_decay ** epoch
         batches, remainder = epoch_batches(n_starts, params.batch_size, remainder, generator)
-        for starts in batches:
-            batch = make_batch(traj, starts, method, task, dynamics, generator, params.ur_action)
+        for positions in batches:
+            batch = make_batch(traj, pool[positions], method, task, dynamics, generator, params.ur_action)
             q_main, cache = forward_cached(theta, batch.feats)
             q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
             j, j_hat = residual_pair(q_main, q_next, batch, params.gamma)
@@ -108,7 +111,7 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: 
                                       f"(epoch {epoch}, lr {lr:g}): loss {loss}")
             history.lr.append(lr)
             history.loss.append(loss)
-            history.error.append(meter(theta) if meter else math.nan)
+            history.error.append(meter(theta) if meter else {})
             history.evaluations.append(history.evaluations[-1] + step_evaluations)
             history.seconds.append(time.perf_counter() - start)
             bar.update()

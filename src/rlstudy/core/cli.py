@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import sys
 from typing import Callable, TypeVar
 
 import torch
 
+from .config import section_problems
 from .errors import InputError, PipelineError
 
 T = TypeVar("T")
@@ -31,14 +33,53 @@ def json_arg(text: str) -> dict:
     return value
 
 
+def integer_from(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least `low` (a count of steps, a seed: never negative)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    parse.__name__ = f"integer >= {low}"  # argparse names the type in its message
+    return parse
+
+
+def finite_float(text: str) -> float:
+    """An argparse type: a finite number (float() also reads 'nan' and 'inf')."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value
+
+
+def probability(text: str) -> float:
+    value = finite_float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a probability in [0, 1], got {text}")
+    return value
+
+
 def build(cls: type[T], values: dict, where: str) -> T:
-    """A parameter dataclass from a dict, with errors that name the config section and the keys."""
+    """A parameter dataclass from a dict, with errors that name the config section and the keys.
+
+    Each value is checked by the schema's definition of the section (the dataclass's SCHEMA), as
+    the workflow checks its config, so a step run by hand refuses what a config would: a negative
+    epoch count, a NaN or 1e300 learning rate."""
     fields = {f.name for f in dataclasses.fields(cls)}
     required = {f.name for f in dataclasses.fields(cls)
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     unknown, missing = sorted(set(values) - fields), sorted(required - set(values))
     if unknown or missing:
         raise InputError(f"{where}: unknown keys {unknown}, missing keys {missing}; allowed: {sorted(fields)}")
+    problems = section_problems(values, cls.SCHEMA)
+    if problems:
+        raise InputError(f"{where}: " + "; ".join(problems))
     return cls(**values)
 
 

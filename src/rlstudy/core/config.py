@@ -1,12 +1,23 @@
-"""Validation of the workflow's config against its JSON schema, with errors that name the key."""
+"""Validation of the workflow's config against its JSON schema, with errors that name the key.
+
+The same schema checks a step's parameters when its CLI is run by hand (core.cli.build), and every
+number must be finite: JSON and YAML both spell NaN and infinity, and a schema's bounds let NaN
+through (every comparison with NaN is false).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from pathlib import Path
 
 import jsonschema
 import yaml
+
+# The schema the Snakefile checks the config with; the package runs from this checkout (editable
+# install, or src/ on PYTHONPATH), so it lies beside src/.
+SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
 
 
 class ConfigError(ValueError):
@@ -28,25 +39,51 @@ def _allowed_keys(subschema: dict, root: dict) -> list[str]:
     return sorted(keys)
 
 
-def _describe(error: jsonschema.ValidationError, root: dict) -> str:
+def _describe(error: jsonschema.ValidationError, root: dict, whole_config: bool) -> tuple[str, str]:
+    """The key a schema violation is at, and what is wrong there."""
     key = _key(error.absolute_path)
+    top_level_list = error.validator == "type" and error.validator_value == "array" and len(error.absolute_path) == 1
+    if whole_config and top_level_list:
+        return key, f"{error.message}; on the command line give a list in brackets, e.g. --config '{key}=[0,1]'"
     if error.validator == "enum":
-        return f"config key '{key}': {error.instance!r} is not allowed; allowed values: {error.validator_value}"
+        return key, f"{error.instance!r} is not allowed; allowed values: {error.validator_value}"
     if error.validator in ("additionalProperties", "unevaluatedProperties"):
         allowed = _allowed_keys(error.schema, root)
-        return f"config key '{key}': {error.message}" + (f"; allowed keys: {allowed}" if allowed else "")
-    return f"config key '{key}': {error.message}"
+        return key, error.message + (f"; allowed keys: {allowed}" if allowed else "")
+    return key, error.message
 
 
-def validate_config(config: dict, schema_path: str | Path, checks: Sequence[Check] = ()) -> None:
-    """Raise ConfigError listing every violation of the schema, each naming its key; then those of
-    `checks`, a study's checks that a schema cannot express (each returns its problems as lines)."""
+def nonfinite_numbers(values, path: tuple = ()) -> list[tuple[str, str]]:
+    """(key, what is wrong) for every NaN or infinite number in a nested dict or list."""
+    if isinstance(values, Mapping):
+        return [problem for k, v in values.items() for problem in nonfinite_numbers(v, (*path, k))]
+    if isinstance(values, (list, tuple)):
+        return [problem for i, v in enumerate(values) for problem in nonfinite_numbers(v, (*path, i))]
+    if isinstance(values, float) and not math.isfinite(values):
+        return [(_key(path), f"{values} is not a finite number")]
+    return []
+
+
+def _problems(validator: jsonschema.Draft202012Validator, values, root: dict, whole_config: bool,
+              skip=()) -> list[tuple[str, str]]:
+    errors = sorted(validator.iter_errors(values), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    return [_describe(e, root, whole_config) for e in errors if e.validator not in skip] + nonfinite_numbers(values)
+
+
+def validate_config(config: dict, schema_path: str | Path, checks: Sequence[Check] = (),
+                    document: str = "config") -> None:
+    """Raise ConfigError listing every violation of the schema, each naming its key, and every
+    number that is not finite; then those of `checks`, a study's checks that a schema cannot
+    express (each returns its problems as lines). `document` names the file in the messages: the
+    workflow's config, or another file checked the same way (claims.yaml)."""
     schema = yaml.safe_load(Path(schema_path).read_text())
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    if errors:
-        lines = "\n  ".join(_describe(e, schema) for e in errors)
-        raise ConfigError(f"invalid configuration ({len(errors)} problem(s)):\n  {lines}")
+    whole_config = document == "config"
+    problems = [f"{document} key '{key}': {message}"
+                for key, message in _problems(jsonschema.Draft202012Validator(schema), config, schema, whole_config)]
+    if problems:
+        lines = "\n  ".join(problems)
+        heading = "configuration" if whole_config else document
+        raise ConfigError(f"invalid {heading} ({len(problems)} problem(s)):\n  {lines}")
     problems = [problem for check in checks for problem in check(config, schema)]
     if problems:
         lines = "\n  ".join(problems)
@@ -56,3 +93,44 @@ def validate_config(config: dict, schema_path: str | Path, checks: Sequence[Chec
 def subschema_validator(schema: dict, name: str) -> jsonschema.Draft202012Validator:
     """A validator of one of the schema's $defs (e.g. a CBO setting), with the other $defs in reach."""
     return jsonschema.Draft202012Validator({**schema["$defs"][name], "$defs": schema["$defs"]})
+
+
+@cache
+def _schema() -> dict:
+    return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+# A parameter dataclass's fields may hold tuples where the config has lists.
+_TUPLES_ARE_ARRAYS = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+    "array", lambda _, value: isinstance(value, (list, tuple)))
+_SectionValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_TUPLES_ARE_ARRAYS)
+
+
+def section_problems(values: dict, definition: str) -> list[str]:
+    """What the schema's $defs[definition] finds wrong with a config section given to a step by hand,
+    one line per key, every number finite. Keys left out are the dataclass's to judge (it has
+    defaults the schema does not know), so `required` is not checked here."""
+    schema = _schema()
+    validator = _SectionValidator({**schema["$defs"][definition], "$defs": schema["$defs"]})
+    problems = _problems(validator, values, schema, False, skip=("required",))
+    return [f"key '{key}': {message}" for key, message in problems]
+
+
+def command_line_values(given: Mapping) -> dict:
+    """The lists and sections of Snakemake's --config, with their scalars typed as YAML types them.
+
+    Snakemake reads `--config 'seeds=[0,1]'` with YAML's BaseLoader, which leaves every scalar a
+    string (['0', '1']); merged over the config as read here, they validate as the same values in a
+    config file would."""
+    def typed(value):
+        if isinstance(value, Mapping):
+            return {k: typed(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [typed(v) for v in value]
+        if isinstance(value, str):
+            try:
+                return yaml.safe_load(value)
+            except yaml.YAMLError:
+                return value
+        return value
+    return {key: typed(value) for key, value in given.items() if isinstance(value, (Mapping, list))}

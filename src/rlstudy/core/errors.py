@@ -11,3 +11,12 @@ class InputError(PipelineError):
 
 class DivergenceError(PipelineError):
     """A run produced NaN or inf."""
+
+
+class OutputError(PipelineError):
+    """An output that cannot be written: a read-only or missing folder, no permission, a full disk."""
+
+
+def first_line(err: BaseException) -> str:
+    """An exception's message cut to its first line (torch's run to dozens), for one-line errors."""
+    return (str(err).strip() or type(err).__name__).splitlines()[0]

@@ -1,9 +1,15 @@
 """Atomic artefact writes, provenance records, and loads that fail with the file's name.
 
 Every artefact `X` is written to a temporary file in its folder and renamed into place, so a
-killed job never leaves a half-written `X`. Beside it, `X.provenance.json` records what made
-it: the resolved parameters, the seed, the git commit, package versions and the sha256 of each
-input. No timestamps, so the record is as reproducible as the artefact.
+killed job never leaves a half-written `X`; it gets the user's umask, as a file made by `open`
+would. Beside it, `X.provenance.json` records what made it: the resolved parameters, the seed,
+the git commit, package versions and the sha256 of each input and of `X`. No timestamps, so the
+record is as reproducible as the artefact. `X` is written first, so a record never describes a
+file that failed to be written; a loader compares `X` with its record's sha256 when there is
+one, so a file changed or cut short since its rule wrote it is named, not used.
+
+A write that fails (read-only folder, no permission, full disk) raises OutputError naming the
+path; a read that fails raises InputError naming the file.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .errors import InputError
+from .errors import InputError, OutputError, first_line
 
 PACKAGES = ("torch", "numpy", "pandas", "matplotlib", "seaborn", "snakemake")
 PROVENANCE_SUFFIX = ".provenance.json"
@@ -73,26 +79,77 @@ def provenance(params: dict, seed: int | None, inputs: dict[str, str | Path]) ->
     }
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux shows it (/proc/self/status);
+    elsewhere set and put back at once, as os.umask is the only portable way to read it."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as err:
+        raise OutputError(f"cannot write {path}: {err.strerror or err}") from err
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        # mkstemp creates 0600; an artefact gets the permissions open() would give it, so that a
+        # group sharing a cluster folder can read it.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise OutputError(f"cannot write {path}: {err.strerror or err}") from err
         raise
 
 
 def write_artefact(path: str | Path, data: bytes, record: dict | None) -> None:
-    """Write bytes atomically, then the provenance record (with the artefact's sha256) beside it."""
+    """Write bytes atomically, then the provenance record (with the artefact's sha256) beside it.
+
+    The artefact first: a failed write leaves the old artefact and its old record, which agree.
+    When the record then fails, the old one (which describes the old bytes) is removed."""
     path = Path(path)
-    if record is not None:
+    _atomic_write_bytes(path, data)
+    if record is None:  # a record beside it would describe other bytes
+        provenance_path(path).unlink(missing_ok=True)
+    else:
         record = {**record, "artefact": {"path": path.name, "sha256": hashlib.sha256(data).hexdigest()}}
         text = json.dumps(record, indent=2, sort_keys=True, default=str) + "\n"
-        _atomic_write_bytes(path.with_name(path.name + PROVENANCE_SUFFIX), text.encode())
-    _atomic_write_bytes(path, data)
+        record_path = provenance_path(path)
+        try:
+            _atomic_write_bytes(record_path, text.encode())
+        except OutputError:
+            record_path.unlink(missing_ok=True)
+            raise
+
+
+def provenance_path(path: str | Path) -> Path:
+    path = Path(path)
+    return path.with_name(path.name + PROVENANCE_SUFFIX)
+
+
+def ensure_writable(folder: str | Path) -> None:
+    """Create folder if needed and prove a file can be written in it, before long work starts
+    (a read-only or foreign folder then fails in a second, not after hours of training)."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder) as probe:
+            probe.write(b"probe")
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as err:
+        raise OutputError(f"cannot write in {folder}: {err.strerror or err}") from err
 
 
 def save_npy(path, array: np.ndarray, record: dict | None) -> None:
@@ -121,34 +178,73 @@ def inputs_read() -> dict[str, Path]:
     return dict(_INPUTS_READ)
 
 
-def _require(path: Path, what: str) -> None:
+def _check_against_record(path: Path, what: str) -> None:
+    """Compare a file with the sha256 its provenance record gives, when it has one."""
+    record_path = provenance_path(path)
+    if not record_path.is_file():
+        return
+    try:
+        recorded = json.loads(record_path.read_text())["artefact"]["sha256"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise InputError(f"unreadable provenance record {record_path} ({what}): {err!r}; rerun the rule "
+                         f"that writes {path}") from err
+    try:
+        digest = sha256_file(path)
+    except OSError as err:
+        raise InputError(f"cannot read {path} ({what}): {err.strerror or err}") from err
+    if digest != recorded:
+        raise InputError(f"{path} ({what}) changed or truncated since it was written (sha256 {digest[:12]}..., "
+                         f"its provenance record says {recorded[:12]}...); rerun its rule")
+
+
+def _load(path, what: str, read):
+    """read(path) for an input that exists and matches its record; a failure names the file."""
+    path = Path(path)
     if not path.is_file():
         raise InputError(f"missing input file {path} ({what}); build it with: snakemake --cores all {path}")
     _INPUTS_READ[str(path)] = path
+    _check_against_record(path, what)
+    try:
+        return read(path)
+    except Exception as err:  # each reader raises its own types for a damaged file (torch: many)
+        if isinstance(err, OSError) and err.errno is not None:  # the system's (permission, I/O), not the content's
+            raise InputError(f"cannot read {path} ({what}): {err.strerror}") from err
+        raise InputError(f"corrupt input file {path} ({what}): {first_line(err)}; "
+                         "delete it and rerun its rule") from err
 
 
 def load_npy(path, what: str) -> np.ndarray:
-    path = Path(path)
-    _require(path, what)
-    try:
-        return np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as err:
-        raise InputError(f"corrupt input file {path} ({what}): {err}; delete it and rerun its rule") from err
+    return _load(path, what, lambda p: np.load(p, allow_pickle=False))
+
+
+def require_finite(tensors: dict[str, torch.Tensor], where: str | Path) -> None:
+    """Refuse NaN or inf in any floating tensor of a state dict (a diverged or damaged network)."""
+    for name, tensor in tensors.items():
+        if torch.is_floating_point(tensor) and not torch.isfinite(tensor).all():
+            raise InputError(f"{where}: '{name}' holds NaN or inf (a diverged or damaged network); "
+                             "rerun the rule that writes it")
 
 
 def load_tensors(path, what: str) -> dict[str, torch.Tensor]:
-    path = Path(path)
-    _require(path, what)
-    try:
-        return torch.load(path, weights_only=True)
-    except Exception as err:  # torch raises many types for a damaged archive
-        raise InputError(f"corrupt input file {path} ({what}): {err}; delete it and rerun its rule") from err
+    """A dict of tensors (weights_only: no code from the file runs), every floating tensor finite."""
+    tensors = _load(path, what, lambda p: torch.load(p, weights_only=True))
+    if not isinstance(tensors, dict) or not all(isinstance(t, torch.Tensor) for t in tensors.values()):
+        raise InputError(f"{path} ({what}): expected a dict of tensors, got {type(tensors).__name__}")
+    require_finite(tensors, f"{path} ({what})")
+    return tensors
 
 
-def load_csv(path, what: str) -> pd.DataFrame:
-    path = Path(path)
-    _require(path, what)
-    try:
-        return pd.read_csv(path)
-    except (ValueError, OSError) as err:
-        raise InputError(f"corrupt input file {path} ({what}): {err}") from err
+def load_csv(path, what: str, columns=(), finite=()) -> pd.DataFrame:
+    """A table with at least one row and the given columns, the `finite` ones free of NaN and inf."""
+    frame = _load(path, what, pd.read_csv)
+    missing = [c for c in (*columns, *finite) if c not in frame.columns]
+    if missing or frame.empty:
+        raise InputError(f"{path} ({what}): " + (f"no column {missing}" if missing else "no rows")
+                         + "; rerun its rule")
+    for column in finite:
+        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+        if not np.isfinite(values).all():
+            row = int(np.flatnonzero(~np.isfinite(values))[0])
+            raise InputError(f"{path} ({what}): column '{column}' is not a finite number in row {row} "
+                             f"({frame[column].iloc[row]!r}); a diverged run or a damaged file")
+    return frame

@@ -109,10 +109,9 @@ class ReplayBuffer:
 
     @classmethod
     def from_arrays(cls, info: EnvInfo, arrays: dict[str, np.ndarray], where: str) -> "ReplayBuffer":
+        """The buffer of arrays() (a saved buffer's, a checkpoint's), once check_arrays accepts them."""
+        check_arrays(info, arrays, where)
         frames = arrays["frames"]
-        if frames.shape[1:] != info.observation_shape:
-            raise InputError(f"{where}: frames of shape {frames.shape[1:]}, but {info.env_id} observations "
-                             f"have shape {info.observation_shape}")
         buffer = cls(info, capacity=1)
         buffer.frames = np.array(frames, dtype=buffer.frames.dtype)
         for name in ARRAYS[1:]:
@@ -130,6 +129,49 @@ class ReplayBuffer:
         arrays = {name: load_npy(Path(folder) / f"{name}.npy", f"buffer array '{name}'")
                   for name in (*ARRAYS, "cursor")}
         return cls.from_arrays(info, arrays, str(folder))
+
+
+def check_arrays(info: EnvInfo, arrays: dict[str, np.ndarray], where: str) -> None:
+    """Refuse, naming `where` and the array, arrays that no buffer of this environment could hold:
+    missing ones, other shapes or dtypes, lengths that disagree, non-finite frames or rewards, and
+    indices out of range (an action id, a frame whose successor is not stored, the cursor)."""
+    def refuse(name: str, problem: str):
+        raise InputError(f"{where} ({name}): {problem}; rerun the rule that writes it")
+
+    missing = sorted({*ARRAYS, "cursor"} - set(arrays))
+    if missing:
+        refuse(", ".join(missing), "missing")
+    frames = arrays["frames"]
+    if frames.shape[1:] != info.observation_shape:
+        refuse("frames", f"frames of shape {frames.shape[1:]}, but {info.env_id} observations have shape "
+                         f"{info.observation_shape}")
+    if frames.dtype.kind not in ("u" if info.is_atari else "f"):
+        refuse("frames", f"dtype {frames.dtype}")
+    shapes = {name: arrays[name].shape for name in ARRAYS[1:]}
+    n = len(arrays["action"])
+    if any(shape != (n,) for shape in shapes.values()):
+        refuse(", ".join(ARRAYS[1:]), f"lengths differ: {shapes}")
+    for name in ARRAYS[1:]:
+        if arrays[name].dtype.kind not in ("f" if name == "reward" else "iub"):
+            refuse(name, f"dtype {arrays[name].dtype}")
+    for name in ("frames", "reward"):
+        if arrays[name].dtype.kind == "f" and not np.isfinite(arrays[name]).all():
+            refuse(name, "NaN or inf")
+    checks = {
+        "action": (arrays["action"], 0, info.num_actions - 1),
+        "frame": (arrays["frame"], 0, len(frames) - 2),  # a transition's next state is frame + 1
+        "step": (arrays["step"], 0, np.inf),
+        "terminal": (arrays["terminal"], 0, 1),
+    }
+    for name, (values, low, high) in checks.items():
+        if n and not (low <= values.min() and values.max() <= high):
+            refuse(name, f"values {values.min()}..{values.max()} outside [{low}, {high}]")
+    cursor = arrays["cursor"]
+    if cursor.shape != (1,) or cursor.dtype.kind not in "iu":
+        refuse("cursor", f"shape {cursor.shape} and dtype {cursor.dtype}, expected one integer")
+    # The step of the current episode's next transition: 0 right after an episode started.
+    if not (cursor[0] == 0 or (n and cursor[0] == arrays["step"][-1] + 1)):
+        refuse("cursor", f"{cursor[0]} does not follow the last transition's step")
 
 
 def buffer_files(folder: str | Path) -> dict[str, Path]:

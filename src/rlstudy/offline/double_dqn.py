@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -27,6 +28,7 @@ from .networks import QNetwork
 @dataclass(frozen=True)
 class LearnerParams:
     """The notebook's `regular_parameters` (defaults) or `atari_parameters` (config 'offline.atari')."""
+    SCHEMA: ClassVar[str] = "offline_learner"  # its definition in workflow/schemas/config.schema.yaml
     lr: float = 3e-4                # Adam
     adam_eps: float = 1e-8          # Atari: 1.5e-4
     batch_size: int = 64            # Atari: 32

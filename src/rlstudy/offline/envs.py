@@ -9,6 +9,7 @@ scores, and the learners clip what they store (`EnvInfo.clip_rewards`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import ale_py
 import gymnasium as gym
@@ -22,6 +23,7 @@ gym.register_envs(ale_py)
 @dataclass(frozen=True)
 class AtariPreprocessing:
     """The notebook's Atari preprocessing (its `atari_preprocessing` dictionary)."""
+    SCHEMA: ClassVar[str] = "atari_preprocessing"  # its definition in workflow/schemas/config.schema.yaml
     frame_skip: int = 4
     frame_size: int = 84
     history: int = 4                 # frames per state

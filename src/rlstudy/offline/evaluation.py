@@ -6,13 +6,19 @@ their returns are measured on the same initial states.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import pandas as pd
+
+from rlstudy.core.errors import InputError
+from rlstudy.core.io import load_csv
 
 from .envs import AtariPreprocessing, make_env
 
 EVALUATION_COLUMNS = ["iteration", "mean_return", "std_return"]
+PERFORMANCE_SOURCES = ("buffer", "behavioural")  # the rows of a buffer's performance.csv
 
 
 def evaluate(act: Callable[[np.ndarray, np.random.Generator], int], env_id: str, atari: AtariPreprocessing,
@@ -29,3 +35,22 @@ def evaluate(act: Callable[[np.ndarray, np.random.Generator], int], env_id: str,
             done = terminated or truncated
     env.close()
     return returns
+
+
+def load_evaluations(path: str | Path, what: str) -> pd.DataFrame:
+    """A learner's evaluations.csv: finite returns at increasing positive iterations."""
+    curve = load_csv(path, what, columns=["iteration"], finite=EVALUATION_COLUMNS[1:])
+    iterations = curve["iteration"].to_numpy()
+    if iterations.dtype.kind not in "iu" or iterations[0] <= 0 or (np.diff(iterations) <= 0).any():
+        raise InputError(f"{path} ({what}): iterations are not increasing positive integers; rerun its rule")
+    return curve
+
+
+def load_performance(path: str | Path) -> pd.DataFrame:
+    """A buffer's performance.csv indexed by source: one finite row each for the buffer's episodes
+    and the behavioural policy."""
+    table = load_csv(path, "buffer performance", columns=["source"], finite=["mean_return"])
+    if sorted(table["source"]) != sorted(PERFORMANCE_SOURCES):
+        raise InputError(f"{path} (buffer performance): sources {list(table['source'])}, expected one row each "
+                         f"of {list(PERFORMANCE_SOURCES)}; rerun its rule")
+    return table.set_index("source")

@@ -2,8 +2,10 @@
 
 The online and offline loops evaluate every `eval_every` steps (updates) and at the end, and
 write a checkpoint after each evaluation but the last; started again with the same checkpoint path and
-fingerprint, they resume from it and finish exactly as an uninterrupted run. At each evaluation the
-updates' statistics since the previous one become a row of the diagnostics (the checkpoint keeps them).
+fingerprint, they resume from it and finish exactly as an uninterrupted run. A checkpoint that does
+not fit the run is ignored with a warning (checkpoint.resume) and the run starts afresh. At each
+evaluation the updates' statistics since the previous one become a row of the diagnostics (the
+checkpoint keeps them).
 """
 
 from __future__ import annotations
@@ -19,7 +21,16 @@ from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.progress import progress
 
 from .buffer import ReplayBuffer
-from .checkpoint import load_checkpoint, pickled, random_states, restore_random_states, save_checkpoint, unpickled
+from .checkpoint import (
+    checked_diagnostics,
+    checked_progress,
+    env_state,
+    random_states,
+    restore_env_state,
+    restore_random_states,
+    resume,
+    save_checkpoint,
+)
 from .double_dqn import Learner
 from .envs import EnvInfo, learning_reward, newest_frame
 from .evaluation import EVALUATION_COLUMNS
@@ -42,19 +53,31 @@ def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int
     statistics, with the exploration rate, go to `log` (a new one by default)."""
     params = learner.params
     log = DiagnosticsLog() if log is None else log
-    saved = load_checkpoint(checkpoint, fingerprint)
-    if saved is None:
+
+    def restore(saved: dict):
+        start, rows = checked_progress(saved, "step", steps, params.eval_every)
+        diagnostics = checked_diagnostics(saved, "iteration", start)
+        episode_return = float(saved["episode_return"])
+        observation = saved["state"].numpy()
+        if not (np.isfinite(episode_return) and env.observation_space.contains(observation)):
+            raise ValueError("the episode's return or observation is not one of this environment")
+        learner.load_state_dict(saved["learner"])
+        buffer = ReplayBuffer.from_arrays(info, {k: v.numpy() for k, v in saved["buffer"].items()}, str(checkpoint))
+        env.reset(seed=env_seed)  # sets up every wrapper; the checkpoint then says where each stood
+        restore_env_state(env, saved["env"])
+        restore_random_states(saved["random"], rng)
+        log.restore(diagnostics)
+        return start, rows, episode_return, buffer, observation
+
+    resumed = resume(checkpoint, fingerprint, restore, learner, rng)
+    if resumed is None:  # (a refused checkpoint may have changed the environment: the reset undoes it)
         start, rows, episode_return = 0, [], 0.0
         buffer = ReplayBuffer(info, capacity=min(steps, 1 << 16))
         state, _ = env.reset(seed=env_seed)
+        env_state(env)  # an environment that cannot be checkpointed fails now, not at its first checkpoint
         buffer.start_episode(newest_frame(state, info))
     else:
-        start, rows, episode_return = int(saved["step"]), saved["evaluations"].tolist(), float(saved["episode_return"])
-        learner.load_state_dict(saved["learner"])
-        buffer = ReplayBuffer.from_arrays(info, {k: v.numpy() for k, v in saved["buffer"].items()}, str(checkpoint))
-        env, state = unpickled(saved["env"]), saved["state"].numpy()
-        restore_random_states(saved["random"], rng)
-        log.restore(saved["diagnostics"])
+        start, rows, episode_return, buffer, state = resumed
     bar = progress(range(start, steps), desc=desc, total=steps, initial=start)
     for step in bar:
         action = learner.act(state, params.epsilon(step), rng)
@@ -80,7 +103,7 @@ def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int
                     "diagnostics": log.rows,
                     "episode_return": episode_return, "learner": learner.state_dict(),
                     "buffer": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in buffer.arrays().items()},
-                    "env": pickled(env), "state": torch.from_numpy(np.array(state)), "random": random_states(rng)})
+                    "env": env_state(env), "state": torch.from_numpy(np.array(state)), "random": random_states(rng)})
     return _evaluations(rows)
 
 
@@ -120,14 +143,16 @@ def train_offline(learner: Learner, buffer: ReplayBuffer, iterations: int, rng: 
     statistics go to `log` (a new one by default)."""
     params = learner.params
     log = DiagnosticsLog() if log is None else log
-    saved = load_checkpoint(checkpoint, fingerprint)
-    if saved is None:
-        start, rows = 0, []
-    else:
-        start, rows = int(saved["iteration"]), saved["evaluations"].tolist()
+
+    def restore(saved: dict):
+        start, rows = checked_progress(saved, "iteration", iterations, params.eval_every)
+        diagnostics = checked_diagnostics(saved, "iteration", start)
         learner.load_state_dict(saved["learner"])
         restore_random_states(saved["random"], rng)
-        log.restore(saved["diagnostics"])
+        log.restore(diagnostics)
+        return start, rows
+
+    start, rows = resume(checkpoint, fingerprint, restore, learner, rng) or (0, [])
     bar = progress(range(start, iterations), desc=desc, total=iterations, initial=start)
     for iteration in bar:
         stats = learner.update(buffer.sample(params.batch_size, rng))

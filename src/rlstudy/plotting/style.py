@@ -13,7 +13,8 @@ import seaborn as sns  # noqa: E402
 
 from rlstudy.core.io import inputs_read, provenance, write_artefact  # noqa: E402
 
-METHOD_COLOURS = dict(zip(("UR", "DS", "BFF"), sns.color_palette("colorblind", 3)))
+# The estimators in the order figures draw and list them.
+METHOD_COLOURS = dict(zip(("UR", "DS", "BFF", "BFF-matched"), sns.color_palette("colorblind", 4)))
 DATASET_NAMES = {"ours": "our trajectory", "authors": "the authors' trajectory"}  # for titles
 
 

@@ -13,12 +13,12 @@ from matplotlib.patches import Rectangle
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # classic-control renders through pygame: no display here
 
 from rlstudy.agents import figures  # noqa: E402
+from rlstudy.agents.episodes import load_evaluation, load_returns  # noqa: E402
 from rlstudy.agents.registry import AGENTS  # noqa: E402
 from rlstudy.agents.rollout import greedy_rollout, save_gif  # noqa: E402
 from rlstudy.agents.tabular import Grid  # noqa: E402
 from rlstudy.core import seeding  # noqa: E402
-from rlstudy.core.cli import json_arg, parser, run, setup_torch  # noqa: E402
-from rlstudy.core.io import load_csv  # noqa: E402
+from rlstudy.core.cli import finite_float, integer_from, json_arg, parser, run, setup_torch  # noqa: E402
 from rlstudy.plotting import style  # noqa: E402
 from rlstudy.plotting.curves import evaluation_label  # noqa: E402
 from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure  # noqa: E402
@@ -60,13 +60,13 @@ def main() -> None:
     p.add_argument("--params", type=json_arg, required=True, help="JSON of the agent's parameters")
     p.add_argument("--runs", nargs="+", required=True, help="run folders seed<N>, each with returns.csv, "
                                                            "evaluation.csv, diagnostics.csv and the model")
-    p.add_argument("--seed", type=int, required=True, help="the master seed")
-    p.add_argument("--solved-return", type=float, required=True,
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
+    p.add_argument("--solved-return", type=finite_float, required=True,
                    help="config <agent>.solved_return: a seed whose mean greedy return is below it is marked failing")
-    p.add_argument("--rollout-steps", type=int, default=100)
+    p.add_argument("--rollout-steps", type=integer_from(1), default=100)
     p.add_argument("--out-dir", required=True, help="figures/agents: <agent>_*.<fmt> and <agent>_rollout.gif")
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=int, default=150)
+    p.add_argument("--dpi", type=integer_from(1), default=150)
     args = p.parse_args()
     setup_torch("cpu")
     agent = AGENTS[args.agent]
@@ -74,8 +74,8 @@ def main() -> None:
     runs = sorted((Path(r) for r in args.runs), key=run_seed)
     out = Path(args.out_dir)
 
-    curves = [load_csv(r / "returns.csv", f"{agent.name} training returns") for r in runs]
-    evaluations = [load_csv(r / "evaluation.csv", f"{agent.name} evaluation")["return"].mean() for r in runs]
+    curves = [load_returns(r / "returns.csv", f"{agent.name} training returns") for r in runs]
+    evaluations = [load_evaluation(r / "evaluation.csv", f"{agent.name} evaluation")["return"].mean() for r in runs]
     x = "episode" if agent.name in ("qtable", "linear_q") else "step"  # the deep agents' budgets are steps
     window = max(1, min(len(c) for c in curves) // 40)
     title = (f"{agent.name} on {args.env}, greedy evaluation by seed:\n"

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from rlstudy.agents.episodes import load_evaluation, load_returns
 from rlstudy.agents.figures import learning_curve_figure
-from rlstudy.core.cli import parser, run
+from rlstudy.core.cli import finite_float, integer_from, parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
 from rlstudy.plotting.curves import evaluation_label
@@ -32,20 +33,22 @@ def main() -> None:
                    help="MPO run folders (returns.csv, evaluation.csv, diagnostics.csv)")
     p.add_argument("--ddpg-runs", nargs="*", default=[],
                    help="DDPG run folders (returns.csv, evaluation.csv); none: MPO alone")
-    p.add_argument("--kl-bound", type=float, required=True, help="config 'mpo.mstep_kl_epsilon'")
-    p.add_argument("--solved-return", type=float, required=True,
+    p.add_argument("--kl-bound", type=finite_float, required=True, help="config 'mpo.mstep_kl_epsilon'")
+    p.add_argument("--solved-return", type=finite_float, required=True,
                    help="config 'mpo.solved_return': a seed whose mean greedy return is below it is marked failing")
-    p.add_argument("--window", type=int, default=10, help="episodes in the running mean of the returns")
+    p.add_argument("--window", type=integer_from(1), default=10, help="episodes in the running mean of the returns")
     p.add_argument("--curve-prefix", required=True)
     p.add_argument("--diagnostics-prefix", required=True)
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=int, default=150)
+    p.add_argument("--dpi", type=integer_from(1), default=150)
     args = p.parse_args()
     style.setup()
     folders = {method: [Path(d) for d in runs] for method, runs in (("MPO", args.mpo_runs), ("DDPG", args.ddpg_runs))
                if runs}
-    methods = {method: [load_csv(d / "returns.csv", f"{method} returns") for d in runs] for method, runs in folders.items()}
-    evaluations = {method: [(d.name, load_csv(d / "evaluation.csv", f"{method} evaluation")["return"].mean()) for d in runs]
+    methods = {method: [load_returns(d / "returns.csv", f"{method} returns") for d in runs]
+               for method, runs in folders.items()}
+    evaluations = {method: [(d.name, load_evaluation(d / "evaluation.csv", f"{method} evaluation")["return"].mean())
+                            for d in runs]
                    for method, runs in folders.items()}
     learning_curve(methods, evaluations, args.solved_return, args.env, args.window, args.curve_prefix,
                    args.formats, args.dpi)

@@ -9,7 +9,7 @@ import torch
 from rlstudy.agents.mpo import make_env, policy_from_state_dict
 from rlstudy.agents.rollout import greedy_rollout, save_gif
 from rlstudy.core import seeding
-from rlstudy.core.cli import parser, run
+from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.io import load_tensors, provenance
 
 
@@ -17,12 +17,13 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--env", required=True, help="gymnasium id (config 'mpo.env')")
     p.add_argument("--model", required=True, help="model.pt of an MPO run")
-    p.add_argument("--policy-layer-sizes", type=int, nargs="+", required=True, help="config 'mpo.policy_layer_sizes'")
-    p.add_argument("--seed", type=int, required=True, help="the master seed")
-    p.add_argument("--run-seed", type=int, required=True, help="the seed of the run the model comes from")
-    p.add_argument("--max-steps", type=int, default=200)
-    p.add_argument("--fps", type=int, default=30)
-    p.add_argument("--every", type=int, default=2, help="keep every n-th frame")
+    p.add_argument("--policy-layer-sizes", type=integer_from(1), nargs="+", required=True,
+                   help="config 'mpo.policy_layer_sizes'")
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
+    p.add_argument("--run-seed", type=integer_from(0), required=True, help="the seed of the run the model comes from")
+    p.add_argument("--max-steps", type=integer_from(1), default=200)
+    p.add_argument("--fps", type=integer_from(1), default=30)
+    p.add_argument("--every", type=integer_from(1), default=2, help="keep every n-th frame")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame renders without a display

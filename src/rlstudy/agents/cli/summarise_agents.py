@@ -11,7 +11,8 @@ import pandas as pd
 
 from rlstudy.core.cli import json_arg, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_csv, provenance, save_csv
+from rlstudy.agents.episodes import load_evaluation, load_returns
+from rlstudy.core.io import provenance, save_csv
 
 
 def summary_row(folder: Path, agents: dict) -> dict:
@@ -19,8 +20,8 @@ def summary_row(folder: Path, agents: dict) -> dict:
     agent, seed = folder.parent.name, int(folder.name.removeprefix("seed"))
     if agent not in agents:
         raise InputError(f"{folder}: agent {agent!r} is not in --agents {sorted(agents)}")
-    returns = load_csv(folder / "returns.csv", f"{agent} training returns")
-    evaluation = load_csv(folder / "evaluation.csv", f"{agent} evaluation")
+    returns = load_returns(folder / "returns.csv", f"{agent} training returns")
+    evaluation = load_evaluation(folder / "evaluation.csv", f"{agent} evaluation")
     final = float(evaluation["return"].mean())
     bar = float(agents[agent]["solved_return"])
     return {"agent": agent, "env": agents[agent]["env"], "seed": seed, "episodes": len(returns),

@@ -19,9 +19,9 @@ import pandas as pd
 from rlstudy.agents.episodes import evaluate
 from rlstudy.agents.registry import AGENTS
 from rlstudy.core import seeding
-from rlstudy.core.cli import add_tensorboard_argument, build, json_arg, parser, run, setup_torch
+from rlstudy.core.cli import add_tensorboard_argument, build, integer_from, json_arg, parser, run, setup_torch
 from rlstudy.core.diagnostics import DiagnosticsLog
-from rlstudy.core.io import provenance, save_csv
+from rlstudy.core.io import ensure_writable, provenance, save_csv
 
 
 def agent_params(agent, values: dict):
@@ -35,9 +35,9 @@ def main() -> None:
     p.add_argument("--agent", choices=sorted(AGENTS), required=True)
     p.add_argument("--env", required=True, help="gymnasium environment id")
     p.add_argument("--params", type=json_arg, required=True, help="JSON of the agent's parameters")
-    p.add_argument("--evaluation-episodes", type=int, default=10)
-    p.add_argument("--run-seed", type=int, required=True, help="the replicate's seed")
-    p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--evaluation-episodes", type=integer_from(1), default=10)
+    p.add_argument("--run-seed", type=integer_from(0), required=True, help="the replicate's seed")
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--out-dir", required=True)
     add_tensorboard_argument(p)
     args = p.parse_args()
@@ -46,6 +46,7 @@ def main() -> None:
     params = agent_params(agent, args.params)
     names = (agent.name, str(args.run_seed))
     env = agent.make_env(args.env, params)
+    ensure_writable(args.out_dir)
     log = DiagnosticsLog(args.tensorboard)
 
     start = time.perf_counter()

@@ -13,17 +13,17 @@ import torch
 
 from rlstudy.agents.mpo import MPOParams, evaluate, make_env, train
 from rlstudy.core import seeding
-from rlstudy.core.cli import (add_device_argument, add_tensorboard_argument, build, device_record, json_arg, parser,
-                              run, setup_torch)
+from rlstudy.core.cli import (add_device_argument, add_tensorboard_argument, build, device_record, integer_from,
+                              json_arg, parser, run, setup_torch)
 from rlstudy.core.diagnostics import DiagnosticsLog
-from rlstudy.core.io import provenance, save_csv, save_tensors
+from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 
 
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--env", required=True, help="gymnasium id (config 'mpo.env')")
-    p.add_argument("--run-seed", type=int, required=True, help="the replicate's seed")
-    p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--run-seed", type=integer_from(0), required=True, help="the replicate's seed")
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--params", type=json_arg, required=True, help="JSON of MPOParams")
     p.add_argument("--out-dir", required=True)
     add_device_argument(p)
@@ -32,6 +32,7 @@ def main() -> None:
     device = setup_torch(args.device)
     params = build(MPOParams, args.params, "config 'mpo'")
     env = make_env(args.env, "mpo.env")
+    ensure_writable(args.out_dir)
     seed = str(args.run_seed)
     torch.manual_seed(seeding.stream_seed(args.seed, "mpo", "init", seed))  # network initialisation
     label = f"MPO {args.env} seed {args.run_seed}"

@@ -9,7 +9,7 @@ from rlstudy.bellman import authors_data as ad
 from rlstudy.bellman.datasets import FILES, save_trajectory
 from rlstudy.bellman.residuals import TASKS
 from rlstudy.bellman.sde import Trajectory
-from rlstudy.core.cli import parser, run
+from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import provenance, save_tensors
 
@@ -35,15 +35,14 @@ def main() -> None:
     p.add_argument("--source", required=True, help="'download', or a folder with the originals or the .npz files")
     p.add_argument("--download-dir", default="data/authors_original")
     p.add_argument("--trajectory-out", help="the trajectory folder to write")
-    p.add_argument("--steps", type=int, default=0, help="keep the first STEPS steps only (0: all; smoke runs)")
+    p.add_argument("--steps", type=integer_from(0), default=0,
+                   help="keep the first STEPS steps only (0: all; smoke runs)")
     p.add_argument("--reference-out", help="control only: where to write the authors' Q* state dict")
     args = p.parse_args()
     if not (args.trajectory_out or args.reference_out):
         raise InputError("nothing to do: give --trajectory-out, --reference-out, or both")
     if args.reference_out and args.task != "control":
         raise InputError("the authors published a reference Q* for the control task only")
-    if args.steps < 0:
-        raise InputError(f"--steps must be at least 0, got {args.steps}")
     k = ad.SUFFIX_OF_TASK[args.task]
     names = [f"{part}_{k}.pt" for part in ("S", "A_idx", "R")] if args.trajectory_out else []
     names += ["Q_ctrl_star.pt"] if args.reference_out else []

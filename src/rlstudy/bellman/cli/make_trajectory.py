@@ -8,7 +8,7 @@ from rlstudy.bellman.datasets import save_trajectory
 from rlstudy.bellman.residuals import POLICY_OF_TASK, TASKS
 from rlstudy.bellman.sde import Dynamics, sample_trajectory
 from rlstudy.core import seeding
-from rlstudy.core.cli import build, json_arg, parser, run
+from rlstudy.core.cli import build, integer_from, json_arg, parser, run
 from rlstudy.core.io import provenance
 
 
@@ -17,9 +17,9 @@ def main() -> None:
     p.add_argument("--task", choices=TASKS, required=True,
                    help="evaluation: pi(+1|s) = 1/2 + sin(s)/5; control: uniform behaviour policy")
     p.add_argument("--size", required=True, help="the dataset's name in the config (short, long)")
-    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--steps", type=integer_from(2), required=True)
     p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics")
-    p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--out-dir", required=True)
     args = p.parse_args()
     dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from rlstudy.bellman.curves import load_error_curves, load_wall_time
 from rlstudy.bellman.figures.cost import AXES, plot_cost_figure
-from rlstudy.core.cli import parser, run
-from rlstudy.core.io import load_csv
+from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.plotting import style
 
 
@@ -19,14 +19,12 @@ def main() -> None:
     p.add_argument("--runs", nargs="+", required=True, help="run folders with errors.csv (and wall_time.csv)")
     p.add_argument("--out-prefix", required=True)
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=int, default=150)
+    p.add_argument("--dpi", type=integer_from(1), default=150)
     args = p.parse_args()
-    curves = []
-    for folder in args.runs:
-        curve = load_csv(Path(folder) / "errors.csv", "error curve")
-        if args.cost == "seconds":
-            curve["seconds"] = load_csv(Path(folder) / "wall_time.csv", "wall time")["seconds"].to_numpy()
-        curves.append(curve)
+    curves = load_error_curves([Path(folder) / "errors.csv" for folder in args.runs])
+    if args.cost == "seconds":
+        for folder, curve in zip(args.runs, curves):
+            curve["seconds"] = load_wall_time(Path(folder) / "wall_time.csv", curve)
     curves = pd.concat(curves, ignore_index=True)
     data = style.DATASET_NAMES[curves["dataset"].iloc[0]]
     title = f"CBO and SGD at equal cost on {data} (mean over seeds, band min-max)"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rlstudy.bellman.figures.sweep import plot_sweep_figure
-from rlstudy.core.cli import parser, run
+from rlstudy.core.cli import finite_float, integer_from, parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
 
@@ -11,12 +11,13 @@ from rlstudy.plotting import style
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--table", required=True, help="results/sweep/cbo_sweep.csv")
-    p.add_argument("--converged-below", type=float, required=True)
+    p.add_argument("--converged-below", type=finite_float, required=True)
     p.add_argument("--out-prefix", required=True)
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=int, default=150)
+    p.add_argument("--dpi", type=integer_from(1), default=150)
     args = p.parse_args()
-    table = load_csv(args.table, "sweep table")
+    table = load_csv(args.table, "sweep table", columns=["grid", "x", "x_value", "y", "y_value", "task", "method",
+                                                         "seed", "iterations", "final_rel_error", "diverged"])
     first = table.iloc[0]
     title = (f"CBO sweep, Q-{first['task']} {first['method']}, {table['seed'].nunique()} seed(s), "
              f"{int(first['iterations'])} steps at the base")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rlstudy.bellman.datasets import load_trajectory
 from rlstudy.bellman.figures.trajectory import plot_trajectory_figure
 from rlstudy.bellman.residuals import POLICY_OF_TASK, TASKS
-from rlstudy.core.cli import parser, run
+from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.plotting import style
 
 
@@ -15,7 +15,7 @@ def main() -> None:
     p.add_argument("--trajectory", required=True)
     p.add_argument("--out-prefix", required=True, help="written as <prefix>.png and <prefix>.pdf")
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=int, default=150)
+    p.add_argument("--dpi", type=integer_from(1), default=150)
     args = p.parse_args()
     traj = load_trajectory(args.trajectory)
     title = (f"{args.task} trajectory: {len(traj):,} steps of the {POLICY_OF_TASK[args.task]} policy "

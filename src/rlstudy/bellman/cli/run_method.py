@@ -1,8 +1,10 @@
-"""Fit Q on the short trajectory with one optimiser (SGD or CBO) and one residual (DS, UR, BFF).
+"""Fit Q on the short trajectory with one optimiser (SGD or CBO) and one residual (residuals.METHODS).
 
-Writes the final network (for CBO, the consensus), the error curve e_k/e_0 against Q* with the
-network evaluations spent so far, and the wall time of each iteration (wall_time.csv: the one output
-that differs between reruns, kept apart so that the others stay byte-identical).
+Writes the final network (for CBO, the consensus); the error curves with the network evaluations
+spent so far (errors.csv: `error` against the learned Q*, the notebook's metric, `error_exact`
+against the exact Q, and `rel_error*` each divided by the initial network's); and the wall time of
+each iteration (wall_time.csv: the one output that differs between reruns, kept apart so that the
+others stay byte-identical).
 """
 
 from __future__ import annotations
@@ -11,17 +13,28 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import torch
 
 from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
 from rlstudy.bellman.datasets import load_trajectory, trajectory_paths
-from rlstudy.bellman.metrics import ErrorMeter
+from rlstudy.bellman.exact import load_exact
+from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, q_on_grid
 from rlstudy.bellman.qnet import init_params, load_network, to_state_dict
 from rlstudy.bellman.residuals import METHODS, TASKS, TrajectoryTensors
 from rlstudy.bellman.sde import Dynamics
 from rlstudy.bellman.sgd import SGDParams, train_sgd
 from rlstudy.core import seeding
-from rlstudy.core.cli import add_device_argument, build, device_record, json_arg, parser, run, setup_torch
-from rlstudy.core.io import provenance, save_csv, save_tensors
+from rlstudy.core.cli import (
+    add_device_argument,
+    build,
+    device_record,
+    integer_from,
+    json_arg,
+    parser,
+    run,
+    setup_torch,
+)
+from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 
 
 def main() -> None:
@@ -31,9 +44,10 @@ def main() -> None:
     p.add_argument("--task", choices=TASKS, required=True)
     p.add_argument("--method", choices=METHODS, required=True)
     p.add_argument("--run-seed", type=int, required=True, help="the replicate's seed")
-    p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--trajectory", required=True, help="folder of the short trajectory")
-    p.add_argument("--reference", required=True, help="Q* state dict (.pt)")
+    p.add_argument("--reference", required=True, help="the learned Q* state dict (.pt)")
+    p.add_argument("--exact", required=True, help="the task's exact Q (q_exact.npy of solve_exact)")
     p.add_argument("--params", type=json_arg, required=True, help="JSON of SGDParams or CBOParams")
     p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics")
     p.add_argument("--out-dir", required=True)
@@ -43,9 +57,12 @@ def main() -> None:
     args = p.parse_args()
     device = setup_torch(args.device)
     dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
-    data = load_trajectory(args.trajectory)
+    data = load_trajectory(args.trajectory, dynamics)
     traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards).to(device)
-    meter = ErrorMeter(load_network(args.reference, "reference Q*").to(device))
+    exact = torch.from_numpy(load_exact(args.exact, GRID_POINTS)).to(device)
+    meter = ErrorMeter({"error": q_on_grid(load_network(args.reference, "reference Q*").to(device)),
+                        "error_exact": exact})
+    ensure_writable(args.out_dir)  # before the training, not after it
     init = seeding.torch_generator(args.seed, "init", args.task, args.optimizer, str(args.run_seed))
     sampling = seeding.torch_generator(args.seed, "sampling", args.task, args.optimizer, args.method,
                                        str(args.run_seed))
@@ -54,25 +71,26 @@ def main() -> None:
         params = build(SGDParams, args.params, "config 'sgd'")
         theta, history = train_sgd(init_params(1, init)[0].to(device), traj, args.method, args.task, params,
                                    dynamics, sampling, meter, label)
-        columns = {"lr": history.lr, "loss": history.loss, "error": history.error}
+        columns = {"lr": history.lr, "loss": history.loss}
     else:
         params = build(CBOParams, args.params, f"config 'cbo.settings.{args.optimizer}'")
         swarm = initial_swarm(params, init, float(np.nanmean(data.rewards))).to(device)
         theta, history = train_cbo(swarm, traj, args.method, args.task, params, dynamics, sampling, meter, label,
                                    stop_on_divergence=args.stop_on_divergence)
-        columns = {"loss": history.loss, "error": history.error, "ess": history.ess, "beta": history.beta,
+        columns = {"loss": history.loss, "ess": history.ess, "beta": history.beta,
                    "spread": history.spread, "diverged": history.diverged_at is not None}
     keys = {"dataset": args.dataset, "task": args.task, "optimizer": args.optimizer, "method": args.method,
             "seed": args.run_seed}
     iterations = np.arange(len(history.error))
-    curve = pd.DataFrame({**keys, "iteration": iterations, "evaluations": history.evaluations, **columns})
-    curve["rel_error"] = curve["error"] / curve["error"].iloc[0]
-    final = curve["rel_error"].iloc[-1]
-    print(f"{label}: e_k/e_0 final {final:.4g}, min {curve['rel_error'].min():.4g} "
-          f"after {len(curve) - 1} iterations")
+    errors = pd.DataFrame(history.error)
+    relative = {f"rel_{name}": errors[name] / errors[name].iloc[0] for name in errors}
+    curve = pd.DataFrame({**keys, "iteration": iterations, "evaluations": history.evaluations, **errors,
+                          **relative, **columns})
+    print(f"{label}: e_k/e_0 final {curve['rel_error'].iloc[-1]:.4g} against the learned Q*, "
+          f"{curve['rel_error_exact'].iloc[-1]:.4g} against the exact Q, after {len(curve) - 1} iterations")
     record = provenance({**keys, "params": args.params, "dynamics": args.dynamics,
                          "device": device_record(args.device, device)},
-                        args.seed, {**trajectory_paths(args.trajectory), "reference": args.reference})
+                        args.seed, {**trajectory_paths(args.trajectory), "reference": args.reference, "exact": args.exact})
     out = Path(args.out_dir)
     save_tensors(out / "q.pt", to_state_dict(theta), record)
     save_csv(out / "errors.csv", curve, record)

@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rlstudy.bellman.curves import load_error_curve
 from rlstudy.bellman.sweep import sweep_points
-from rlstudy.core.cli import json_arg, parser, run
-from rlstudy.core.io import load_csv, provenance, save_csv
+from rlstudy.core.cli import finite_float, json_arg, parser, run
+from rlstudy.core.io import provenance, save_csv
 
 
 def sweep_table(sweep: dict, results_dir: Path, converged_below: float) -> tuple[pd.DataFrame, dict]:
@@ -17,7 +18,7 @@ def sweep_table(sweep: dict, results_dir: Path, converged_below: float) -> tuple
     for point in sweep_points(sweep):
         for seed in sweep["seeds"]:
             path = results_dir / point.grid / point.label / f"seed{seed}" / "errors.csv"
-            curve = load_csv(path, "sweep error curve")
+            curve = load_error_curve(path, "sweep error curve", columns=["diverged"])
             inputs[str(path)] = path
             diverged = bool(curve["diverged"].iloc[-1])
             final = np.inf if diverged else float(curve["rel_error"].iloc[-1])
@@ -34,7 +35,7 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--sweep", type=json_arg, required=True, help="JSON of config 'cbo_sweep'")
     p.add_argument("--results-dir", type=Path, required=True, help="results/sweep")
-    p.add_argument("--converged-below", type=float, required=True)
+    p.add_argument("--converged-below", type=finite_float, required=True)
     p.add_argument("--out", required=True)
     args = p.parse_args()
     table, inputs = sweep_table(args.sweep, args.results_dir, args.converged_below)

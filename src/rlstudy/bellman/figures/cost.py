@@ -19,7 +19,7 @@ def plot_cost_figure(curves: pd.DataFrame, cost: str, title: str):
     import matplotlib.pyplot as plt
 
     tasks = list(dict.fromkeys(curves["task"]))
-    methods = [m for m in ("UR", "DS", "BFF") if m in set(curves["method"])]
+    methods = [m for m in style.METHOD_COLOURS if m in set(curves["method"])]
     optimizers = list(dict.fromkeys(curves["optimizer"]))
     fig, axes = plt.subplots(len(tasks), len(methods), figsize=(4.2 * len(methods), 3.3 * len(tasks)),
                              squeeze=False, sharex=True, sharey=True)

@@ -6,7 +6,7 @@ import argparse
 
 import torch
 
-from rlstudy.core.cli import add_device_argument, build, json_arg, setup_torch
+from rlstudy.core.cli import add_device_argument, build, integer_from, json_arg, setup_torch
 from rlstudy.offline.double_dqn import LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing
 from rlstudy.offline.runs import Run
@@ -14,8 +14,8 @@ from rlstudy.offline.runs import Run
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--env", required=True, help="gymnasium id with a discrete action space (Atari: *NoFrameskip-v4)")
-    p.add_argument("--run-seed", type=int, required=True, help="the run's seed")
-    p.add_argument("--seed", type=int, required=True, help="the master seed")
+    p.add_argument("--run-seed", type=integer_from(0), required=True, help="the run's seed")
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--params", type=json_arg, required=True, help="JSON of offline.dqn.LearnerParams")
     p.add_argument("--atari", type=json_arg, required=True, help="JSON of offline.envs.AtariPreprocessing")
     add_device_argument(p)

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.core.cli import device_record, parser, run
+from rlstudy.core.cli import device_record, integer_from, parser, probability, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_tensors, provenance, save_csv
+from rlstudy.core.io import ensure_writable, load_tensors, provenance, save_csv
 from rlstudy.offline.double_dqn import DQN
+from rlstudy.offline.evaluation import PERFORMANCE_SOURCES
 from rlstudy.offline.runs import info_record
 from rlstudy.offline.training import generate_buffer
 
@@ -25,9 +26,9 @@ def main() -> None:
     p = parser(__doc__)
     add_run_arguments(p)
     p.add_argument("--policy", required=True, help="the behavioural DQN (q.pt)")
-    p.add_argument("--steps", type=int, required=True, help="transitions in the buffer")
-    p.add_argument("--low-noise-p", type=float, required=True, help="probability of a low-noise episode")
-    p.add_argument("--rand-action-p", type=float, required=True, help="random-action probability otherwise")
+    p.add_argument("--steps", type=integer_from(1), required=True, help="transitions in the buffer")
+    p.add_argument("--low-noise-p", type=probability, required=True, help="probability of a low-noise episode")
+    p.add_argument("--rand-action-p", type=probability, required=True, help="random-action probability otherwise")
     p.add_argument("--buffer-dir", required=True, help="folder of the buffer's .npy arrays")
     p.add_argument("--out-dir", required=True, help="folder of episodes.csv and performance.csv")
     args = p.parse_args()
@@ -38,6 +39,8 @@ def main() -> None:
         learner.network.load_state_dict(load_tensors(args.policy, "behavioural DQN"))
     except RuntimeError as err:
         raise InputError(f"{args.policy}: not a DQN of {args.env} ({err})") from err
+    for folder in (args.buffer_dir, args.out_dir):
+        ensure_writable(folder)
     buffer, episodes = generate_buffer(learner, env, info, args.steps, spec.stream("buffer-env"),
                                        spec.rng("buffer"), args.low_noise_p, args.rand_action_p,
                                        spec.params.eval_eps, f"buffer {args.env} seed {args.run_seed}")
@@ -46,7 +49,7 @@ def main() -> None:
                          "raise config 'offline.steps.buffer'")
     behavioural = spec.evaluate(learner)
     performance = pd.DataFrame({
-        "source": ["buffer", "behavioural"],
+        "source": list(PERFORMANCE_SOURCES),
         "mean_return": [episodes["return"].mean(), behavioural.mean()],
         "std_return": [episodes["return"].std(ddof=0), behavioural.std()],
         "episodes": [len(episodes), len(behavioural)],

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from rlstudy.core.cli import parser, run
-from rlstudy.core.io import load_csv
+from rlstudy.core.cli import integer_from, parser, run
+from rlstudy.offline.evaluation import load_evaluations, load_performance
 from rlstudy.plotting import style
 from rlstudy.plotting.curves import plot_curves
 from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure
@@ -43,16 +43,15 @@ def main() -> None:
     p.add_argument("--env", required=True)
     p.add_argument("--runs", nargs="+", required=True, help="run folders results/offline/{env}/seed{seed}")
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=int, default=150)
+    p.add_argument("--dpi", type=integer_from(1), default=150)
     p.add_argument("--out-prefix", required=True)
     p.add_argument("--diagnostics-prefix", required=True,
                    help="each learner's diagnostics figure is <prefix>_<learner>_diagnostics.<fmt>")
     args = p.parse_args()
     runs = [Path(folder) for folder in args.runs]
-    curves = {label: [load_csv(folder / name / "evaluations.csv", f"{label} evaluations") for folder in runs]
+    curves = {label: [load_evaluations(folder / name / "evaluations.csv", f"{label} evaluations") for folder in runs]
               for name, label in LEARNERS.items()}
-    performance = [load_csv(folder / "buffer" / "performance.csv", "buffer performance").set_index("source")
-                   for folder in runs]
+    performance = [load_performance(folder / "buffer" / "performance.csv") for folder in runs]
     style.setup()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     plot_curves(ax, curves, "iteration", "mean_return")

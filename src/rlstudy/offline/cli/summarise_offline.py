@@ -11,17 +11,18 @@ from pathlib import Path
 import pandas as pd
 
 from rlstudy.core.cli import parser, run
-from rlstudy.core.io import load_csv, provenance, save_csv
+from rlstudy.core.io import provenance, save_csv
+from rlstudy.offline.evaluation import load_evaluations, load_performance
 
 LEARNERS = ("behavioural", "bcq", "dqn")
 
 
 def run_rows(folder: Path) -> list[dict]:
     """The rows of one run folder results/offline/{env}/seed{seed}."""
-    performance = load_csv(folder / "buffer" / "performance.csv", "buffer performance").set_index("source")
+    performance = load_performance(folder / "buffer" / "performance.csv")
     rows = []
     for learner in LEARNERS:
-        curve = load_csv(folder / learner / "evaluations.csv", f"{learner} evaluations")
+        curve = load_evaluations(folder / learner / "evaluations.csv", f"{learner} evaluations")
         rows.append({
             "env": folder.parent.name, "seed": int(folder.name.removeprefix("seed")), "learner": learner,
             "iterations": int(curve["iteration"].iloc[-1]),

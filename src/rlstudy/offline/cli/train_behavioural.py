@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlstudy.core.cli import add_tensorboard_argument, device_record, parser, run
+from rlstudy.core.cli import add_tensorboard_argument, device_record, integer_from, parser, run
 from rlstudy.core.diagnostics import DiagnosticsLog
-from rlstudy.core.io import provenance, save_csv, save_tensors
+from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 from rlstudy.offline.double_dqn import DQN
 from rlstudy.offline.runs import info_record, run_fingerprint
 from rlstudy.offline.training import train_online
@@ -23,7 +23,7 @@ from .args import add_run_arguments, run_of
 def main() -> None:
     p = parser(__doc__)
     add_run_arguments(p)
-    p.add_argument("--steps", type=int, required=True, help="environment steps")
+    p.add_argument("--steps", type=integer_from(1), required=True, help="environment steps")
     p.add_argument("--out-dir", required=True)
     add_tensorboard_argument(p)
     args = p.parse_args()
@@ -32,6 +32,7 @@ def main() -> None:
     spec.seed_torch("behavioural")
     learner = DQN(info, spec.params, device)
     out = Path(args.out_dir)
+    ensure_writable(out)
     checkpoint = out / "checkpoint.pt"
     log = DiagnosticsLog(args.tensorboard)
     evaluations = train_online(learner, env, info, args.steps, spec.stream("behavioural-env"),

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlstudy.core.cli import add_tensorboard_argument, device_record, parser, run
+from rlstudy.core.cli import add_tensorboard_argument, device_record, integer_from, parser, probability, run
 from rlstudy.core.diagnostics import DiagnosticsLog
-from rlstudy.core.io import provenance, save_csv, save_tensors
+from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 from rlstudy.offline.bcq import BCQ
 from rlstudy.offline.buffer import ReplayBuffer, buffer_files
 from rlstudy.offline.double_dqn import DQN
@@ -26,8 +26,8 @@ def main() -> None:
     p = parser(__doc__)
     add_run_arguments(p)
     p.add_argument("--algorithm", choices=("bcq", "dqn"), required=True)
-    p.add_argument("--threshold", type=float, help="BCQ's threshold (bcq only)")
-    p.add_argument("--iterations", type=int, required=True, help="updates")
+    p.add_argument("--threshold", type=probability, help="BCQ's threshold (bcq only)")
+    p.add_argument("--iterations", type=integer_from(1), required=True, help="updates")
     p.add_argument("--buffer-dir", required=True, help="folder of the buffer's .npy arrays")
     p.add_argument("--out-dir", required=True)
     add_tensorboard_argument(p)
@@ -41,6 +41,7 @@ def main() -> None:
     learner = (BCQ(info, spec.params, args.threshold, device) if args.algorithm == "bcq"
                else DQN(info, spec.params, device))
     out = Path(args.out_dir)
+    ensure_writable(out)
     checkpoint = out / "checkpoint.pt"
     log = DiagnosticsLog(args.tensorboard)
     evaluations = train_offline(learner, buffer, args.iterations, spec.rng(args.algorithm), spec.evaluate,

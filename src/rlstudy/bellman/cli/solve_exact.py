@@ -1,0 +1,50 @@
+"""Solve a task's exact Q on a grid of the circle (bellman/exact.py) and write it with its refinement.
+
+Writes q_exact.npy (float64, (n, 2): Q(s_i, a) at s_i = 2*pi*i/n, actions -1 and +1) and
+refinement.csv (each grid tried, its Bellman iterations and how much doubling it moved Q); the
+provenance records the final grid and its relative change, which is below --rtol.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+
+from rlstudy.bellman.exact import EVALUATED_POLICY, solve
+from rlstudy.bellman.residuals import TASKS
+from rlstudy.bellman.sde import Dynamics
+from rlstudy.core.cli import build, finite_float, json_arg, parser, run
+from rlstudy.core.errors import InputError
+from rlstudy.core.io import provenance, save_csv, save_npy
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--task", choices=TASKS, required=True,
+                   help="evaluation: Q of the evaluation policy; control: the optimal Q")
+    p.add_argument("--gamma", type=finite_float, required=True, help="the discount, in (0, 1)")
+    p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics (reward_of included)")
+    p.add_argument("--rtol", type=finite_float, default=1e-6, help="stop doubling the grid once Q moves less than this")
+    p.add_argument("--out-dir", required=True)
+    args = p.parse_args()
+    dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
+    if not 0 < args.gamma < 1 or not 0 < args.rtol <= 0.01:
+        raise InputError(f"--gamma must be in (0, 1) and --rtol in (0, 0.01], got {args.gamma} and {args.rtol} "
+                         "(config keys 'reference.gamma' and 'exact.rtol')")
+    solution, refinement = solve(EVALUATED_POLICY[args.task], args.gamma, dynamics, rtol=args.rtol)
+    table = pd.DataFrame([asdict(r) for r in refinement])
+    print(table.to_string(index=False))
+    final = refinement[-1]
+    record = provenance({"task": args.task, "policy": EVALUATED_POLICY[args.task] or "optimal",
+                         "gamma": args.gamma, "dynamics": args.dynamics, "rtol": args.rtol,
+                         "grid_points": final.points, "relative_change_of_last_doubling": final.relative_change},
+                        None, {})
+    out = Path(args.out_dir)
+    save_npy(out / "q_exact.npy", solution.values, record)
+    save_csv(out / "refinement.csv", table, record)
+
+
+if __name__ == "__main__":
+    run(main)

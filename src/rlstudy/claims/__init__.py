@@ -1,0 +1,1 @@
+"""Claims of the source notebooks and of this study, each with a rule computed from the result tables."""

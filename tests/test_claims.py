@@ -1,0 +1,173 @@
+"""The statistics over seeds and every claim rule, on hand-made tables: one that holds, one that
+fails, one inconclusive for each kind; the claims file shipped is valid and every claim evaluates."""
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from rlstudy.claims.rules import FAILS, HOLDS, INCONCLUSIVE, evaluate
+from rlstudy.core.config import ConfigError, validate_config
+from rlstudy.core.statistics import (
+    bootstrap_mean,
+    interquartile_mean,
+    probability_of_lower,
+    seed_summary,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULTS = {"min_n": 2, "min_share": 1.0}
+
+
+def rng():
+    return np.random.default_rng(0)
+
+
+def test_interquartile_mean_by_hand():
+    assert interquartile_mean([5.0, 1.0, 100.0, 2.0, 3.0]) == pytest.approx((2 + 3 + 5) / 3)  # cut one each end
+    assert interquartile_mean([1.0, 2.0, 3.0]) == 2.0  # int(0.75) = 0: nothing cut
+
+
+def test_bootstrap_of_two_values_by_hand():
+    """Resamples of [0, 1] have means 0, 1/2, 1 with probabilities 1/4, 1/2, 1/4: the 95 % interval
+    is [0, 1] and half the resampled means are 1/2."""
+    low, high = bootstrap_mean(np.array([0.0, 1.0]), rng(), 4000)
+    assert (low, high) == (0.0, 1.0)
+    draws = np.array([0.0, 1.0])[rng().integers(2, size=(4000, 2))].mean(axis=1)
+    assert abs((draws == 0.5).mean() - 0.5) < 0.03
+
+
+def test_bootstrap_is_seeded_and_one_value_has_no_interval():
+    values = np.array([0.3, 0.1, 0.7, 0.4, 0.2])
+    assert bootstrap_mean(values, rng(), 1000) == bootstrap_mean(values, rng(), 1000)
+    assert all(math.isnan(v) for v in bootstrap_mean(np.array([0.3]), rng(), 1000))
+    summary = seed_summary(values, rng(), 1000)
+    assert summary["n"] == 5 and summary["median"] == 0.3 and summary["mean"] == pytest.approx(0.34)
+    assert summary["ci_low"] < 0.34 < summary["ci_high"]
+
+
+def test_probability_of_lower_by_hand():
+    assert probability_of_lower(np.array([1.0, 2.0]), np.array([3.0, 1.5])) == pytest.approx(3 / 4)
+    assert probability_of_lower(np.array([1.0]), np.array([1.0])) == 0.5  # a tie counts one half
+
+
+def runs(method, finals, **columns):
+    return pd.DataFrame({"dataset": "ours", "task": "control", "optimizer": "sgd", "method": method,
+                         "seed": range(len(finals)), "final": finals, **columns})
+
+
+def claim(*tests):
+    return {"id": "c", "source": "test", "statement": "test", "tests": list(tests)}
+
+
+def verdict(table, *tests, name="summary"):
+    return evaluate(claim(*tests), {name: table}, lambda i: rng(), 2000, DEFAULTS)
+
+
+RANKING = {"kind": "ranking", "table": "summary", "metric": "final", "lower": {"method": "UR"},
+           "higher": {"method": "DS"}}
+
+
+def test_ranking_holds_fails_and_is_inconclusive():
+    separated = pd.concat([runs("UR", [0.1, 0.2, 0.15, 0.12, 0.18]), runs("DS", [0.5, 0.6, 0.55, 0.7, 0.52])])
+    assert verdict(separated, RANKING)["verdict"] == HOLDS
+    reversed_ = pd.concat([runs("UR", [0.5, 0.6, 0.55, 0.7, 0.52]), runs("DS", [0.1, 0.2, 0.15, 0.12, 0.18])])
+    assert verdict(reversed_, RANKING)["verdict"] == FAILS
+    mixed = pd.concat([runs("UR", [0.1, 0.6, 0.3, 0.5, 0.2]), runs("DS", [0.5, 0.2, 0.4, 0.1, 0.6])])
+    assert verdict(mixed, RANKING)["verdict"] == INCONCLUSIVE
+    one_seed = pd.concat([runs("UR", [0.1]), runs("DS", [0.9])])
+    row = verdict(one_seed, RANKING)
+    assert row["verdict"] == INCONCLUSIVE and "fewer than 2" in row["evidence"]
+    assert "UR: 0" in row["seeds"] and "DS: 0" in row["seeds"]
+
+
+def test_share_holds_fails_and_is_inconclusive():
+    share = {"kind": "share", "table": "summary", "metric": "final", "at_least": 0.5}
+    assert verdict(runs("UR", [0.9, 0.95]), share)["verdict"] == HOLDS
+    assert verdict(runs("UR", [0.9, 0.2]), share)["verdict"] == FAILS  # every row needed: one counterexample
+    assert verdict(runs("UR", [0.9]), share)["verdict"] == INCONCLUSIVE  # one seed of two needed
+    against_column = {"kind": "share", "table": "summary", "metric": "final", "at_most_column": "bar"}
+    assert verdict(runs("UR", [0.1, 0.2], bar=[0.15, 0.25]), against_column)["verdict"] == HOLDS
+    most = {**share, "min_share": 0.5}
+    assert verdict(runs("UR", [0.9] * 8), most)["verdict"] == HOLDS
+    assert verdict(runs("UR", [0.1] * 8), most)["verdict"] == FAILS
+    assert verdict(runs("UR", [0.9, 0.1, 0.9, 0.1]), most)["verdict"] == INCONCLUSIVE
+
+
+def test_ratio_holds_fails_and_is_inconclusive():
+    ratio = {"kind": "ratio", "table": "summary", "metric": "final", "numerator": {"method": "UR"},
+             "denominator": {"method": "DS"}, "at_most": 1.25}
+    close = pd.concat([runs("UR", [0.20, 0.21, 0.19, 0.2]), runs("DS", [0.2, 0.2, 0.21, 0.19])])
+    assert verdict(close, ratio)["verdict"] == HOLDS
+    far = pd.concat([runs("UR", [0.5, 0.6, 0.55, 0.5]), runs("DS", [0.2, 0.2, 0.21, 0.19])])
+    assert verdict(far, ratio)["verdict"] == FAILS
+    noisy = pd.concat([runs("UR", [0.1, 0.45, 0.15, 0.4]), runs("DS", [0.2, 0.2, 0.21, 0.19])])
+    assert verdict(noisy, ratio)["verdict"] == INCONCLUSIVE
+
+
+def test_a_claim_holds_only_when_every_test_holds():
+    table = pd.concat([runs("UR", [0.1, 0.2, 0.15]), runs("DS", [0.5, 0.6, 0.55]), runs("BFF", [0.9, 0.8, 0.85])])
+    bff = {**RANKING, "lower": {"method": "BFF"}}
+    assert verdict(table, RANKING, bff)["verdict"] == FAILS
+    assert verdict(table, RANKING, {**bff, "min_n": 5})["verdict"] == INCONCLUSIVE
+    assert verdict(table, RANKING, RANKING)["verdict"] == HOLDS
+
+
+def test_a_claim_on_a_table_not_given_is_inconclusive_and_a_bad_column_is_named():
+    row = evaluate(claim(RANKING), {}, lambda i: rng(), 100, DEFAULTS)
+    assert row["verdict"] == INCONCLUSIVE and "not given" in row["evidence"]
+    with pytest.raises(Exception, match="no column 'finall'"):
+        verdict(runs("UR", [0.1, 0.2]), {**RANKING, "metric": "finall"})
+
+
+def test_the_shipped_claims_are_valid_and_a_broken_claim_is_refused(tmp_path):
+    schema = ROOT / "workflow/schemas/claims.schema.yaml"
+    claims = yaml.safe_load((ROOT / "claims.yaml").read_text())
+    validate_config(claims, schema, document="claims.yaml")
+    claims["claims"][0]["tests"][0]["kind"] = "eval"
+    with pytest.raises(ConfigError, match="claims.yaml key 'claims.0.tests.0'"):
+        validate_config(claims, schema, document="claims.yaml")
+
+
+def test_the_cli_writes_a_verdict_per_claim_and_is_byte_identical(tmp_path):
+    summary = pd.concat([runs("UR", [0.1, 0.2, 0.15]), runs("DS", [0.5, 0.6, 0.55])])
+    summary["final_rel_error"] = summary["final_rel_error_exact"] = summary["final"]
+    summary.to_csv(tmp_path / "summary.csv", index=False)
+    outputs = []
+    for name in ("a.csv", "b.csv"):
+        result = subprocess.run(
+            [sys.executable, "-m", "rlstudy.claims.cli.evaluate_claims", "--claims", str(ROOT / "claims.yaml"),
+             "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"), "--table",
+             f"summary={tmp_path / 'summary.csv'}", "--seed", "3", "--resamples", "500", "--out", str(tmp_path / name)],
+            capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        outputs.append((tmp_path / name).read_bytes())
+    assert outputs[0] == outputs[1]
+    table = pd.read_csv(tmp_path / "a.csv")
+    shipped = yaml.safe_load((ROOT / "claims.yaml").read_text())["claims"]
+    assert list(table["id"]) == [c["id"] for c in shipped]
+    assert set(table["verdict"]) <= {HOLDS, FAILS, INCONCLUSIVE}
+
+
+def test_the_readme_block_is_rendered_from_the_claims_table(tmp_path):
+    from rlstudy.claims.cli.render_readme import END, START, render, replace_block
+
+    claims = pd.DataFrame({"id": ["a", "b"], "statement": ["x | y", "z"], "verdict": ["holds", "fails"]})
+    block = render(claims, "abc123")
+    assert block.startswith(START) and block.endswith(END)
+    assert "| `a` | x \\| y | holds |" in block and "| `b` | z | **fails** |" in block
+    assert "1 holds, 1 fails, 0 inconclusive" in block and "commit abc123" in block
+    readme = f"intro\n{START}\nold\n{END}\nrest\n"
+    assert replace_block(readme, block, tmp_path) == f"intro\n{block}\nrest\n"
+    shipped = (ROOT / "README.md").read_text()
+    assert shipped.count(START) == 1 and shipped.count(END) == 1  # the README carries the generated block
+
+
+def test_a_nan_in_a_claims_column_is_named_not_compared():
+    with pytest.raises(Exception, match="column 'final' of its table holds NaN"):
+        verdict(runs("UR", [0.1, math.nan]), {"kind": "share", "table": "summary", "metric": "final", "at_most": 0.5})

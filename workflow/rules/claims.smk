@@ -1,0 +1,34 @@
+# Stage 5: every claim of claims.yaml with its verdict, computed from the result tables.
+
+
+CLAIM_TABLES = {
+    "summary": "results/summary.csv",
+    "references": "results/reference/error_exact.csv",
+    "agents": "results/agents/summary.csv",
+    "offline": "results/offline/summary.csv",
+}
+
+
+rule claims:
+    input:
+        claims="claims.yaml",
+        schema="workflow/schemas/claims.schema.yaml",
+        tables=list(CLAIM_TABLES.values()),
+        code=sources("claims.cli.evaluate_claims"),
+    output:
+        report("results/claims.csv", caption="../report/claims.rst", category="0. Claims and verdicts"),
+    params:
+        tables=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
+        seed=config["seed"],
+        resamples=config["summary"]["bootstrap_resamples"],
+    log:
+        "logs/claims.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs.yaml"
+    shell:
+        "python -m rlstudy.claims.cli.evaluate_claims --claims {input.claims} --schema {input.schema}"
+        " --table {params.tables} --seed {params.seed} --resamples {params.resamples} --out {output} > {log} 2>&1"
