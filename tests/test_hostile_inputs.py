@@ -39,6 +39,7 @@ from rlstudy.bellman.sgd import SGDParams
 from rlstudy.bellman.sweep import sweep_config_problems
 from rlstudy.core.cli import build, run
 from rlstudy.core.config import ConfigError, command_line_values, validate_config
+from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.errors import InputError, OutputError
 from rlstudy.core.io import (
     ensure_writable,
@@ -188,12 +189,13 @@ def parameter_sums(learner):
 def offline_run(buffer, info, checkpoint, evaluate=parameter_sums):
     RUN.seed_torch("bcq")
     learner = BCQ(info, RUN.params, 0.3, CPU)
-    curve = train_offline(learner, buffer, 250, RUN.rng("bcq"), evaluate, checkpoint, "fp", "test")
-    return curve, [p.detach().clone() for p in learner.network.parameters()]
+    log = DiagnosticsLog()
+    curve = train_offline(learner, buffer, 250, RUN.rng("bcq"), evaluate, checkpoint, "fp", "test", log)
+    return curve, [p.detach().clone() for p in learner.network.parameters()], log.frame()
 
 
 def same_run(a, b) -> bool:
-    return a[0].equals(b[0]) and all(torch.equal(x, y) for x, y in zip(a[1], b[1]))
+    return a[0].equals(b[0]) and all(torch.equal(x, y) for x, y in zip(a[1], b[1])) and a[2].equals(b[2])
 
 
 class Stop(Exception):
@@ -242,7 +244,7 @@ def test_a_checkpoint_holding_a_pickled_object_is_not_unpickled(tmp_path, marker
     assert f"warning: ignoring {path}: not a readable checkpoint" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("damage", ["cut", "noise", "other layout"])
+@pytest.mark.parametrize("damage", ["cut", "noise", "other layout", "diagnostics ahead", "diagnostics not numbers"])
 def test_a_corrupt_or_foreign_checkpoint_is_ignored_and_the_run_matches_a_fresh_one(
         tmp_path, cartpole_buffer, capsys, damage):
     """Whatever a refused checkpoint changed before it was refused (the learner, the random
@@ -255,8 +257,13 @@ def test_a_corrupt_or_foreign_checkpoint_is_ignored_and_the_run_matches_a_fresh_
         path.write_bytes(path.read_bytes()[:len(path.read_bytes()) // 2])
     elif damage == "noise":
         path.write_bytes(np.random.default_rng(0).bytes(5000))
-    else:  # a checkpoint of the same fingerprint whose random state does not fit, restored after the learner
+    elif damage == "other layout":  # the same fingerprint, a random state that does not fit, restored after the learner
         saved["random"]["torch"] = torch.zeros(3, dtype=torch.uint8)
+        save_checkpoint(path, saved.pop("fingerprint"), saved)
+    else:  # diagnostics rows that no loop of this run wrote
+        assert saved["diagnostics"]  # the genuine checkpoint keeps its rows so far
+        saved["diagnostics"] = ([{"iteration": 10 ** 6, "loss_q": 1.0}] if damage == "diagnostics ahead"
+                                else [{"iteration": 100, "loss_q": "1.0"}])
         save_checkpoint(path, saved.pop("fingerprint"), saved)
     capsys.readouterr()
     assert same_run(offline_run(buffer, info, path), fresh)
@@ -267,9 +274,10 @@ def online_run(checkpoint, evaluate=parameter_sums):
     env, info = RUN.make_env()
     RUN.seed_torch("behavioural")
     learner = DQN(info, RUN.params, CPU)
+    log = DiagnosticsLog()
     curve = train_online(learner, env, info, 300, RUN.stream("env"), RUN.rng("behavioural"), evaluate,
-                         checkpoint, "fp", "test")
-    return curve, [p.detach().clone() for p in learner.network.parameters()]
+                         checkpoint, "fp", "test", log)
+    return curve, [p.detach().clone() for p in learner.network.parameters()], log.frame()
 
 
 def test_an_online_checkpoint_with_a_pickled_environment_runs_no_code(tmp_path, marker, capsys):
