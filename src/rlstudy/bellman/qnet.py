@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from rlstudy.core.errors import InputError
@@ -75,11 +76,28 @@ def forward(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape = SHAPE) 
     return torch.addmm(b3, h, w3.t())
 
 
+def cos_(z: torch.Tensor) -> torch.Tensor:
+    """cos(z) in place. On the CPU NumPy's vectorised cosine does it: 2.5x faster than PyTorch's
+    here, and the cosines are half of the SGD and CBO runs' time (benchmarks/trig_speed.py)."""
+    if z.device.type != "cpu" or z.requires_grad:
+        return z.cos_()
+    array = z.numpy()
+    np.cos(array, out=array)
+    return z
+
+
+def sin(z: torch.Tensor) -> torch.Tensor:
+    """sin(z), a new tensor; NumPy's on the CPU, as cos_."""
+    if z.device.type != "cpu" or z.requires_grad:
+        return torch.sin(z)
+    return torch.from_numpy(np.sin(z.numpy()))
+
+
 def forward_no_grad(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape = SHAPE) -> torch.Tensor:
     """forward() for inference: cosines in place, no autograd bookkeeping (CBO's hot loop)."""
     (w1, b1), (w2, b2), (w3, b3) = unflatten(theta, shape)
-    h = torch.addmm(b1, feats, w1.t()).cos_()
-    h = torch.addmm(b2, h, w2.t()).cos_()
+    h = cos_(torch.addmm(b1, feats, w1.t()))
+    h = cos_(torch.addmm(b2, h, w2.t()))
     return torch.addmm(b3, h, w3.t())
 
 
@@ -125,9 +143,11 @@ def forward_cached(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape = 
     """Q values and what backward() needs; sin and cos of each pre-activation, nothing else."""
     (w1, b1), (w2, b2), (w3, b3) = unflatten(theta, shape)
     z1 = torch.addmm(b1, feats, w1.t())
-    sin1, h1 = torch.sin(z1), z1.cos_()
+    sin1 = sin(z1)
+    h1 = cos_(z1)
     z2 = torch.addmm(b2, h1, w2.t())
-    sin2, h2 = torch.sin(z2), z2.cos_()
+    sin2 = sin(z2)
+    h2 = cos_(z2)
     return torch.addmm(b3, h2, w3.t()), (feats, h1, sin1, h2, sin2)
 
 
