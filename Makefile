@@ -24,8 +24,8 @@ report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure 
 	$(BIN)/snakemake --cores all
 	$(BIN)/snakemake --report report.html
 
-readme: report  ## the verdicts of results/claims.csv, written into README.md (no result is typed by hand)
-	$(BIN)/python -m rlstudy.claims.cli.render_readme --claims results/claims.csv --readme README.md
+readme: report  ## the verdicts into README.md, the results tables into docs/bellman.md (no result is typed by hand)
+	$(BIN)/python -m rlstudy.claims.cli.render_readme
 
 test: $(STAMP)  ## unit and integration tests
 	$(BIN)/python -m pytest -q

@@ -171,3 +171,26 @@ def test_the_readme_block_is_rendered_from_the_claims_table(tmp_path):
 def test_a_nan_in_a_claims_column_is_named_not_compared():
     with pytest.raises(Exception, match="column 'final' of its table holds NaN"):
         verdict(runs("UR", [0.1, math.nan]), {"kind": "share", "table": "summary", "metric": "final", "at_most": 0.5})
+
+
+def test_the_study_pages_results_block_is_rendered_from_the_tables(tmp_path):
+    from rlstudy.claims.cli.render_readme import RESULTS_END, RESULTS_START, render_results, replace_block
+
+    stats = pd.DataFrame({"dataset": ["ours"] * 2, "task": ["control"] * 2, "optimizer": ["sgd", "cbo"],
+                          "method": ["UR", "DS"], "n": [5, 1],
+                          "final_rel_error_mean": [0.2, 1.01], "final_rel_error_ci_low": [0.1, math.nan],
+                          "final_rel_error_ci_high": [0.3, math.nan], "final_rel_error_iqm": [0.19, 1.01],
+                          "final_rel_error_exact_mean": [0.05, 0.99], "final_rel_error_exact_ci_low": [0.04, math.nan],
+                          "final_rel_error_exact_ci_high": [0.07, math.nan], "final_rel_error_exact_iqm": [0.051, 0.99]})
+    references = pd.DataFrame({"dataset": ["ours"], "task": ["control"], "made_by": ["SGD-UR"],
+                               "error_exact_normalised": [0.1444]})
+    block = render_results(stats, references, "abc123")
+    assert block.startswith(RESULTS_START) and block.endswith(RESULTS_END) and "commit abc123" in block
+    # sorted by optimizer (cbo before sgd); one seed: the mean alone, no interval
+    assert block.index("| ours | control | cbo | DS | 1 | 1.010 | 1.010 | 0.990 | 0.990 |") < block.index(
+        "| ours | control | sgd | UR | 5 | 0.200 [0.100, 0.300] | 0.190 | 0.050 [0.040, 0.070] | 0.051 |")
+    assert "| ours | control | SGD-UR | 0.144 |" in block
+    page = f"a\n{RESULTS_START}\nold\n{RESULTS_END}\nb\n"
+    assert replace_block(page, block, tmp_path, RESULTS_START, RESULTS_END) == f"a\n{block}\nb\n"
+    shipped = (ROOT / "docs" / "bellman.md").read_text()
+    assert shipped.count(RESULTS_START) == 1 and shipped.count(RESULTS_END) == 1

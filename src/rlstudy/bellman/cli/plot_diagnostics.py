@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlstudy.bellman.residuals import TASKS
-from rlstudy.core.cli import parser, run
+from rlstudy.core.cli import finite_float, integer_from, parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
 from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure
@@ -18,10 +18,10 @@ def main() -> None:
     p.add_argument("--task", choices=TASKS, required=True)
     p.add_argument("--optimizer", required=True)
     p.add_argument("--runs", nargs="+", required=True, help="run folders, each with errors.csv and diagnostics.csv")
-    p.add_argument("--converged-below", type=float, required=True, help="config 'summary.converged_below'")
+    p.add_argument("--converged-below", type=finite_float, required=True, help="config 'summary.converged_below'")
     p.add_argument("--out-prefix", required=True)
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=int, default=150)
+    p.add_argument("--dpi", type=integer_from(1), default=150)
     args = p.parse_args()
     runs = []
     for folder in map(Path, args.runs):

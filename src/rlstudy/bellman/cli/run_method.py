@@ -43,7 +43,7 @@ def main() -> None:
     p.add_argument("--dataset", required=True, help="the dataset's name in tables and figures (ours, authors)")
     p.add_argument("--task", choices=TASKS, required=True)
     p.add_argument("--method", choices=METHODS, required=True)
-    p.add_argument("--run-seed", type=int, required=True, help="the replicate's seed")
+    p.add_argument("--run-seed", type=integer_from(0), required=True, help="the replicate's seed")
     p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--trajectory", required=True, help="folder of the short trajectory")
     p.add_argument("--reference", required=True, help="the learned Q* state dict (.pt)")
