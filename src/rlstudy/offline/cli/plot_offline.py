@@ -11,6 +11,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from rlstudy.core.cli import integer_from, parser, run
+from rlstudy.core.io import load_csv
 from rlstudy.offline.evaluation import load_evaluations, load_performance
 from rlstudy.plotting import style
 from rlstudy.plotting.curves import plot_curves
