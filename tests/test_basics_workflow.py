@@ -59,14 +59,14 @@ def test_smoke_profile_builds_every_agent_figure_and_run_file(smoke_project):
     for agent in AGENTS:
         assert (figures / f"{agent}_rollout.gif").read_bytes()[:6] == b"GIF89a"
 
-    for run in sorted((workdir / "results" / "agents").glob("*/seed*")):
-        model = "q_table.npy" if run.parent.name == "qtable" else "model.pt"
+    for folder in sorted((workdir / "results" / "agents").glob("*/seed*")):
+        model = "q_table.npy" if folder.parent.name == "qtable" else "model.pt"
         for name in ("returns.csv", "evaluation.csv", model):
-            assert (run / f"{name}.provenance.json").is_file(), run / name
-        returns = pd.read_csv(run / "returns.csv")
+            assert (folder / f"{name}.provenance.json").is_file(), folder / name
+        returns = pd.read_csv(folder / "returns.csv")
         assert list(returns.columns) == ["episode", "step", "return"]
         assert returns["step"].is_monotonic_increasing and returns["episode"].tolist() == list(range(1, len(returns) + 1))
-        evaluation = pd.read_csv(run / "evaluation.csv")
+        evaluation = pd.read_csv(folder / "evaluation.csv")
         assert list(evaluation.columns) == ["episode", "return"]
         assert evaluation["episode"].tolist() == list(range(1, len(evaluation) + 1))
 

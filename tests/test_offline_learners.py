@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 
 from rlstudy.core.errors import InputError
 from rlstudy.offline.bcq import BCQ, allowed_actions, bcq_loss, constrained_greedy
