@@ -52,7 +52,7 @@ def test_a_restored_log_continues_after_the_rows_it_was_given():
     first.add({"loss_q": 1.0})
     first.write("iteration", 10)
     resumed = DiagnosticsLog()
-    resumed.restore(first.rows)
+    resumed.restore(first.rows, "iteration", 10)
     resumed.add({"loss_q": 3.0})
     resumed.write("iteration", 20)
     assert resumed.frame().to_dict("list") == {"iteration": [10, 20], "loss_q": [1.0, 3.0]}
@@ -329,3 +329,14 @@ def test_every_column_a_learner_writes_is_documented(small_trajectory, theta):
         names = {re.sub(r"_\d+$", "_{i}", column) for column in columns}
         assert names <= documented, (learner, names - documented)
     assert "buffer_abs_obs_{i}" in documented and {"loss_q", "q_mean"} <= written["sgd"]
+
+
+def test_restore_refuses_rows_a_log_never_writes():
+    log = DiagnosticsLog()
+    for rows, message in [([{"iteration": 30, "loss_q": 1.0}], "not windows"),
+                          ([{"iteration": 10, "loss_q": "1.0"}], "named numbers"),
+                          ([{"iteration": 20}, {"iteration": 10}], "not windows"),
+                          ("rows", "not a list")]:
+        with pytest.raises(ValueError, match=message):
+            log.restore(rows, "iteration", 20)
+    assert log.rows == []

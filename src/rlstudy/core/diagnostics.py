@@ -90,8 +90,20 @@ class DiagnosticsLog:
         if x % every == 0 or x == last:
             self.write(x_name, x, **(running() if running else {}))
 
-    def restore(self, rows: list[dict[str, float]]) -> None:
-        """The rows of a resumed run (its checkpoint holds them; windows close at checkpoints)."""
+    def restore(self, rows, x_name: str, up_to: int) -> None:
+        """The rows of a resumed run (its checkpoint holds them; windows close at checkpoints),
+        refused (ValueError, the log unchanged) unless they are what `write` makes: dicts of named
+        numbers whose `x_name` increases and ends at or before `up_to`."""
+        if not (isinstance(rows, list) and all(isinstance(row, dict) for row in rows)):
+            raise ValueError("diagnostics are not a list of rows")
+        for row in rows:
+            if not all(isinstance(name, str) and isinstance(value, (int, float)) and not isinstance(value, bool)
+                       for name, value in row.items()):
+                raise ValueError("a diagnostics row holds something other than named numbers")
+        positions = [row.get(x_name) for row in rows]
+        if not (all(isinstance(x, int) for x in positions) and positions == sorted(set(positions))
+                and (not positions or positions[-1] <= up_to)):
+            raise ValueError(f"diagnostics rows are not windows of {up_to} {x_name}s")
         self.rows = [dict(row) for row in rows]
 
     def frame(self) -> pd.DataFrame:

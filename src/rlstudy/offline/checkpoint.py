@@ -151,23 +151,6 @@ def checked_progress(saved: dict, key: str, total: int, every: int) -> tuple[int
     return done, evaluations.tolist()
 
 
-def checked_diagnostics(saved: dict, key: str, done: int) -> list[dict[str, float]]:
-    """The diagnostics rows so far, refused unless they are what a DiagnosticsLog writes: one dict
-    of numbers per closed window, `key` increasing and at most `done`."""
-    rows = saved["diagnostics"]
-    if not (isinstance(rows, list) and all(isinstance(row, dict) for row in rows)):
-        raise ValueError("diagnostics are not a list of rows")
-    for row in rows:
-        if not all(isinstance(name, str) and isinstance(value, (int, float)) and not isinstance(value, bool)
-                   for name, value in row.items()):
-            raise ValueError("a diagnostics row holds something other than named numbers")
-    positions = [row.get(key) for row in rows]
-    if not (all(isinstance(x, int) for x in positions) and positions == sorted(set(positions))
-            and (not positions or positions[-1] <= done)):
-        raise ValueError(f"diagnostics rows are not windows of {done} {key}s")
-    return rows
-
-
 def save_checkpoint(path: str | Path, fingerprint: str, state: dict) -> None:
     buffer = io.BytesIO()
     torch.save({"fingerprint": fingerprint, **state}, buffer)

@@ -22,7 +22,6 @@ from rlstudy.core.progress import progress
 
 from .buffer import ReplayBuffer
 from .checkpoint import (
-    checked_diagnostics,
     checked_progress,
     env_state,
     random_states,
@@ -56,7 +55,6 @@ def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int
 
     def restore(saved: dict):
         start, rows = checked_progress(saved, "step", steps, params.eval_every)
-        diagnostics = checked_diagnostics(saved, "iteration", start)
         episode_return = float(saved["episode_return"])
         observation = saved["state"].numpy()
         if not (np.isfinite(episode_return) and env.observation_space.contains(observation)):
@@ -66,7 +64,7 @@ def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int
         env.reset(seed=env_seed)  # sets up every wrapper; the checkpoint then says where each stood
         restore_env_state(env, saved["env"])
         restore_random_states(saved["random"], rng)
-        log.restore(diagnostics)
+        log.restore(saved["diagnostics"], "iteration", start)  # last: a refusal leaves the log as it was
         return start, rows, episode_return, buffer, observation
 
     resumed = resume(checkpoint, fingerprint, restore, learner, rng)
@@ -146,10 +144,9 @@ def train_offline(learner: Learner, buffer: ReplayBuffer, iterations: int, rng: 
 
     def restore(saved: dict):
         start, rows = checked_progress(saved, "iteration", iterations, params.eval_every)
-        diagnostics = checked_diagnostics(saved, "iteration", start)
         learner.load_state_dict(saved["learner"])
         restore_random_states(saved["random"], rng)
-        log.restore(diagnostics)
+        log.restore(saved["diagnostics"], "iteration", start)  # last: a refusal leaves the log as it was
         return start, rows
 
     start, rows = resume(checkpoint, fingerprint, restore, learner, rng) or (0, [])

@@ -25,7 +25,8 @@ def main() -> None:
     args = p.parse_args()
     runs = []
     for folder in map(Path, args.runs):
-        curve = load_csv(folder / "errors.csv", "error curve")
+        curve = load_csv(folder / "errors.csv", "error curve", columns=("dataset", "method", "seed"),
+                         finite=("rel_error",))
         final = float(curve["rel_error"].iloc[-1])
         failing = not final <= args.converged_below
         label = (f"{curve['method'].iloc[0]} seed {curve['seed'].iloc[0]}: e_k/e_0 {final:.2f}"

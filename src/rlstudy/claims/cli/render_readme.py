@@ -17,7 +17,7 @@ import pandas as pd
 
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX, load_csv
+from rlstudy.core.io import PROVENANCE_SUFFIX, load_csv, write_artefact
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -88,7 +88,7 @@ def commit_of(table: str) -> str:
 
 
 def write_block(path: Path, block: str, start: str, end: str) -> None:
-    path.write_text(replace_block(path.read_text(), block, path, start, end))
+    write_artefact(path, replace_block(path.read_text(), block, path, start, end).encode(), None)
 
 
 def main() -> None:
@@ -99,9 +99,15 @@ def main() -> None:
     p.add_argument("--references", default="results/reference/error_exact.csv")
     p.add_argument("--study-page", default="docs/bellman.md", help="the page that gets the results block")
     args = p.parse_args()
-    claims = load_csv(args.claims, "the claims' verdicts")
-    stats = load_csv(args.stats, "the summary over seeds")
-    references = load_csv(args.references, "the learned Q* against the exact Q")
+    claims = load_csv(args.claims, "the claims' verdicts", columns=("id", "statement", "verdict"))
+    if not claims["verdict"].isin(list(MARK)).all():
+        raise InputError(f"{args.claims}: a verdict other than {sorted(MARK)}; rerun rule claims")
+    metrics = [f"{m}_{s}" for m in ("final_rel_error", "final_rel_error_exact") for s in ("ci_low", "ci_high")]
+    stats = load_csv(args.stats, "the summary over seeds", columns=metrics,
+                     finite=["n", *(f"{m}_{s}" for m in ("final_rel_error", "final_rel_error_exact")
+                                    for s in ("mean", "iqm"))])
+    references = load_csv(args.references, "the learned Q* against the exact Q", columns=("made_by",),
+                          finite=("error_exact_normalised",))
     write_block(Path(args.readme), render(claims, commit_of(args.claims)), START, END)
     write_block(Path(args.study_page), render_results(stats, references, commit_of(args.stats)),
                 RESULTS_START, RESULTS_END)
