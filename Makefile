@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: figures smoke report readme test lint clean
+.PHONY: figures smoke report readme test test-fast lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,11 @@ report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure 
 readme: report  ## the verdicts into README.md, the results tables into docs/bellman.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.claims.cli.render_readme
 
-test: $(STAMP)  ## unit and integration tests
+test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs
 	$(BIN)/python -m pytest -q
+
+test-fast: $(STAMP)  ## the unit tests alone (tests/unit): the loop to run while editing
+	$(BIN)/python -m pytest -q tests/unit
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint

@@ -12,7 +12,7 @@ import torch
 from rlstudy.bellman import authors_data
 from rlstudy.core.errors import InputError
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "cbo_rl_original"
+SHARED = Path(__file__).resolve().parents[4] / "shared" / "data" / "cbo_rl_original"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"the shared copy {SHARED} is not here")
 
 

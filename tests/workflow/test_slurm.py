@@ -35,7 +35,7 @@ import pytest
 from project_copy import AUTHORS, copy_project, digests
 
 pytestmark = [pytest.mark.integration, pytest.mark.slurm]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 SLURM_RUN = ["--profile", "workflow/profiles/slurm", "--profile", "workflow/profiles/smoke"]  # the README's
 # One figure of each kind, through every stage of the CBO study: enough to exercise the executor,

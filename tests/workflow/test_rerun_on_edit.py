@@ -10,7 +10,7 @@ from rlstudy.core.sources import module_sources
 
 pytestmark = pytest.mark.integration
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def planned_rules(workdir: Path) -> set[str]:

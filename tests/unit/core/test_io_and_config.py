@@ -17,7 +17,7 @@ from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError, OutputError
 from rlstudy.core.io import PROVENANCE_SUFFIX, load_tensors, provenance, save_npy, save_tensors, write_artefact
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 

@@ -22,7 +22,7 @@ from rlstudy.offline.training import generate_buffer, train_offline, train_onlin
 
 CPU = torch.device("cpu")
 RUN = Run("CartPole-v1", 0, 7, LearnerParams(batch_size=16, start_steps=50, eval_every=100), AtariPreprocessing())
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -20,7 +20,7 @@ from rlstudy.core.statistics import (
     seed_summary,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 DEFAULTS = {"min_n": 2, "min_share": 1.0}
 
 

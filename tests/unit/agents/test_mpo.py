@@ -21,7 +21,7 @@ from rlstudy.agents.mpo import (
 )
 from rlstudy.core.errors import InputError
 
-TINY = MPOParams(batch_size=8, policy_layer_sizes=(16,), critic_layer_sizes=(16, 16), action_samples=4)
+from mpo_fixtures import TINY, random_batch, tiny_agent
 
 
 def test_e_step_weights_sum_to_one_and_are_the_softmax_of_q_over_eta():
@@ -101,22 +101,6 @@ def test_retrace_with_full_traces_is_the_two_step_expected_return():
     gamma = 0.9
     expected = 0.2 + gamma * -0.6 + gamma**2 * -0.4 + gamma * (1.1 - 0.7)
     assert retrace_targets(q, v_next, rewards, zeros, zeros, ones, gamma).item() == pytest.approx(expected)
-
-
-def tiny_agent(params=TINY):
-    torch.manual_seed(0)
-    return MPO(3, 1, np.array([-2.0], np.float32), np.array([2.0], np.float32), params, torch.device("cpu"),
-               torch.Generator().manual_seed(0))
-
-
-def random_batch(length=1, batch=8):
-    replay = Replay(64, 3, 1)
-    rng = np.random.default_rng(0)
-    for i in range(64):
-        replay.add(obs=rng.normal(size=3), action=rng.uniform(-2, 2, 1), action_raw=rng.normal(size=1),
-                   reward=-rng.uniform(), next_obs=rng.normal(size=3), terminated=False, end=i % 10 == 9,
-                   behaviour_logp=-1.0)
-    return replay.sample(rng, batch, length)
 
 
 def test_nonfinite_batch_is_skipped_and_counted():

@@ -15,7 +15,7 @@ from rlstudy.bellman.sgd import SGDParams
 from rlstudy.offline.double_dqn import LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
 

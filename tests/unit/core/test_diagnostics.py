@@ -24,7 +24,7 @@ from rlstudy.offline.envs import EnvInfo
 from rlstudy.plotting.diagnostics import DiagnosticsRun, columns_of, diagnostics_figure
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "diagnostics.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "diagnostics.md"
 
 
 # ---------------------------------------------------------------- the log
@@ -140,7 +140,7 @@ def test_ddpg_rows_by_hand():
 
 
 def test_mpo_update_reports_the_duals_it_leaves():
-    from test_mpo import random_batch, tiny_agent
+    from mpo_fixtures import random_batch, tiny_agent
 
     from rlstudy.agents.mpo import dual_value
     agent = tiny_agent()
@@ -298,7 +298,7 @@ def test_the_figure_has_a_panel_per_column_and_dashes_the_failing_run():
 
 def test_every_column_a_learner_writes_is_documented(small_trajectory, theta):
     """The columns table of docs/diagnostics.md names every column of every learner's diagnostics."""
-    from test_mpo import random_batch, tiny_agent
+    from mpo_fixtures import random_batch, tiny_agent
 
     documented = set(re.findall(r"`([a-z_{}0-9]+)`", DOCS.read_text().split("## The columns")[1].split("##")[0]))
     written = {}

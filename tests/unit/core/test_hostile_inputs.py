@@ -61,7 +61,7 @@ from rlstudy.offline.envs import AtariPreprocessing, make_env
 from rlstudy.offline.runs import Run
 from rlstudy.offline.training import generate_buffer, train_offline, train_online
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 SHARED = ROOT.parent / "shared" / "data" / "cbo_rl_original"
 CPU = torch.device("cpu")
