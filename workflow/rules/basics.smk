@@ -34,10 +34,10 @@ rule train_agent:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.agents.cli.train_agent --agent {wildcards.agent} --env {params.env}"
-        " --params '{params.agent_params}' --evaluation-episodes {params.evaluation_episodes}"
-        " --run-seed {wildcards.seed} --seed {params.seed} --out-dir results/agents/{wildcards.agent}/seed{wildcards.seed}"
-        " {params.tensorboard} > {log} 2>&1"
+        "python -m rlstudy.agents.cli.train_agent --agent {wildcards.agent:q} --env {params.env:q}"
+        " --params {params.agent_params:q} --evaluation-episodes {params.evaluation_episodes:q}"
+        " --run-seed {wildcards.seed:q} --seed {params.seed:q} --out-dir results/agents/{wildcards.agent:q}/seed{wildcards.seed:q}"
+        " {params.tensorboard:q} > {log:q} 2>&1"
 
 
 use rule train_agent as train_qtable with:
@@ -80,11 +80,11 @@ rule agent_figures:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.agents.cli.plot_basics --agent {wildcards.agent} --env {params.env}"
-        " --params '{params.agent_params}' --runs {params.runs} --seed {params.seed}"
-        " --rollout-steps {params.rollout_steps} --solved-return {params.solved_return}"
-        " --formats {params.formats} --dpi {params.dpi}"
-        " --out-dir figures/agents > {log} 2>&1"
+        "python -m rlstudy.agents.cli.plot_basics --agent {wildcards.agent:q} --env {params.env:q}"
+        " --params {params.agent_params:q} --runs {params.runs:q} --seed {params.seed:q}"
+        " --rollout-steps {params.rollout_steps:q} --solved-return {params.solved_return:q}"
+        " --formats {params.formats:q} --dpi {params.dpi:q}"
+        " --out-dir figures/agents > {log:q} 2>&1"
 
 
 use rule agent_figures as dqn_figures with:
@@ -117,5 +117,5 @@ rule agents_summary:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.agents.cli.summarise_agents --runs {params.runs} --agents '{params.agents}'"
-        " --out {output} > {log} 2>&1"
+        "python -m rlstudy.agents.cli.summarise_agents --runs {params.runs:q} --agents {params.agents:q}"
+        " --out {output:q} > {log:q} 2>&1"

@@ -30,5 +30,5 @@ rule claims:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.claims.cli.evaluate_claims --claims {input.claims} --schema {input.schema}"
-        " --table {params.tables} --seed {params.seed} --resamples {params.resamples} --out {output} > {log} 2>&1"
+        "python -m rlstudy.claims.cli.evaluate_claims --claims {input.claims:q} --schema {input.schema:q}"
+        " --table {params.tables:q} --seed {params.seed:q} --resamples {params.resamples:q} --out {output:q} > {log:q} 2>&1"

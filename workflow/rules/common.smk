@@ -105,8 +105,9 @@ def all_run_dirs():
 
 def tensorboard_arg(run):
     """The training step's --tensorboard option when config `tensorboard` is on: event files of the
-    run's diagnostics in logs/tensorboard/<run> (logs, not results: they hold wall times)."""
-    return f"--tensorboard logs/tensorboard/{run}" if config["tensorboard"] else ""
+    run's diagnostics in logs/tensorboard/<run> (logs, not results: they hold wall times); a list of
+    arguments, each quoted by the rule's `{params.tensorboard:q}`."""
+    return ["--tensorboard", f"logs/tensorboard/{run}"] if config["tensorboard"] else []
 
 
 def figure_output(prefix, caption, category, subcategory=None):

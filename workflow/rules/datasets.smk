@@ -22,9 +22,9 @@ rule trajectory:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.make_trajectory --task {wildcards.task} --size {wildcards.size}"
-        " --steps {params.steps} --dynamics '{params.dynamics}' --seed {params.seed}"
-        " --out-dir data/trajectories/ours/{wildcards.task}/{wildcards.size} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.make_trajectory --task {wildcards.task:q} --size {wildcards.size:q}"
+        " --steps {params.steps:q} --dynamics {params.dynamics:q} --seed {params.seed:q}"
+        " --out-dir data/trajectories/ours/{wildcards.task:q}/{wildcards.size:q} > {log:q} 2>&1"
 
 
 rule authors_trajectory:
@@ -45,8 +45,8 @@ rule authors_trajectory:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.import_authors_data --task {wildcards.task} --source '{params.source}'"
-        " --steps {params.steps} --trajectory-out data/trajectories/authors/{wildcards.task}/short > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.import_authors_data --task {wildcards.task:q} --source {params.source:q}"
+        " --steps {params.steps:q} --trajectory-out data/trajectories/authors/{wildcards.task:q}/short > {log:q} 2>&1"
 
 
 rule authors_reference:
@@ -66,5 +66,5 @@ rule authors_reference:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.import_authors_data --task control --source '{params.source}'"
-        " --reference-out {output} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.import_authors_data --task control --source {params.source:q}"
+        " --reference-out {output:q} > {log:q} 2>&1"

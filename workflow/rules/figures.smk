@@ -25,10 +25,10 @@ rule q_figure:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.plot_q --task {wildcards.task} --optimizer {wildcards.optimizer}"
-        " --reference {input.reference} --exact {input.exact} --reference-note {params.note:q} --runs {params.runs}"
-        " --converged-below {params.converged_below} --formats {params.formats} --dpi {params.dpi}"
-        " --out-prefix figures/{wildcards.dataset}/q_{wildcards.task}_{wildcards.optimizer} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.plot_q --task {wildcards.task:q} --optimizer {wildcards.optimizer:q}"
+        " --reference {input.reference:q} --exact {input.exact:q} --reference-note {params.note:q} --runs {params.runs:q}"
+        " --converged-below {params.converged_below:q} --formats {params.formats:q} --dpi {params.dpi:q}"
+        " --out-prefix figures/{wildcards.dataset:q}/q_{wildcards.task:q}_{wildcards.optimizer:q} > {log:q} 2>&1"
 
 
 rule diagnostics_figure:
@@ -53,10 +53,10 @@ rule diagnostics_figure:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.plot_diagnostics --task {wildcards.task} --optimizer {wildcards.optimizer}"
-        " --runs {params.runs} --converged-below {params.converged_below} --formats {params.formats}"
-        " --dpi {params.dpi} --out-prefix figures/{wildcards.dataset}/diagnostics_{wildcards.task}_{wildcards.optimizer}"
-        " > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.plot_diagnostics --task {wildcards.task:q} --optimizer {wildcards.optimizer:q}"
+        " --runs {params.runs:q} --converged-below {params.converged_below:q} --formats {params.formats:q}"
+        " --dpi {params.dpi:q} --out-prefix figures/{wildcards.dataset:q}/diagnostics_{wildcards.task:q}_{wildcards.optimizer:q}"
+        " > {log:q} 2>&1"
 
 
 rule trajectory_figure:
@@ -77,9 +77,9 @@ rule trajectory_figure:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.plot_trajectory --task {wildcards.task}"
-        " --trajectory data/trajectories/{wildcards.dataset}/{wildcards.task}/short --formats {params.formats}"
-        " --dpi {params.dpi} --out-prefix figures/{wildcards.dataset}/trajectory_{wildcards.task} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.plot_trajectory --task {wildcards.task:q}"
+        " --trajectory data/trajectories/{wildcards.dataset:q}/{wildcards.task:q}/short --formats {params.formats:q}"
+        " --dpi {params.dpi:q} --out-prefix figures/{wildcards.dataset:q}/trajectory_{wildcards.task:q} > {log:q} 2>&1"
 
 
 rule reference_figure:
@@ -106,9 +106,9 @@ rule reference_figure:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.plot_reference --reference-curves {params.curves} --exact {params.exact}"
-        " --runs {params.runs} --note {params.note:q} --formats {params.formats} --dpi {params.dpi}"
-        " --out-prefix figures/ours/reference_error > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.plot_reference --reference-curves {params.curves:q} --exact {params.exact:q}"
+        " --runs {params.runs:q} --note {params.note:q} --formats {params.formats:q} --dpi {params.dpi:q}"
+        " --out-prefix figures/ours/reference_error > {log:q} 2>&1"
 
 
 rule figures:

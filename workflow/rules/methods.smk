@@ -31,13 +31,13 @@ rule run_method:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.run_method --dataset {wildcards.dataset} --optimizer {wildcards.optimizer}"
-        " --task {wildcards.task}"
-        " --method {wildcards.method} --run-seed {wildcards.seed} --seed {params.seed}"
-        " --trajectory data/trajectories/{wildcards.dataset}/{wildcards.task}/short --reference {input.reference}"
-        " --exact {input.exact} --params '{params.optimizer_params}' --dynamics '{params.dynamics}' --device {params.device}"
-        " --out-dir results/runs/{wildcards.dataset}/{wildcards.task}/{wildcards.optimizer}/{wildcards.method}/seed{wildcards.seed}"
-        " > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.run_method --dataset {wildcards.dataset:q} --optimizer {wildcards.optimizer:q}"
+        " --task {wildcards.task:q}"
+        " --method {wildcards.method:q} --run-seed {wildcards.seed:q} --seed {params.seed:q}"
+        " --trajectory data/trajectories/{wildcards.dataset:q}/{wildcards.task:q}/short --reference {input.reference:q}"
+        " --exact {input.exact:q} --params {params.optimizer_params:q} --dynamics {params.dynamics:q} --device {params.device:q}"
+        " --out-dir results/runs/{wildcards.dataset:q}/{wildcards.task:q}/{wildcards.optimizer:q}/{wildcards.method:q}/seed{wildcards.seed:q}"
+        " > {log:q} 2>&1"
 
 
 rule summary:
@@ -60,6 +60,6 @@ rule summary:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.summarise --curves {input.curves}"
-        " --converged-below {params.converged_below} --seed {params.seed} --resamples {params.resamples}"
-        " --out {output.table} --stats-out {output.stats} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.summarise --curves {input.curves:q}"
+        " --converged-below {params.converged_below:q} --seed {params.seed:q} --resamples {params.resamples:q}"
+        " --out {output.table:q} --stats-out {output.stats:q} > {log:q} 2>&1"

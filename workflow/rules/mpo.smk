@@ -40,9 +40,9 @@ rule mpo_train:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.agents.cli.train_mpo --env {params.env} --run-seed {wildcards.seed} --seed {params.seed}"
-        " --params '{params.mpo}' --device {params.device} --out-dir results/agents/mpo/seed{wildcards.seed}"
-        " {params.tensorboard} > {log} 2>&1"
+        "python -m rlstudy.agents.cli.train_mpo --env {params.env:q} --run-seed {wildcards.seed:q} --seed {params.seed:q}"
+        " --params {params.mpo:q} --device {params.device:q} --out-dir results/agents/mpo/seed{wildcards.seed:q}"
+        " {params.tensorboard:q} > {log:q} 2>&1"
 
 
 rule mpo_figures:
@@ -70,11 +70,11 @@ rule mpo_figures:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.agents.cli.plot_mpo --env {params.env} --mpo-runs {params.mpo_runs}"
-        " --ddpg-runs {params.ddpg_runs} --kl-bound {params.kl_bound} --solved-return {params.solved_return}"
-        " --formats {params.formats}"
-        " --dpi {params.dpi} --curve-prefix figures/agents/mpo_vs_ddpg_learning_curve"
-        " --diagnostics-prefix figures/agents/mpo_diagnostics > {log} 2>&1"
+        "python -m rlstudy.agents.cli.plot_mpo --env {params.env:q} --mpo-runs {params.mpo_runs:q}"
+        " --ddpg-runs {params.ddpg_runs:q} --kl-bound {params.kl_bound:q} --solved-return {params.solved_return:q}"
+        " --formats {params.formats:q}"
+        " --dpi {params.dpi:q} --curve-prefix figures/agents/mpo_vs_ddpg_learning_curve"
+        " --diagnostics-prefix figures/agents/mpo_diagnostics > {log:q} 2>&1"
 
 
 rule mpo_rollout:
@@ -98,6 +98,6 @@ rule mpo_rollout:
     conda:
         "../../envs.yaml"
     shell:
-        "SDL_VIDEODRIVER=dummy python -m rlstudy.agents.cli.rollout_mpo --env {params.env} --model {input.model}"
-        " --policy-layer-sizes {params.sizes} --seed {params.seed} --run-seed {params.run_seed}"
-        " --out {output} > {log} 2>&1"
+        "SDL_VIDEODRIVER=dummy python -m rlstudy.agents.cli.rollout_mpo --env {params.env:q} --model {input.model:q}"
+        " --policy-layer-sizes {params.sizes:q} --seed {params.seed:q} --run-seed {params.run_seed:q}"
+        " --out {output:q} > {log:q} 2>&1"

@@ -37,8 +37,8 @@ rule offline_behavioural:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.offline.cli.train_behavioural {params.run} --params '{params.learner}' --atari '{params.atari}'"
-        " --steps {params.steps} --out-dir {params.out_dir} {params.tensorboard} > {log} 2>&1"
+        "python -m rlstudy.offline.cli.train_behavioural {params.run:q} --params {params.learner:q} --atari {params.atari:q}"
+        " --steps {params.steps:q} --out-dir {params.out_dir:q} {params.tensorboard:q} > {log:q} 2>&1"
 
 
 rule offline_buffer:
@@ -71,10 +71,10 @@ rule offline_buffer:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.offline.cli.generate_buffer {params.run} --params '{params.learner}' --atari '{params.atari}'"
-        " --policy {input.policy} --steps {params.steps} --low-noise-p {params.low_noise_p}"
-        " --rand-action-p {params.rand_action_p} --buffer-dir {params.buffer_dir} --out-dir {params.out_dir}"
-        " > {log} 2>&1"
+        "python -m rlstudy.offline.cli.generate_buffer {params.run:q} --params {params.learner:q} --atari {params.atari:q}"
+        " --policy {input.policy:q} --steps {params.steps:q} --low-noise-p {params.low_noise_p:q}"
+        " --rand-action-p {params.rand_action_p:q} --buffer-dir {params.buffer_dir:q} --out-dir {params.out_dir:q}"
+        " > {log:q} 2>&1"
 
 
 rule offline_train:
@@ -93,7 +93,7 @@ rule offline_train:
         iterations=lambda w: offline_budget(w.env, "offline"),
         buffer_dir=lambda w, input: os.path.dirname(input[0]),
         out_dir=lambda w, output: os.path.dirname(output.q),
-        threshold=lambda w: f"--threshold {OFFLINE['bcq_threshold']}" if w.algorithm == "bcq" else "",
+        threshold=lambda w: ["--threshold", OFFLINE["bcq_threshold"]] if w.algorithm == "bcq" else [],
     log:
         "logs/offline/{env}/seed{seed}/{algorithm}.log",
     benchmark:
@@ -107,9 +107,9 @@ rule offline_train:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.offline.cli.train_offline {params.run} --params '{params.learner}' --atari '{params.atari}'"
-        " --algorithm {wildcards.algorithm} {params.threshold} --iterations {params.iterations}"
-        " --buffer-dir {params.buffer_dir} --out-dir {params.out_dir} {params.tensorboard} > {log} 2>&1"
+        "python -m rlstudy.offline.cli.train_offline {params.run:q} --params {params.learner:q} --atari {params.atari:q}"
+        " --algorithm {wildcards.algorithm:q} {params.threshold:q} --iterations {params.iterations:q}"
+        " --buffer-dir {params.buffer_dir:q} --out-dir {params.out_dir:q} {params.tensorboard:q} > {log:q} 2>&1"
 
 
 rule offline_figure:
@@ -133,9 +133,9 @@ rule offline_figure:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.offline.cli.plot_offline --env {wildcards.env} --runs {params.runs}"
-        " --formats {params.formats} --dpi {params.dpi} --out-prefix figures/offline_{wildcards.env}"
-        " --diagnostics-prefix figures/offline/{wildcards.env} > {log} 2>&1"
+        "python -m rlstudy.offline.cli.plot_offline --env {wildcards.env:q} --runs {params.runs:q}"
+        " --formats {params.formats:q} --dpi {params.dpi:q} --out-prefix figures/offline_{wildcards.env:q}"
+        " --diagnostics-prefix figures/offline/{wildcards.env:q} > {log:q} 2>&1"
 
 
 rule offline_summary:
@@ -155,7 +155,7 @@ rule offline_summary:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.offline.cli.summarise_offline --runs {params.runs} --out {output} > {log} 2>&1"
+        "python -m rlstudy.offline.cli.summarise_offline --runs {params.runs:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule offline_all:

@@ -35,8 +35,8 @@ def offline_runtime(env):
 
 
 def offline_run_args(wildcards):
-    return (f"--env {wildcards.env} --run-seed {wildcards.seed} --seed {config['seed']}"
-            f" --device {config['device']}")
+    """The arguments every offline step shares, as a list: `{params.run:q}` quotes each one."""
+    return ["--env", wildcards.env, "--run-seed", wildcards.seed, "--seed", config["seed"], "--device", config["device"]]
 
 
 OFFLINE_LEARNERS = ["behavioural", "bcq", "dqn"]

@@ -21,9 +21,9 @@ rule exact_q:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.solve_exact --task {wildcards.task} --gamma {params.gamma}"
-        " --dynamics '{params.dynamics}' --rtol {params.rtol}"
-        " --out-dir results/exact/{wildcards.task}/reward_{wildcards.reward_of} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.solve_exact --task {wildcards.task:q} --gamma {params.gamma:q}"
+        " --dynamics {params.dynamics:q} --rtol {params.rtol:q}"
+        " --out-dir results/exact/{wildcards.task:q}/reward_{wildcards.reward_of:q} > {log:q} 2>&1"
 
 
 rule reference:
@@ -53,10 +53,10 @@ rule reference:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.train_reference --task {wildcards.task} --method {params.method}"
-        " --trajectory data/trajectories/ours/{wildcards.task}/long --params '{params.sgd}'"
-        " --dynamics '{params.dynamics}' --seed {params.seed} --device {params.device}"
-        " --exact {input.exact} --out {output.network} --curve-out {output.curve} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.train_reference --task {wildcards.task:q} --method {params.method:q}"
+        " --trajectory data/trajectories/ours/{wildcards.task:q}/long --params {params.sgd:q}"
+        " --dynamics {params.dynamics:q} --seed {params.seed:q} --device {params.device:q}"
+        " --exact {input.exact:q} --out {output.network:q} --curve-out {output.curve:q} > {log:q} 2>&1"
 
 
 rule reference_table:
@@ -76,4 +76,4 @@ rule reference_table:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.summarise_references --entries {params.entries:q} --out {output} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.summarise_references --entries {params.entries:q} --out {output:q} > {log:q} 2>&1"

@@ -34,11 +34,11 @@ rule sweep_run:
     # Every point shares the optimiser name, hence the initial swarm (for equal N) and the sample
     # stream: the points differ by their parameters only. Divergence is a result here, not an error.
     shell:
-        "python -m rlstudy.bellman.cli.run_method --dataset ours --optimizer cbo-sweep --task {params.task}"
-        " --method {params.method} --run-seed {wildcards.seed} --seed {params.seed}"
-        " --trajectory data/trajectories/ours/{params.task}/short --reference {input.reference}"
-        " --exact {input.exact} --params '{params.cbo}' --dynamics '{params.dynamics}' --device {params.device} --stop-on-divergence"
-        " --out-dir 'results/sweep/{wildcards.grid}/{wildcards.point}/seed{wildcards.seed}' > '{log}' 2>&1"
+        "python -m rlstudy.bellman.cli.run_method --dataset ours --optimizer cbo-sweep --task {params.task:q}"
+        " --method {params.method:q} --run-seed {wildcards.seed:q} --seed {params.seed:q}"
+        " --trajectory data/trajectories/ours/{params.task:q}/short --reference {input.reference:q}"
+        " --exact {input.exact:q} --params {params.cbo:q} --dynamics {params.dynamics:q} --device {params.device:q} --stop-on-divergence"
+        " --out-dir results/sweep/{wildcards.grid:q}/{wildcards.point:q}/seed{wildcards.seed:q} > {log:q} 2>&1"
 
 
 rule sweep_table:
@@ -61,8 +61,8 @@ rule sweep_table:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.summarise_sweep --sweep '{params.sweep}' --results-dir results/sweep"
-        " --converged-below {params.converged_below} --out {output} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.summarise_sweep --sweep {params.sweep:q} --results-dir results/sweep"
+        " --converged-below {params.converged_below:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule sweep_figure:
@@ -84,8 +84,8 @@ rule sweep_figure:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.plot_sweep --table {input.table} --converged-below {params.converged_below}"
-        " --formats {params.formats} --dpi {params.dpi} --out-prefix figures/ours/cbo_sweep > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.plot_sweep --table {input.table:q} --converged-below {params.converged_below:q}"
+        " --formats {params.formats:q} --dpi {params.dpi:q} --out-prefix figures/ours/cbo_sweep > {log:q} 2>&1"
 
 
 rule cost_figure:
@@ -107,5 +107,5 @@ rule cost_figure:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.plot_cost --cost {wildcards.cost} --runs {params.runs} --formats {params.formats}"
-        " --dpi {params.dpi} --out-prefix figures/{wildcards.dataset}/cost_{wildcards.cost} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.plot_cost --cost {wildcards.cost:q} --runs {params.runs:q} --formats {params.formats:q}"
+        " --dpi {params.dpi:q} --out-prefix figures/{wildcards.dataset:q}/cost_{wildcards.cost:q} > {log:q} 2>&1"

@@ -46,7 +46,7 @@ class Returns:
 
 def load_returns(path: str | Path, what: str) -> pd.DataFrame:
     """A run's returns.csv (Returns.frame): finite returns of episodes ending at increasing steps."""
-    frame = load_csv(path, what, columns=["episode", "step"], finite=["return"])
+    frame = load_csv(path, what, columns=["episode"], finite=["step", "return"])
     if (np.diff(frame["step"].to_numpy()) <= 0).any():
         raise InputError(f"{path} ({what}): episode end steps do not increase; rerun its rule")
     return frame

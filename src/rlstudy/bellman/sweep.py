@@ -47,7 +47,22 @@ def sweep_points(sweep: dict) -> list[SweepPoint]:
             if "particles" in axes and "particle_batch" not in axes:
                 params["particle_batch"] = params["particles"]
             points.append(SweepPoint(grid, x, x_value, y, y_value, params))
+    refuse_repeated_labels(points)
     return points
+
+
+def refuse_repeated_labels(points: list[SweepPoint]) -> None:
+    """A label names a point's run folder: two points of a grid whose values print alike (1234567.0
+    and 1234568.0 are both 1.23457e+06) would share one run, so they are refused, naming both."""
+    seen = {}
+    for point in points:
+        other = seen.setdefault((point.grid, point.label), point)
+        if other is not point:
+            raise ValueError(f"config key 'cbo_sweep.grids.{point.grid}': the points "
+                             f"{point.x}={other.x_value!r}, {point.y}={other.y_value!r} and "
+                             f"{point.x}={point.x_value!r}, {point.y}={point.y_value!r} are both labelled "
+                             f"{point.label!r} and would share one run folder; give values that differ "
+                             "in their first 6 significant digits")
 
 
 def sweep_config_problems(config: dict, schema: dict) -> list[str]:
