@@ -28,8 +28,10 @@ shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(SRC))}; {IN
 
 from rlstudy.bellman.exact import discount_config_problems  # noqa: E402
 from rlstudy.bellman.sweep import sweep_config_problems  # noqa: E402
-from rlstudy.core.config import ConfigError, command_line_values, validate_config  # noqa: E402
+from rlstudy.core.config import ConfigError, check_config_files, command_line_values, validate_config  # noqa: E402
 
+# The raw config files first, with limits (no YAML aliases, 1 MiB): the merged config is walked below.
+check_config_files(workflow.configfiles)
 # `--config 'seeds=[0,1]'` arrives with every number a string: read them as a config file's.
 update_config(config, command_line_values(workflow.config_settings.config))
 validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",

@@ -184,13 +184,13 @@ MAX_RECORD_BYTES = 8 << 20
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
-def read_record(path: str | Path, what: str) -> dict:
+def read_record(path: str | Path, what: str) -> dict | None:
     """The provenance record of artefact `path`, read with a size limit (a record replaced by, or
-    linked to, a huge file fails at once instead of filling the memory); {} when there is none."""
+    linked to, a huge file fails at once instead of filling the memory); None when there is none."""
     path = Path(path)
     record_path = provenance_path(path)
     if not record_path.is_file():
-        return {}
+        return None
     fail = f"unreadable provenance record {record_path} ({what})"
     try:
         with open(record_path, "rb") as f:

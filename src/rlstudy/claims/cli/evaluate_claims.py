@@ -7,22 +7,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from rlstudy.claims.rules import evaluate
 from rlstudy.core import seeding
 from rlstudy.core.cli import integer_from, parser, run
-from rlstudy.core.config import ConfigError, validate_config
+from rlstudy.core.config import ConfigError, load_yaml, validate_config
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv, provenance, save_csv
 
 
 def load_claims(path: Path, schema: Path) -> dict:
     try:
-        claims = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise InputError(f"cannot read the claims file {path}: {err}") from err
-    try:
+        claims = load_yaml(path, "claims file")
         validate_config(claims, schema, document=str(path))
     except ConfigError as err:
         raise InputError(str(err)) from err

@@ -5,19 +5,28 @@ README or the study pages is typed by hand (`make readme` runs this after buildi
 - docs/bellman.md, between its results markers: the final errors over seeds of
   results/summary_stats.csv and the learned Q*'s distance to the exact Q of
   results/reference/error_exact.csv.
+
+These are tracked files, so the tables must come from the paper-scale profile (every run they
+summarise was made with the optimiser parameters config.yaml gives, which the smoke profile's
+scale.yaml changes) and from a clean commit of this repository (their records' git_commit, an
+ancestor of HEAD); --allow-any-results renders other results (e.g. to preview a smoke run).
+Inserted text is escaped for Markdown and HTML.
 """
 
 from __future__ import annotations
 
-import json
+import html
 import math
+import re
+import subprocess
 from pathlib import Path
 
 import pandas as pd
 
 from rlstudy.core.cli import parser, run
+from rlstudy.core.config import ConfigError, load_yaml
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX, load_csv, write_artefact
+from rlstudy.core.io import load_csv, read_record, write_artefact
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -29,6 +38,17 @@ RESULTS_START, RESULTS_END = markers("results")
 MARK = {"holds": "holds", "fails": "**fails**", "inconclusive": "*inconclusive*"}
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|])")
+CLAIM_ID = re.compile(r"[a-z0-9-]+")
+
+
+def text(value) -> str:
+    """A value as literal text in a Markdown table cell: HTML's &, < and > as entities (no `<!--` can
+    hide the rows below it, no tag is made), Markdown's punctuation backslashed, one line."""
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(str(value), quote=False))
+    return " ".join(escaped.split())
+
+
 def render(claims: pd.DataFrame, commit: str) -> str:
     """The README's block: one row per claim (id, statement, verdict), and where it came from."""
     counts = claims["verdict"].value_counts()
@@ -38,8 +58,9 @@ def render(claims: pd.DataFrame, commit: str) -> str:
              "(every statistic with its 95 % bootstrap interval, and the seeds) is in that file and in "
              "`report.html`.", "", "| claim | statement | verdict |", "| --- | --- | --- |"]
     for row in claims.itertuples():
-        statement = str(row.statement).replace("|", "\\|")
-        lines.append(f"| `{row.id}` | {statement} | {MARK[row.verdict]} |")
+        if not CLAIM_ID.fullmatch(str(row.id)):
+            raise InputError(f"claim id {str(row.id)[:80]!r}: not of the ids claims.yaml allows ([a-z0-9-]+)")
+        lines.append(f"| `{row.id}` | {text(row.statement)} | {MARK[row.verdict]} |")
     return "\n".join([*lines, END])
 
 
@@ -64,14 +85,14 @@ def render_results(stats: pd.DataFrame, references: pd.DataFrame, commit: str) -
              "| vs exact Q: mean [95 % CI] | IQM |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for row in stats.sort_values(["dataset", "task", "optimizer", "method"]).itertuples():
-        lines.append(f"| {row.dataset} | {row.task} | {row.optimizer} | {row.method} | {row.n} "
+        lines.append(f"| {text(row.dataset)} | {text(row.task)} | {text(row.optimizer)} | {text(row.method)} | {row.n} "
                      f"| {_interval(row, 'final_rel_error')} | {row.final_rel_error_iqm:.3f} "
                      f"| {_interval(row, 'final_rel_error_exact')} | {row.final_rel_error_exact_iqm:.3f} |")
     lines += ["", "Each learned Q* against the exact Q (centred error over the exact Q's centred norm: "
               "0 is exact, 1 as far off as a flat Q):", "",
               "| dataset | task | Q* made by | error against the exact Q, normalised |", "| --- | --- | --- | --- |"]
     for row in references.itertuples():
-        lines.append(f"| {row.dataset} | {row.task} | {row.made_by} | {row.error_exact_normalised:.3f} |")
+        lines.append(f"| {text(row.dataset)} | {text(row.task)} | {text(row.made_by)} | {row.error_exact_normalised:.3f} |")
     return "\n".join([*lines, end])
 
 
@@ -81,14 +102,86 @@ def replace_block(text: str, block: str, path: Path, start: str = START, end: st
     return text[:text.index(start)] + block + text[text.index(end) + len(end):]
 
 
-def commit_of(table: str) -> str:
-    """The git commit that made a table, from its provenance record."""
-    record = Path(table + PROVENANCE_SUFFIX)
-    return json.loads(record.read_text())["git_commit"] if record.is_file() else "unknown"
+def commit_of(table: str, any_results: bool) -> str:
+    """The git commit that made a table, from its provenance record: a commit of this repository
+    (an ancestor of HEAD) without uncommitted changes, unless any_results."""
+    record = read_record(table, "its provenance record") or {}
+    commit = record.get("git_commit")
+    if any_results:
+        return str(commit or "unknown")
+    if not isinstance(commit, str):
+        raise InputError(f"{table}: its provenance record has no field 'git_commit'; rebuild it with make figures "
+                         "(or pass --allow-any-results)")
+    if not re.fullmatch(r"[0-9a-f]{40}", commit):
+        raise InputError(f"{table}: made by git_commit {commit[:80]!r}, not a clean commit; commit, rebuild "
+                         "with make figures (or pass --allow-any-results)")
+    try:
+        known = subprocess.run(["git", "merge-base", "--is-ancestor", commit, "HEAD"], capture_output=True).returncode == 0
+    except OSError:
+        known = False
+    if not known:
+        raise InputError(f"{table}: made by commit {commit[:12]}, which is not in this repository's history "
+                         "(git merge-base --is-ancestor); rebuild with make figures (or pass --allow-any-results)")
+    return commit
 
 
-def write_block(path: Path, block: str, start: str, end: str) -> None:
-    write_artefact(path, replace_block(path.read_text(), block, path, start, end).encode(), None)
+def _records_of_runs(table: str, depth: int = 2) -> list[tuple[str, dict]]:
+    """(path, record) of every error curve a table was computed from, following the inputs of
+    each record down to the runs (claims.csv -> summary.csv -> errors.csv)."""
+    found = []
+    record = read_record(table, "a result table") or {}
+    inputs = record.get("inputs") if isinstance(record.get("inputs"), dict) else {}
+    for entry in inputs.values():
+        path = entry.get("path") if isinstance(entry, dict) else None
+        if not isinstance(path, str):
+            continue
+        if path.endswith("errors.csv"):
+            found.append((path, read_record(path, "an error curve") or {}))
+        elif depth > 1 and path.endswith(".csv"):
+            found += _records_of_runs(path, depth - 1)
+    return found
+
+
+def scale_problem(table: str, config_path: str = "config.yaml") -> str | None:
+    """Why `table` is not from the paper-scale profile, or None: every run it summarises must have
+    been made with the optimiser parameters of config.yaml (the smoke profile's scale.yaml changes
+    the epochs and particles of every one), and there must be such runs."""
+    try:
+        config = load_yaml(config_path, "config file")
+    except ConfigError as err:
+        return str(err)
+    runs = _records_of_runs(table)
+    if not runs:
+        return "its provenance record names no run (errors.csv) it was computed from"
+    for path, record in runs:
+        parameters = record.get("parameters") if isinstance(record.get("parameters"), dict) else {}
+        task, optimizer = parameters.get("task"), parameters.get("optimizer")
+        try:
+            wanted = (config["sgd"][task] if optimizer == "sgd" else config["cbo"]["settings"][optimizer]["params"])
+        except (KeyError, TypeError):
+            return f"run {path} ({optimizer}, {task}) is not one {config_path} makes"
+        made = parameters.get("params") if isinstance(parameters.get("params"), dict) else {}
+        for key, value in wanted.items():
+            if made.get(key) != value:
+                return f"run {path} was made with {key} {made.get(key)!r}, {config_path} gives {value!r}"
+    return None
+
+
+def check_paper_scale(table: str, any_results: bool) -> None:
+    problem = None if any_results else scale_problem(table)
+    if problem:
+        raise InputError(f"{table}: not from the paper-scale profile ({problem}); run make figures first "
+                         "(or pass --allow-any-results)")
+
+
+def replace_block_in(path: Path, block: str, start: str, end: str) -> str:
+    """The text of `path` with its generated block replaced."""
+    try:
+        current = path.read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read {path}: {getattr(err, 'strerror', None) or err}; "
+                         "give it with --readme / --study-page") from err
+    return replace_block(current, block, path, start, end)
 
 
 def main() -> None:
@@ -98,7 +191,12 @@ def main() -> None:
     p.add_argument("--stats", default="results/summary_stats.csv")
     p.add_argument("--references", default="results/reference/error_exact.csv")
     p.add_argument("--study-page", default="docs/bellman.md", help="the page that gets the results block")
+    p.add_argument("--allow-any-results", action="store_true",
+                   help="render results that are not from the paper-scale profile and a clean commit of this "
+                        "repository (a preview: do not commit what it writes)")
     args = p.parse_args()
+    for table in (args.claims, args.stats):
+        check_paper_scale(table, args.allow_any_results)
     claims = load_csv(args.claims, "the claims' verdicts", columns=("id", "statement", "verdict"))
     if not claims["verdict"].isin(list(MARK)).all():
         raise InputError(f"{args.claims}: a verdict other than {sorted(MARK)}; rerun rule claims")
@@ -108,9 +206,12 @@ def main() -> None:
                                     for s in ("mean", "iqm"))])
     references = load_csv(args.references, "the learned Q* against the exact Q", columns=("made_by",),
                           finite=("error_exact_normalised",))
-    write_block(Path(args.readme), render(claims, commit_of(args.claims)), START, END)
-    write_block(Path(args.study_page), render_results(stats, references, commit_of(args.stats)),
-                RESULTS_START, RESULTS_END)
+    claims_commit, stats_commit = (commit_of(table, args.allow_any_results) for table in (args.claims, args.stats))
+    readme = replace_block_in(Path(args.readme), render(claims, claims_commit), START, END)
+    page = replace_block_in(Path(args.study_page), render_results(stats, references, stats_commit),
+                            RESULTS_START, RESULTS_END)
+    for path, content in ((args.readme, readme), (args.study_page, page)):  # both checked before either is written
+        write_artefact(Path(path), content.encode(), None)
     print(f"wrote {len(claims)} verdicts into {args.readme} and {len(stats)} result rows into {args.study_page}")
 
 
