@@ -153,6 +153,15 @@ def ensure_writable(folder: str | Path) -> None:
         raise OutputError(f"cannot write in {folder}: {err.strerror or err}") from err
 
 
+def ensure_writable_paths(*paths: str | Path) -> None:
+    """Probe where each output goes before any is written, so that a step writing two files does not
+    write the first and then fail on the second (a folder given as a file, a read-only folder)."""
+    for path in map(Path, paths):
+        if path.is_dir():
+            raise OutputError(f"cannot write {path}: it is a folder")
+        ensure_writable(path.parent)
+
+
 def save_npy(path, array: np.ndarray, record: dict | None) -> None:
     buffer = io.BytesIO()
     np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
