@@ -290,3 +290,42 @@ def test_an_output_folder_that_cannot_be_written_fails_before_training(project, 
     one_line_error(status, err, "cannot write in", "a_file/run")
     with pytest.raises(OutputError, match="cannot write in .*a_file"):
         ensure_writable(project / "a_file" / "deeper")
+
+
+# ---------------------------------------------------------------- steps run by hand: one-line errors, nothing half-written
+
+def test_summarise_checks_both_outputs_before_writing_either(project, cli):
+    """--stats-out into an unwritable place used to fail after --out was written."""
+    (project / "a_file").write_text("not a folder")
+    curves = [project / f"seed{seed}" / "errors.csv" for seed in (0, 1)]
+    for stats_out in (project / "a_file" / "stats.csv", project / "seed0"):
+        status, err = cli("bellman.cli.summarise", "--curves", *curves, "--converged-below", 0.5, "--seed", 3,
+                          "--out", project / "summary.csv", "--stats-out", stats_out)
+        one_line_error(status, err, "cannot write")
+        assert not (project / "summary.csv").exists()
+
+
+@needs_shared
+@pytest.mark.parametrize("steps, message", [
+    (5_000_000, "--steps 5000000 (config 'trajectories.authors'): the authors' evaluation trajectory has 1,000,000 steps"),
+    (1, "--steps 1 (config 'trajectories.authors'): at least 3 steps"),
+])
+def test_import_authors_data_refuses_steps_beyond_the_data_or_too_few(tmp_path, cli, steps, message):
+    out = tmp_path / "traj"
+    one_line_error(*cli("bellman.cli.import_authors_data", "--task", "evaluation", "--source", SHARED,
+                        "--steps", steps, "--trajectory-out", out), message)
+    assert nothing_written(out)
+
+
+@pytest.mark.parametrize("entries, message", [
+    ('{"rows": 3}', 'expected {"rows": [...]} with at least one row'),
+    ('{}', 'expected {"rows": [...]} with at least one row'),
+    ('{"rows": [3]}', "each row needs exactly the keys"),
+    ('{"rows": [{"dataset": "ours"}]}', "each row needs exactly the keys"),
+    ('{"rows": [{"dataset": "ours", "task": "control", "reference": 1, "exact": "e", "made_by": "m"}]}',
+     "keys ['reference'] must be text"),
+])
+def test_summarise_references_checks_its_entries_given_by_hand(tmp_path, cli, entries, message):
+    one_line_error(*cli("bellman.cli.summarise_references", "--entries", entries, "--out", tmp_path / "t.csv"),
+                   "--entries", message)
+    assert not (tmp_path / "t.csv").exists()

@@ -3,8 +3,10 @@ that name a changed file, config values by hand and on the command line, a full 
 
 import dataclasses
 import errno
+import json
 import os
 import re
+import time
 
 import numpy as np
 import pandas as pd
@@ -17,14 +19,17 @@ from snakemake.utils import update_config
 from rlstudy.bellman.sde import Dynamics
 from rlstudy.bellman.sgd import SGDParams
 from rlstudy.bellman.sweep import sweep_config_problems
-from rlstudy.core.config import ConfigError, command_line_values, validate_config
+from rlstudy.core.config import ConfigError, command_line_values, load_yaml, validate_config
 from rlstudy.core.errors import InputError, OutputError
 from rlstudy.core.io import (
+    check_recorded_run,
+    ensure_writable_paths,
     load_csv,
     load_npy,
     load_tensors,
     provenance,
     provenance_path,
+    refuse_repeated_runs,
     save_csv,
     save_npy,
     save_tensors,
@@ -153,3 +158,121 @@ def test_artefacts_get_the_users_umask(tmp_path, umask, mode):
         os.umask(previous)
     for path in (tmp_path / "x.bin", provenance_path(tmp_path / "x.bin")):
         assert path.stat().st_mode & 0o777 == mode, path
+
+
+# ---------------------------------------------------------------- provenance records and YAML, read with limits
+
+@pytest.mark.parametrize("sha256", [None, 12345, "not-a-hash"])
+def test_a_record_whose_sha256_is_not_a_hash_is_one_error_naming_file_and_field(tmp_path, sha256):
+    save_csv(tmp_path / "b.csv", pd.DataFrame({"x": [1]}), provenance({}, None, {}))
+    record_path = provenance_path(tmp_path / "b.csv")
+    record = yaml.safe_load(record_path.read_text())
+    record["artefact"]["sha256"] = sha256
+    record_path.write_text(json.dumps(record))
+    with pytest.raises(InputError, match=r"b\.csv\.provenance\.json \(test\): field 'artefact\.sha256' is .*not a sha256"):
+        load_csv(tmp_path / "b.csv", "test")
+
+
+def test_a_record_linked_to_a_huge_file_is_refused_without_reading_it(tmp_path):
+    save_csv(tmp_path / "b.csv", pd.DataFrame({"x": [1]}), None)
+    huge = tmp_path / "huge"
+    with open(huge, "wb") as f:
+        f.truncate(1 << 34)  # 16 GiB, sparse: read whole it would exhaust the memory
+    provenance_path(tmp_path / "b.csv").symlink_to(huge)
+    with pytest.raises(InputError, match=r"b\.csv\.provenance\.json \(test\): larger than 8 MiB"):
+        load_csv(tmp_path / "b.csv", "test")
+
+
+def test_a_run_is_read_only_as_the_run_its_record_names(tmp_path):
+    path = tmp_path / "seed0" / "returns.csv"
+    save_csv(path, pd.DataFrame({"x": [1]}), {"parameters": {"agent": "dqn", "run_seed": 1}})
+    check_recorded_run(path, "test", {"parameters.agent": "dqn"})
+    with pytest.raises(InputError, match=r"seed0/returns\.csv \(test\): its provenance record gives "
+                                         r"parameters\.run_seed 1, but it is read as 0; a copied"):
+        check_recorded_run(path, "test", {"parameters.agent": "dqn", "parameters.run_seed": 0})
+    with pytest.raises(InputError, match="gives parameters.env nothing"):
+        check_recorded_run(path, "test", {"parameters.env": "CartPole-v1"})
+    save_csv(path, pd.DataFrame({"x": [1]}), None)
+    with pytest.raises(InputError, match="no provenance record beside it"):
+        check_recorded_run(path, "test", {"parameters.agent": "dqn"})
+    with pytest.raises(InputError, match="b and a hold the same run"):
+        refuse_repeated_runs([("a", {"seed": 0}), ("c", {"seed": 1}), ("b", {"seed": 0})])
+
+
+LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi"))
+
+
+def test_a_billion_laughs_is_refused_at_once(tmp_path):
+    """Nine lines of nested aliases are 9**9 strings to walk; the loader refuses aliases outright."""
+    path = tmp_path / "laughs.yaml"
+    path.write_text(LAUGHS)
+    start = time.perf_counter()
+    with pytest.raises(ConfigError, match=r"laughs\.yaml, line 2: YAML aliases \(\*name\) are not allowed"):
+        load_yaml(path, "config file")
+    assert time.perf_counter() - start < 1.0
+
+
+def test_yaml_is_read_with_a_size_limit_and_safe_types(tmp_path):
+    big = tmp_path / "big.yaml"
+    big.write_text("a: " + "x" * (2 << 20))
+    with pytest.raises(ConfigError, match=r"big\.yaml is larger than 1 MiB"):
+        load_yaml(big, "config file")
+    tagged = tmp_path / "tagged.yaml"
+    tagged.write_text("a: !!python/object/apply:os.system ['touch x']\n")
+    with pytest.raises(ConfigError, match=r"tagged\.yaml, line 1: not valid YAML"):
+        load_yaml(tagged, "config file")
+    assert load_yaml(ROOT / "config.yaml", "config file")["seed"] == yaml.safe_load((ROOT / "config.yaml").read_text())["seed"]
+
+
+def test_a_second_output_that_cannot_be_written_fails_before_the_first_is_written(tmp_path):
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(OutputError, match=r"cannot write .*folder: it is a folder"):
+        ensure_writable_paths(tmp_path / "out.csv", tmp_path / "folder")
+
+
+# ---------------------------------------------------------------- free-text config values: schema patterns
+
+def config_problems(**change) -> list[str]:
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    for dotted, value in change.items():
+        *parents, key = dotted.split("__")
+        node = config
+        for parent in parents:
+            node = node[parent]
+        node[key] = value
+    try:
+        validate_config(config, SCHEMA, checks=[sweep_config_problems])
+    except ConfigError as err:
+        return str(err).splitlines()[1:]
+    return []
+
+
+PAYLOADS = ["CartPole-v1$(touch MARKER)", "CartPole-v1`touch MARKER`", "CartPole-v1; touch MARKER",
+            "CartPole-v1' x", 'CartPole-v1" x', "CartPole-v1\ntouch MARKER", "CartPole v1"]
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+@pytest.mark.parametrize("key", ["qtable__env", "linear_q__env", "dqn__env", "ddpg__env", "mpo__env"])
+def test_an_environment_id_holding_shell_syntax_is_refused_by_the_schema(key, payload):
+    problems = config_problems(**{key: payload})
+    assert len(problems) == 1 and f"config key '{key.replace('__', '.')}'" in problems[0] and "does not match" in problems[0]
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_a_sweep_value_holding_shell_syntax_is_refused_by_the_schema(payload):
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    grid = next(iter(config["cbo_sweep"]["grids"]))
+    problems = config_problems(**{f"cbo_sweep__grids__{grid}__output_bias_init": [payload]})
+    assert problems and all(f"cbo_sweep.grids.{grid}" in p for p in problems)
+
+
+def test_authors_data_may_be_any_path_but_one_with_control_characters():
+    """A folder path may hold quotes, spaces, `$(...)` (the rules quote it); not a newline."""
+    assert config_problems(authors_data="/data/a b/it's $(touch MARKER); `x` \"y\"") == []
+    problems = config_problems(authors_data="/data/a\ntouch MARKER")
+    assert len(problems) == 1 and "config key 'authors_data'" in problems[0]
+
+
+def test_authors_steps_between_one_and_two_are_refused():
+    assert config_problems(trajectories__authors=2) and not config_problems(trajectories__authors=3)

@@ -1,16 +1,18 @@
 """Hostile and broken inputs of the offline study: crafted, corrupt or foreign checkpoints (no code
-runs, the run starts afresh bit for bit), environment states, damaged or cut buffers."""
+runs, the run starts afresh bit for bit), environment states, damaged or cut buffers, a run folder copied over another in the summary."""
 
 import io
+import shutil
 
 import gymnasium as gym
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
 from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, provenance_path
+from rlstudy.core.io import provenance, provenance_path, save_csv
 from rlstudy.offline.bcq import BCQ
 from rlstudy.offline.buffer import ReplayBuffer
 from rlstudy.offline.checkpoint import env_state, restore_env_state, save_checkpoint
@@ -18,7 +20,7 @@ from rlstudy.offline.double_dqn import DQN
 from rlstudy.offline.envs import AtariPreprocessing, make_env
 from rlstudy.offline.training import generate_buffer, train_offline, train_online
 
-from hostile import CPU, Payload, RUN, marker, payload_tensor
+from hostile import CPU, Payload, RUN, cli, marker, one_line_error, payload_tensor
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -250,3 +252,45 @@ def test_a_saved_buffer_cut_short_is_named(tmp_path, cartpole_buffer):
     provenance_path(tmp_path / "action.npy").unlink()
     with pytest.raises(InputError, match=r"lengths differ: .*'action': \(395,\)"):
         ReplayBuffer.load(tmp_path, info)
+
+
+# ---------------------------------------------------------------- the summary: each run is the run its records name
+
+def write_offline_run(folder, env, seed):
+    """performance.csv and each learner's evaluations.csv, with records as the offline steps write them."""
+    names = {"env": {"env_id": env}, "run_seed": seed}
+    save_csv(folder / "buffer" / "performance.csv",
+             pd.DataFrame({"source": ["buffer", "behavioural"], "mean_return": [50.0, 60.0]}), {"parameters": names})
+    for learner in ("behavioural", "bcq", "dqn"):
+        algorithm = {} if learner == "behavioural" else {"algorithm": learner}
+        save_csv(folder / learner / "evaluations.csv",
+                 pd.DataFrame({"iteration": [100, 200], "mean_return": [40.0, 70.0], "std_return": [1.0, 2.0]}),
+                 {"parameters": {**names, **algorithm}})
+
+
+def test_the_offline_summary_refuses_a_run_copied_over_another_seed(tmp_path, cli):
+    from rlstudy.offline.cli.summarise_offline import run_rows
+    for seed in (0, 1):
+        write_offline_run(tmp_path / "CartPole-v1" / f"seed{seed}", "CartPole-v1", seed)
+    assert [row["learner"] for row in run_rows(tmp_path / "CartPole-v1" / "seed0")] == ["behavioural", "bcq", "dqn"]
+    shutil.rmtree(tmp_path / "CartPole-v1" / "seed0")
+    shutil.copytree(tmp_path / "CartPole-v1" / "seed1", tmp_path / "CartPole-v1" / "seed0")
+    out = tmp_path / "summary.csv"
+    status, err = cli("offline.cli.summarise_offline", "--runs", *(tmp_path / "CartPole-v1" / f"seed{s}" for s in (0, 1)),
+                      "--out", out)
+    one_line_error(status, err, "seed0/buffer/performance.csv", "parameters.run_seed 1, but it is read as 0")
+    assert not out.exists()
+
+
+def test_the_offline_summary_refuses_a_learner_of_another_algorithm_or_environment(tmp_path):
+    from rlstudy.offline.cli.summarise_offline import run_rows
+    folder = tmp_path / "CartPole-v1" / "seed0"
+    write_offline_run(folder, "CartPole-v1", 0)
+    shutil.copy(folder / "dqn" / "evaluations.csv", folder / "bcq" / "evaluations.csv")
+    shutil.copy(provenance_path(folder / "dqn" / "evaluations.csv"), provenance_path(folder / "bcq" / "evaluations.csv"))
+    with pytest.raises(InputError, match=r"bcq/evaluations\.csv .*parameters\.algorithm 'dqn', but it is read as 'bcq'"):
+        run_rows(folder)
+    other = tmp_path / "Acrobot-v1" / "seed0"
+    shutil.copytree(tmp_path / "CartPole-v1", tmp_path / "Acrobot-v1", dirs_exist_ok=True)
+    with pytest.raises(InputError, match="parameters.env.env_id 'CartPole-v1', but it is read as 'Acrobot-v1'"):
+        run_rows(other)
