@@ -276,3 +276,15 @@ def test_authors_data_may_be_any_path_but_one_with_control_characters():
 
 def test_authors_steps_between_one_and_two_are_refused():
     assert config_problems(trajectories__authors=2) and not config_problems(trajectories__authors=3)
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_names_of_settings_grids_and_environments_holding_shell_syntax_are_refused(payload):
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    setting = next(iter(config["cbo"]["settings"].values()))
+    grid = next(iter(config["cbo_sweep"]["grids"].values()))
+    budget = config["offline"]["budgets"]["regular"]
+    for section, value in (("cbo__settings", {payload: setting}), ("cbo_sweep__grids", {payload: grid}),
+                           ("offline__environments", [payload]), ("offline__budgets", {payload: budget,
+                                                                                   **config["offline"]["budgets"]})):
+        assert config_problems(**{section: value}), section
