@@ -13,8 +13,9 @@ import pandas as pd
 from rlstudy.core.cli import parser, run
 from rlstudy.core.io import provenance, save_csv
 from rlstudy.offline.evaluation import load_evaluations, load_performance
+from rlstudy.offline.learners import DIAGNOSED
 
-LEARNERS = ("behavioural", "bcq", "dqn")
+LEARNERS = tuple(DIAGNOSED)  # the behavioural DQN, then every offline learner
 
 
 def run_rows(folder: Path) -> list[dict]:
