@@ -22,16 +22,16 @@ def test_a_registered_toy_offline_learner_runs_through_the_workflow(tmp_path):
     text = registry.read_text()
     assert REGISTRY_END in text, "the registry's last line moved: update this test"
     registry.write_text(text.replace(REGISTRY_END, REGISTRY_END + TOY_LINE))
-    planned = snakemake(workdir, *SMOKE, "--dry-run", "offline_all")
+    planned = snakemake(workdir, "offline_all", "--dry-run", *SMOKE)
     assert planned.returncode == 0, planned.stdout[-2000:] + planned.stderr[-3000:]
     for env in ("CartPole-v1", "PongNoFrameskip-v4"):  # trained, drawn and summarised like BCQ
         assert f"results/offline/{env}/seed0/toy/evaluations.csv" in planned.stdout
         assert f"figures/offline/{env}_toy_diagnostics.png" in planned.stdout
 
-    result = snakemake(workdir, *SMOKE, f"{RUN}/toy/evaluations.csv")
+    result = snakemake(workdir, f"{RUN}/toy/evaluations.csv", *SMOKE)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     evaluations = pd.read_csv(workdir / RUN / "toy/evaluations.csv", comment="#")
     assert evaluations["iteration"].tolist() == [1000, 2000]  # the smoke budget, evaluated every 1000 updates
     assert evaluations["mean_return"].notna().all()
     record = json.loads((workdir / RUN / "toy/evaluations.csv.provenance.json").read_text())
-    assert record["params"]["algorithm"] == "toy"
+    assert record["parameters"]["algorithm"] == "toy"

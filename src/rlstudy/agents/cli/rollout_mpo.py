@@ -6,7 +6,8 @@ import os
 
 import torch
 
-from rlstudy.agents.mpo import make_env, policy_from_state_dict
+from rlstudy.agents.mpo.environment import make_env
+from rlstudy.agents.mpo.networks import policy_from_state_dict
 from rlstudy.agents.rollout import greedy_rollout, save_gif
 from rlstudy.core import seeding
 from rlstudy.core.cli import integer_from, parser, run
@@ -28,7 +29,7 @@ def main() -> None:
     args = p.parse_args()
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame renders without a display
     policy = policy_from_state_dict(load_tensors(args.model, "MPO model"), tuple(args.policy_layer_sizes))
-    env = make_env(args.env, "mpo.env", render_mode="rgb_array")
+    env = make_env(args.env, render_mode="rgb_array")
 
     def act(observation):
         with torch.no_grad():

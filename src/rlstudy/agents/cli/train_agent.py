@@ -14,9 +14,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from rlstudy.agents.episodes import evaluate
+from rlstudy.agents.episodes import evaluate, evaluation_frame
 from rlstudy.agents.registry import AGENTS
 from rlstudy.core import seeding
 from rlstudy.core.cli import add_tensorboard_argument, build, integer_from, json_arg, parser, run, setup_torch
@@ -67,8 +66,7 @@ def main() -> None:
                         args.seed, {})
     out = Path(args.out_dir)
     save_csv(out / "returns.csv", curve, record)
-    save_csv(out / "evaluation.csv", pd.DataFrame({"episode": np.arange(1, len(evaluation) + 1),
-                                                   "return": evaluation}), record)
+    save_csv(out / "evaluation.csv", evaluation_frame(evaluation), record)
     save_csv(out / "diagnostics.csv", log.frame(), record)
     agent.save(out / agent.model_file, model, record)
 
