@@ -3,7 +3,6 @@
 # Environment ids are path wildcards, so Atari games go by their *NoFrameskip-v4 ids (no '/').
 
 
-include: "step_templates.smk"
 include: "offline_common.smk"
 
 

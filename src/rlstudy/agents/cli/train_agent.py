@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from rlstudy.agents.episodes import evaluate, evaluation_frame
-from rlstudy.agents.registry import AGENTS
+from rlstudy.agents.registry import BASICS
 from rlstudy.core import seeding
 from rlstudy.core.cli import add_tensorboard_argument, build, integer_from, json_arg, parser, run, setup_torch
 from rlstudy.core.diagnostics import DiagnosticsLog
@@ -31,7 +31,7 @@ def agent_params(agent, values: dict):
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--agent", choices=sorted(AGENTS), required=True)
+    p.add_argument("--agent", choices=sorted(BASICS), required=True)
     p.add_argument("--env", required=True, help="gymnasium environment id")
     p.add_argument("--params", type=json_arg, required=True, help="JSON of the agent's parameters")
     p.add_argument("--evaluation-episodes", type=integer_from(1), default=10)
@@ -41,7 +41,7 @@ def main() -> None:
     add_tensorboard_argument(p)
     args = p.parse_args()
     setup_torch("cpu")  # networks this small train fastest on the CPU
-    agent = AGENTS[args.agent]
+    agent = BASICS[args.agent]
     params = agent_params(agent, args.params)
     names = (agent.name, str(args.run_seed))
     env = agent.make_env(args.env, params)
