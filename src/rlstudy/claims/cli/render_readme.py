@@ -4,7 +4,9 @@ README or the study pages is typed by hand (`make readme` runs this after buildi
 - README.md, between its claims markers: the verdicts of results/claims.csv;
 - docs/bellman.md, between its results markers: the final errors over seeds of
   results/summary_stats.csv and the learned Q*'s distance to the exact Q of
-  results/reference/error_exact.csv.
+  results/reference/error_exact.csv;
+- docs/agents.md and docs/offline.md, between their results markers: the tables of
+  rlstudy.claims.study_tables, from the agents' and the offline summaries.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rlstudy.claims.study_tables import STUDY_TABLES
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import PROVENANCE_SUFFIX, load_csv, write_artefact
@@ -112,6 +115,11 @@ def main() -> None:
     write_block(Path(args.study_page), render_results(stats, references, commit_of(args.stats)),
                 RESULTS_START, RESULTS_END)
     print(f"wrote {len(claims)} verdicts into {args.readme} and {len(stats)} result rows into {args.study_page}")
+    for study in STUDY_TABLES:
+        table = load_csv(study.table, study.what, columns=study.columns, finite=study.finite)
+        start, end = markers(study.marker)
+        write_block(Path(study.page), study.render(table, commit_of(study.table), start, end), start, end)
+        print(f"wrote {len(table)} result rows into {study.page}")
 
 
 if __name__ == "__main__":
