@@ -10,8 +10,8 @@ import pandas as pd
 from project_copy import SMOKE, copy_project, snakemake
 
 HERE = Path(__file__).parent
-REGISTRY_END = '    OfflineLearner("dqn", "offline DQN", builder("double_dqn", "DQN")),\n'
-TOY_LINE = '    OfflineLearner("toy", "myopic Q", builder("toy_learner", "MyopicQ")),\n'
+REGISTRY_END = '    OfflineLearner("dqn", "offline DQN", "double_dqn", "DQN"),\n'
+TOY_LINE = '    OfflineLearner("toy", "myopic Q", "toy_learner", "MyopicQ"),\n'
 RUN = "results/offline/CartPole-v1/seed0"
 
 

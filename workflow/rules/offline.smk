@@ -62,7 +62,7 @@ use rule step as offline_buffer with:
 use rule step as offline_train with:
     input:
         BUFFER_FILES,
-        code=sources("offline.cli.train_offline"),
+        code=lambda w: learner_sources(w.algorithm),
     output:
         q=f"{OFFLINE_RUN}/{{algorithm}}/q.pt",
         evaluations=f"{OFFLINE_RUN}/{{algorithm}}/evaluations.csv",

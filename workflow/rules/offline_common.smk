@@ -50,6 +50,11 @@ def offline_run_dirs(env):
 OFFLINE_LEARNERS = list(DIAGNOSED)  # the behavioural DQN, then the registry's offline learners
 
 
+def learner_sources(algorithm):
+    """The code of an offline learner's training job: the step's and its learner class's module."""
+    return [*sources("offline.cli.train_offline"), *sources(f"offline.{LEARNERS[algorithm].module}")]
+
+
 def offline_options(algorithm):
     """An offline learner's own options from the config's `offline` section, as JSON for train_offline."""
     return as_json(LEARNERS[algorithm].options(OFFLINE))

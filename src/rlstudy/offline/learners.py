@@ -10,7 +10,7 @@ diagnostics sit beside theirs: `DIAGNOSED` lists it first, then every offline le
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -30,15 +30,24 @@ class OfflineLearner:
     """One learner of the fixed buffer.
 
     name: its folder and the `{algorithm}` wildcard (results/offline/{env}/seed{seed}/<name>);
-    label: its name in figures; build(info, params, options, device): an untrained learner;
-    config_options: option -> key of the config's `offline` section (e.g. BCQ's threshold), passed
-    to `build` as `options` and recorded in the provenance of its outputs.
+    label: its name in figures; module, cls: its `Learner` subclass, rlstudy.offline.<module>.<cls>
+    (named, not imported: the workflow reads the registry at parse time without torch, and lists the
+    module's sources as the inputs of the learner's training jobs); config_options: option -> key
+    of the config's `offline` section (e.g. BCQ's threshold), passed to the class as keyword
+    arguments and recorded in the provenance of its outputs.
     """
 
     name: str
     label: str
-    build: "Callable[[EnvInfo, LearnerParams, Mapping[str, object], torch.device], Learner]"
+    module: str
+    cls: str
     config_options: Mapping[str, str] = field(default_factory=dict)
+
+    def build(self, info: EnvInfo, params: LearnerParams, options: Mapping[str, object],
+              device: torch.device) -> Learner:
+        """An untrained learner: cls(info, params, device=device, **options)."""
+        learner = getattr(importlib.import_module(f"rlstudy.offline.{self.module}"), self.cls)
+        return learner(info, params, device=device, **options)
 
     def options(self, offline_config: Mapping[str, object]) -> dict[str, object]:
         """The learner's options from the config's `offline` section."""
@@ -50,18 +59,9 @@ class OfflineLearner:
                              f"(config 'offline': {sorted(self.config_options.values())}), got {sorted(options)}")
 
 
-def builder(module: str, cls: str) -> Callable:
-    """build = cls(info, params, device=device, **options) of rlstudy.offline.<module>, imported at
-    the first build (the workflow reads the registry at parse time, without torch)."""
-    def build(info, params, options, device):
-        learner = getattr(importlib.import_module(f"rlstudy.offline.{module}"), cls)
-        return learner(info, params, device=device, **options)
-    return build
-
-
 LEARNERS: dict[str, OfflineLearner] = {learner.name: learner for learner in (
-    OfflineLearner("bcq", "BCQ", builder("bcq", "BCQ"), {"threshold": "bcq_threshold"}),
-    OfflineLearner("dqn", "offline DQN", builder("double_dqn", "DQN")),
+    OfflineLearner("bcq", "BCQ", "bcq", "BCQ", {"threshold": "bcq_threshold"}),
+    OfflineLearner("dqn", "offline DQN", "double_dqn", "DQN"),
 )}
 
 DIAGNOSED: dict[str, tuple[str, str]] = {
