@@ -17,6 +17,10 @@ from rlstudy.core.errors import InputError
 
 from mpo_fixtures import TINY, random_batch, tiny_agent
 
+# One torch thread, as the jobs run: these tiny networks were many times slower (30 s and more for
+# the exact repeat) with torch's default threads on a shared machine.
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 def test_e_step_weights_sum_to_one_and_are_the_softmax_of_q_over_eta():
     q = torch.tensor([[0.0, 2.0], [1.0, 1.0], [-3.0, 5.0]])
@@ -134,7 +138,7 @@ def test_discrete_and_unknown_environments_are_refused_naming_the_key():
 
 
 def test_short_training_repeats_exactly():
-    params = MPOParams(**{**TINY.__dict__, "total_steps": 120, "learning_starts": 60, "log_every": 30,
+    params = MPOParams(**{**TINY.__dict__, "total_steps": 90, "learning_starts": 50, "log_every": 20,
                           "eval_episodes": 1})
 
     def once():
