@@ -31,7 +31,7 @@ use rule step as train_agent with:
         mem_mb=2000,
         runtime=lambda w: BASICS_RUNTIME[w.agent],
     # the deep agents are the longest jobs: start them first
-    priority: lambda w: 5 if w.agent in ("dqn", "ddpg") else 0
+    priority: lambda w: 5 if BASICS_RUNTIME[w.agent] >= 60 else 0
 
 
 use rule train_agent as train_qtable with:
