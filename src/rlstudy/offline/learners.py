@@ -54,9 +54,10 @@ class OfflineLearner:
         return {option: offline_config[key] for option, key in self.config_options.items()}
 
     def check_options(self, options: Mapping[str, object]) -> None:
-        if set(options) != set(self.config_options):
+        """Refuse options that are not exactly the learner's, naming their config keys."""
+        if not isinstance(options, Mapping) or set(options) != set(self.config_options):
             raise InputError(f"offline learner {self.name!r} takes the options {sorted(self.config_options)} "
-                             f"(config 'offline': {sorted(self.config_options.values())}), got {sorted(options)}")
+                             f"(config 'offline': {sorted(self.config_options.values())}), got {options!r}")
 
 
 LEARNERS: dict[str, OfflineLearner] = {learner.name: learner for learner in (

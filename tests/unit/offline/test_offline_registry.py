@@ -27,6 +27,8 @@ def test_options_a_learner_does_not_take_or_misses_are_refused_naming_the_config
         LEARNERS["bcq"].check_options({})
     with pytest.raises(InputError, match="'dqn'"):
         LEARNERS["dqn"].check_options({"threshold": 0.3})
+    with pytest.raises(InputError, match="bcq_threshold"):
+        LEARNERS["bcq"].check_options(0.3)  # JSON that is not an object
     LEARNERS["bcq"].check_options({"threshold": 0.3})
 
 
