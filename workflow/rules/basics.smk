@@ -85,7 +85,8 @@ use rule step as agents_summary with:
         report("results/agents/summary.csv", caption="../report/agents_summary.rst", category="5. Agents"),
     params:
         step="rlstudy.agents.cli.summarise_agents",
-        args=["--runs", *agents_summary_runs(), "--out", "results/agents/summary.csv", "--agents",
-              as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")} for agent in CATALOGUE})],
+        args=["--runs", *agents_summary_runs(), "--agents",
+              as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")} for agent in CATALOGUE}),
+              "--out", "results/agents/summary.csv"],
     log:
         "logs/agents/summary.log",
