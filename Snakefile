@@ -46,6 +46,7 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/step_templates.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/reference.smk"
 include: "workflow/rules/methods.smk"

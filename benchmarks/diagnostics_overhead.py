@@ -29,7 +29,10 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from rlstudy.agents import ddpg, dqn, mpo, tabular
+from rlstudy.agents import ddpg, dqn, tabular
+from rlstudy.agents.mpo import environment as mpo_environment
+from rlstudy.agents.mpo import loop as mpo_loop
+from rlstudy.agents.mpo.config import MPOParams
 from rlstudy.bellman import cbo, sgd
 from rlstudy.bellman.qnet import init_params
 from rlstudy.bellman.residuals import TrajectoryTensors
@@ -97,7 +100,7 @@ def runs(scale: float, checkpoints: Path) -> dict[str, Callable[[], object]]:
     traj = TrajectoryTensors.from_arrays(trajectory.states, trajectory.action_indices, trajectory.rewards)
     swarm = cbo.CBOParams(particles=100, particle_batch=100, samples=10_000, epochs=max(1, int(10 * scale)), lam=1.0,
                           eta=0.01, tau=3.0, beta=100.0)
-    mpo_params = mpo.MPOParams(total_steps=int(3000 * scale), learning_starts=int(200 * scale))
+    mpo_params = MPOParams(total_steps=int(3000 * scale), learning_starts=int(200 * scale))
     return {
         "qtable": lambda: tabular.train_qtable(tabular.make_grid_env("MountainCar-v0", grid, "qtable"), grid, 0, rng()),
         "linear_q": lambda: tabular.train_linear_q(tabular.make_grid_env("MountainCar-v0", grid, "linear_q"), grid, 0,
@@ -106,7 +109,7 @@ def runs(scale: float, checkpoints: Path) -> dict[str, Callable[[], object]]:
                                      rng(), generator()),
         "ddpg": lambda: ddpg.train_ddpg(gym.make("Pendulum-v1"), ddpg.DDPGParams(total_steps=int(3000 * scale)), 0,
                                         rng(), generator()),
-        "mpo": lambda: mpo.train(mpo.make_env("Pendulum-v1", "mpo.env"), mpo_params, CPU, 0, rng(), generator(),
+        "mpo": lambda: mpo_loop.train(mpo_environment.make_env("Pendulum-v1"), mpo_params, CPU, 0, rng(), generator(),
                                  "MPO"),
         "behavioural DQN": lambda: training.train_online(
             double_dqn.DQN(info, params, CPU), make_env("CartPole-v1", AtariPreprocessing())[0], info,

@@ -103,7 +103,7 @@ def all_run_dirs():
     return [d for dataset in DATASETS for d in dataset_run_dirs(dataset)]
 
 
-def tensorboard_arg(run):
+def tensorboard_args(run):
     """The training step's --tensorboard option when config `tensorboard` is on: event files of the
     run's diagnostics in logs/tensorboard/<run> (logs, not results: they hold wall times); a list of
     arguments, each quoted by the rule's `{params.tensorboard:q}`."""

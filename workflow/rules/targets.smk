@@ -12,9 +12,7 @@ def run_outputs():
     trajectories = [path for task in config["tasks"] for path in
                     [*trajectory_files("ours", task, "short"), *trajectory_files("ours", task, "long"),
                      *(trajectory_files("authors", task) if "authors" in DATASETS else [])]]
-    agents = [path for agent in BASICS_AGENTS for path in basics_run_files(agent)]
-    agents += [f"results/agents/mpo/seed{seed}/{f}" for seed in MPO_SEEDS
-               for f in ("returns.csv", "evaluation.csv", "diagnostics.csv", "model.pt")]
+    agents = [path for agent in CATALOGUE for path in agent_run_files(agent)]
     offline = [path.format(env=env, seed=seed) for env in OFFLINE["environments"] for seed in OFFLINE["seeds"]
                for path in [*BUFFER_FILES, f"{OFFLINE_RUN}/buffer/episodes.csv", f"{OFFLINE_RUN}/buffer/performance.csv"]]
     offline += [f"results/offline/{env}/seed{seed}/{learner}/{f}" for env in OFFLINE["environments"]

@@ -71,6 +71,11 @@ def evaluate(env: gym.Env, act: Callable[[np.ndarray], object], seed: int, episo
     return returns
 
 
+def evaluation_frame(returns: list[float]) -> pd.DataFrame:
+    """evaluation.csv's table of `evaluate`'s returns: episode (from 1), return."""
+    return pd.DataFrame({"episode": np.arange(1, len(returns) + 1), "return": returns})
+
+
 def check_finite(loss: float, what: str, step: int) -> None:
     if not math.isfinite(loss):
         raise DivergenceError(f"{what} became {loss} at step {step}; lower the learning rate")

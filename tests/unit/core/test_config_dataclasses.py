@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlstudy.agents.mpo import MPOParams
+from rlstudy.agents.mpo.config import MPOParams
 from rlstudy.agents.registry import AGENTS
 from rlstudy.bellman.cbo import CBOParams
 from rlstudy.bellman.sde import Dynamics

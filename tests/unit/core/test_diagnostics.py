@@ -142,7 +142,7 @@ def test_ddpg_rows_by_hand():
 def test_mpo_update_reports_the_duals_it_leaves():
     from mpo_fixtures import random_batch, tiny_agent
 
-    from rlstudy.agents.mpo import dual_value
+    from rlstudy.agents.mpo.losses import dual_value
     agent = tiny_agent()
     stats = agent.update(random_batch())
     # the duals step before the M-step, which uses (and reports) them; nothing moves them after

@@ -84,7 +84,7 @@ def test_counts_and_probabilities_on_the_command_line_are_checked(cli, module, a
 
 def test_every_parameter_dataclass_names_the_schema_definition_of_its_section():
     schema = yaml.safe_load(SCHEMA.read_text())
-    from rlstudy.agents.mpo import MPOParams
+    from rlstudy.agents.mpo.config import MPOParams
     from rlstudy.agents.registry import AGENTS
     from rlstudy.bellman.cbo import CBOParams
     classes = [Dynamics, SGDParams, CBOParams, LearnerParams, AtariPreprocessing, MPOParams,

@@ -13,8 +13,9 @@ import pandas as pd
 from rlstudy.core.cli import parser, run, run_seed_of
 from rlstudy.core.io import check_recorded_run, provenance, refuse_repeated_runs, save_csv
 from rlstudy.offline.evaluation import load_evaluations, load_performance
+from rlstudy.offline.learners import DIAGNOSED
 
-LEARNERS = ("behavioural", "bcq", "dqn")
+LEARNERS = tuple(DIAGNOSED)  # the behavioural DQN, then every offline learner
 
 
 def run_identity(env: str, seed: int, learner: str | None) -> dict:
