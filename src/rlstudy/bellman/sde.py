@@ -36,6 +36,30 @@ class Dynamics:
         return reward(states if self.reward_of == "current" else np.append(states[1:], np.nan))
 
 
+@dataclass(frozen=True)
+class Problem:
+    """The MDP every stage solves, config `problem`: its dynamics and its discount. The one home of
+    gamma: the learned Q*, the exact Q, SGD and CBO all read it here, so they cannot disagree."""
+
+    dynamics: Dynamics
+    gamma: float
+
+    @classmethod
+    def from_config(cls, section: dict, where: str = "config 'problem'") -> "Problem":
+        """From a dict shaped like config `problem` ({dynamics: {...}, gamma}), every value checked
+        by the schema's `problem` definition, as a step run by hand must refuse what a config would."""
+        from rlstudy.core.config import section_problems
+        from rlstudy.core.errors import InputError
+
+        if not isinstance(section, dict) or set(section) != {"dynamics", "gamma"}:
+            raise InputError(f"{where}: expected the keys ['dynamics', 'gamma'], got {section!r}")
+        problems = section_problems(section, "problem")
+        if problems or set(section["dynamics"]) != {"eps", "sigma", "reward_of"}:
+            raise InputError(f"{where}: " + ("; ".join(problems) or
+                                             f"dynamics needs eps, sigma and reward_of, got {section['dynamics']}"))
+        return cls(Dynamics(**section["dynamics"]), section["gamma"])
+
+
 def reward(s):
     """r(s) = sin(s) + 1, the reward of a state (its transition's, or the one before's: Dynamics.reward_of)."""
     return np.sin(s) + 1.0
