@@ -243,4 +243,4 @@ def fit_cbo(params: CBOParams, run: Run) -> Fit:
 
 # CBO runs are the longest jobs: a high priority starts them first so that they do not finish last.
 CBO = Optimizer("cbo", CBOParams, fit_cbo, named_settings("cbo"), diagnostics_per="epoch of the swarm",
-                runtime_minutes=30, priority=5)
+                params_key="cbo.settings.{setting}", runtime_minutes=30, priority=5)

@@ -67,6 +67,7 @@ class Optimizer:
     fit: Callable[[Any, Run], Fit]
     settings: Callable[[dict], list[Setting]]  # its settings in the config (config readers below)
     diagnostics_per: str  # what a row of its diagnostics averages over, for the figure's title
+    params_key: str  # the config key of a setting's parameters, for messages ({setting}: the setting's name)
     runtime_minutes: int  # a run's time limit on a cluster (resources: runtime)
     priority: int = 0  # the scheduler starts higher first (long runs, so they do not finish last)
 

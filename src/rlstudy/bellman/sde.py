@@ -19,12 +19,13 @@ ACTIONS = np.array([-1.0, 1.0])
 
 @dataclass(frozen=True)
 class Dynamics:
-    """Parameters of the SDE and of the reward (the notebook's values by default)."""
+    """Parameters of the SDE and of the reward, config `problem.dynamics`. `eps` is the SDE's time step
+    throughout the bellman study (never an exploration rate)."""
     SCHEMA: ClassVar[str] = "dynamics"  # its definition in workflow/schemas/config.schema.yaml
 
-    eps: float = 2 * math.pi / 32
-    sigma: float = 0.2
-    reward_of: str = "current"  # "current": r = sin(s_m) + 1 (the notebook's code); "next": sin(s_{m+1}) + 1
+    eps: float  # the time step (the notebook's 2*pi/32)
+    sigma: float  # the noise's scale
+    reward_of: str  # "current": r = sin(s_m) + 1 (the notebook's code); "next": sin(s_{m+1}) + 1
 
     def step(self, s, a, z):
         """Next state for states s, actions a in {-1,+1} and standard normals z (vectorised)."""

@@ -125,5 +125,5 @@ def fit_sgd(params: SGDParams, run: Run) -> Fit:
     return Fit(theta, history, {"lr": history.lr, "loss": history.loss})
 
 
-SGD = Optimizer("sgd", SGDParams, fit_sgd, one_setting_per_task("sgd"), diagnostics_per="epoch",
+SGD = Optimizer("sgd", SGDParams, fit_sgd, one_setting_per_task("sgd"), diagnostics_per="epoch", params_key="sgd",
                 runtime_minutes=10)

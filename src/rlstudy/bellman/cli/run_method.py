@@ -62,7 +62,7 @@ def main() -> None:
     device = setup_torch(args.device)
     optimizer = OPTIMIZERS[args.optimizer]
     problem = Problem.from_config(args.problem)
-    params = build(optimizer.params, args.params, f"config '{args.setting}' parameters")
+    params = build(optimizer.params, args.params, f"config '{optimizer.params_key.format(setting=args.setting)}'")
     data = load_trajectory(args.trajectory, problem.dynamics)
     traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards).to(device)
     exact = torch.from_numpy(load_exact(args.exact, GRID_POINTS)).to(device)

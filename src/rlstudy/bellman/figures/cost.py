@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rlstudy.bellman.figures import ESTIMATOR_COLOURS
 from rlstudy.plotting import style
 
 AXES = {"evaluations": "network evaluations", "seconds": "wall time of the run (s)"}
@@ -19,7 +20,7 @@ def plot_cost_figure(curves: pd.DataFrame, cost: str, title: str):
     import matplotlib.pyplot as plt
 
     tasks = list(dict.fromkeys(curves["task"]))
-    methods = [m for m in style.METHOD_COLOURS if m in set(curves["method"])]
+    methods = [m for m in ESTIMATOR_COLOURS if m in set(curves["method"])]
     optimizers = list(dict.fromkeys(curves["optimizer"]))
     fig, axes = plt.subplots(len(tasks), len(methods), figsize=(4.2 * len(methods), 3.3 * len(tasks)),
                              squeeze=False, sharex=True, sharey=True)
