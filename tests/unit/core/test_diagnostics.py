@@ -20,7 +20,7 @@ from rlstudy.core.diagnostics import DiagnosticsLog, grad_norm, td_statistics
 from rlstudy.offline import bcq, double_dqn
 from rlstudy.offline.double_dqn import DQN, LearnerParams
 from rlstudy.offline.envs import EnvInfo
-from rlstudy.plotting.diagnostics import DiagnosticsRun, columns_of, diagnostics_figure
+from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, columns_of, diagnostics_figure
 from bellman_fixtures import PROBLEM
 
 pytestmark = pytest.mark.usefixtures("one_thread")

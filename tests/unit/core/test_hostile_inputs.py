@@ -30,7 +30,7 @@ from snakemake.cli import parse_config
 from snakemake.utils import update_config
 
 from rlstudy.bellman import authors_data
-from rlstudy.bellman.curves import load_error_curves
+from rlstudy.bellman.error_curves import load_error_curves
 from rlstudy.bellman.datasets import check_rewards, save_trajectory
 from rlstudy.bellman.exact import solve_on_grid
 from rlstudy.bellman.qnet import init_params, to_state_dict

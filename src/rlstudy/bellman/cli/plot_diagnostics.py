@@ -11,7 +11,7 @@ from rlstudy.bellman.residuals import TASKS
 from rlstudy.core.cli import finite_float, integer_from, parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
-from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure
+from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, diagnostics_figure
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.bellman.curves import load_error_curves
+from rlstudy.bellman.error_curves import load_error_curves
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.figures.q import plot_q_figure
 from rlstudy.bellman.qnet import load_network

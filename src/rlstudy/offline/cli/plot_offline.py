@@ -15,7 +15,7 @@ from rlstudy.core.io import load_csv
 from rlstudy.offline.evaluation import load_evaluations, load_performance
 from rlstudy.plotting import style
 from rlstudy.plotting.curves import plot_curves
-from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure
+from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, diagnostics_figure
 
 LEARNERS = {"bcq": "BCQ", "dqn": "offline DQN"}
 DIAGNOSED = {"behavioural": ("behavioural DQN", "environment steps"), "bcq": ("BCQ", "updates"),
