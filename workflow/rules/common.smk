@@ -85,6 +85,12 @@ def seeds_of(setting):
     return SETTINGS[setting].seeds
 
 
+def setting_caption(task, setting):
+    """What a figure's caption says of a setting: its optimiser, parameters, estimators and seeds."""
+    return {"optimizer": SETTINGS[setting].optimizer, "params": setting_params(task, setting),
+            "estimators": list(estimators_of(setting)), "seeds": list(seeds_of(setting))}
+
+
 def optimizer_of(setting):
     return OPTIMIZERS[SETTINGS[setting].optimizer]
 

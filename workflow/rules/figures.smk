@@ -14,6 +14,9 @@ use rule figure_template as q_figure with:
     params:
         **FIGURE,
         step="bellman.cli.plot_q",
+        # for the caption (workflow/report/q_figure.rst)
+        setting=lambda w: setting_caption(w.task, w.setting),
+        note=lambda w: reference_note(w.dataset, w.task),
         args=lambda w, input: ["--task", w.task, "--setting", w.setting, "--reference", input.reference,
                                "--exact", input.exact, "--reference-note", reference_note(w.dataset, w.task),
                                "--runs", *run_dirs(w.dataset, w.task, w.setting),
