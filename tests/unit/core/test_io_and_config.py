@@ -134,5 +134,5 @@ def test_cli_reports_unknown_parameters(tmp_path):
          "--steps", "10", "--dynamics", '{"eps": 0.1, "sigmaa": 1}', "--seed", "0", "--out-dir", str(tmp_path)],
         capture_output=True, text=True)
     assert result.returncode == 2
-    assert "config 'dynamics': unknown keys ['sigmaa']" in result.stderr
+    assert "config 'problem.dynamics': unknown keys ['sigmaa']" in result.stderr
     assert not any(tmp_path.iterdir())
