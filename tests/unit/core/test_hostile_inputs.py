@@ -605,6 +605,7 @@ def test_every_parameter_dataclass_names_the_schema_definition_of_its_section():
     from rlstudy.agents.mpo import MPOParams
     from rlstudy.agents.registry import AGENTS
     from rlstudy.bellman.cbo import CBOParams
+    from rlstudy.bellman.sde import Dynamics
     classes = [Dynamics, SGDParams, CBOParams, LearnerParams, AtariPreprocessing, MPOParams,
                *{AGENTS[name].params for name in ("qtable", "linear_q", "dqn", "ddpg")}]
     for cls in classes:
@@ -666,11 +667,11 @@ def test_a_record_that_fails_after_its_artefact_leaves_no_stale_record(tmp_path,
 
 def test_an_output_folder_that_cannot_be_written_fails_before_training(project, cli, monkeypatch):
     (project / "a_file").write_text("not a folder")
-    run_method = importlib.import_module("rlstudy.bellman.cli.run_method")
+    sgd = importlib.import_module("rlstudy.bellman.sgd")
 
     def never(*_, **__):
         raise AssertionError("trained before checking the output folder")
-    monkeypatch.setattr(run_method, "train_sgd", never)
+    monkeypatch.setattr(sgd, "train_sgd", never)
     status, err = cli("bellman.cli.run_method", *run_method_args(project, **{"--out-dir": project / "a_file" / "run"}))
     one_line_error(status, err, "cannot write in", "a_file/run")
     with pytest.raises(OutputError, match="cannot write in .*a_file"):
