@@ -196,6 +196,11 @@ FIGURE = {
 
 
 def recorded_sweep():
-    """The sweep as its table's provenance records it: the resolved base with the problem's gamma
-    beside the CBO parameters (the record's form of when the base was written out in full)."""
-    return {**SWEEP, "base": {**SWEEP["base"], "gamma": config["problem"]["gamma"]}}
+    """The sweep as its table records it (columns and provenance): the resolved base with the
+    problem's gamma where the base once held its own, after beta (the table's column order)."""
+    base = {}
+    for key, value in SWEEP["base"].items():
+        base[key] = value
+        if key == "beta":
+            base["gamma"] = config["problem"]["gamma"]
+    return {**SWEEP, "base": base}
