@@ -1,5 +1,8 @@
 """The CBO parameter sweep: grids of two parameters each, every other parameter at the base setting.
 
+config `cbo_sweep.setting` names the CBO setting the sweep starts from and `cbo_sweep.overrides` the
+parameters it changes (resolve_sweep: the base is that setting's parameters with the overrides).
+
 config `cbo_sweep.grids` maps a grid's name to {parameter: [values], parameter: [values]}, and
 optionally `with: {parameter: value}` to move the grid's fixed point away from the base; every
 pair of values is one sweep point, one CBO run per seed. The workflow (to name the runs) and the table
@@ -65,6 +68,19 @@ def refuse_repeated_labels(points: list[SweepPoint]) -> None:
                              "in their first 6 significant digits")
 
 
+def resolve_sweep(config: dict) -> dict:
+    """config `cbo_sweep` with its base resolved: {task, method, seeds, base, grids}, the base being
+    the parameters of the setting `cbo_sweep.setting` with `cbo_sweep.overrides` over them."""
+    sweep = config["cbo_sweep"]
+    settings = config["cbo"]["settings"]
+    if sweep["setting"] not in settings:
+        raise ValueError(f"config key 'cbo_sweep.setting': {sweep['setting']!r} is not a CBO setting; "
+                         f"allowed: {sorted(settings)}")
+    base = {**settings[sweep["setting"]]["params"], **sweep["overrides"]}
+    return {"task": sweep["task"], "method": sweep["method"], "seeds": sweep["seeds"], "base": base,
+            "grids": sweep["grids"]}
+
+
 def sweep_config_problems(config: dict, schema: dict) -> list[str]:
     """Each sweep point's parameters must be valid CBO parameters: a grid value is checked as the
     base's own value would be (e.g. `tau: [-1]` is refused before any job runs)."""
@@ -73,7 +89,7 @@ def sweep_config_problems(config: dict, schema: dict) -> list[str]:
     validator = subschema_validator(schema, "cbo_params")
     problems = {}
     try:
-        points = sweep_points(config["cbo_sweep"])
+        points = sweep_points(resolve_sweep(config))
     except ValueError as err:
         return [str(err)]
     for point in points:

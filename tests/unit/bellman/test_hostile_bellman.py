@@ -17,11 +17,11 @@ import torch
 import yaml
 
 from rlstudy.bellman import authors_data
-from rlstudy.bellman.curves import load_error_curves
+from rlstudy.bellman.error_curves import load_error_curves
 from rlstudy.bellman.datasets import check_rewards, save_trajectory
 from rlstudy.bellman.exact import solve_on_grid
 from rlstudy.bellman.qnet import init_params, to_state_dict
-from rlstudy.bellman.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.sde import sample_trajectory
 from rlstudy.bellman.sgd import SGDParams
 from rlstudy.bellman.sweep import sweep_config_problems
 from rlstudy.core.cli import build
@@ -37,6 +37,7 @@ from rlstudy.core.io import (
     save_tensors,
 )
 
+from bellman_fixtures import dynamics
 from hostile import Payload, ROOT, SCHEMA, SHARED, cli, marker, needs_shared, nothing_written, one_line_error
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -87,26 +88,32 @@ def test_the_authors_numpy_copy_refuses_object_arrays(tmp_path, marker, monkeypa
 def bellman_project(tmp_path_factory):
     """A tiny trajectory, a Q*, and two SGD runs of one setting (seeds 0 and 1), made by the steps."""
     root = tmp_path_factory.mktemp("bellman")
-    dynamics = Dynamics()
-    save_trajectory(root / "traj", sample_trajectory("uniform", 400, dynamics, np.random.default_rng(0)),
+    shipped = dynamics()
+    save_trajectory(root / "traj", sample_trajectory("uniform", 400, shipped, np.random.default_rng(0)),
                     provenance({}, None, {}))
     save_tensors(root / "q_star.pt", to_state_dict(init_params(1, torch.Generator().manual_seed(0))[0]),
                  provenance({}, None, {}))
-    save_npy(root / "q_exact.npy", solve_on_grid(200, None, 0.9, dynamics).values, provenance({}, None, {}))
+    save_npy(root / "q_exact.npy", solve_on_grid(200, None, 0.9, shipped).values, provenance({}, None, {}))
     argv = sys.argv
     for seed in (0, 1):
-        sys.argv = ["run_method", "--dataset", "ours", "--optimizer", "sgd", "--task", "control", "--method", "DS",
+        sys.argv = ["run_method", "--dataset", "ours", "--optimizer", "sgd", "--setting", "sgd", "--task", "control",
+                    "--estimator", "DS",
                     "--run-seed", str(seed), "--seed", "3", "--trajectory", str(root / "traj"),
                     "--reference", str(root / "q_star.pt"), "--exact", str(root / "q_exact.npy"),
                     "--params", json.dumps(SGD_PARAMS),
-                    "--dynamics", json.dumps(dataclasses.asdict(dynamics)), "--out-dir", str(root / f"seed{seed}")]
+                    "--problem", problem_json(), "--out-dir", str(root / f"seed{seed}")]
         importlib.import_module("rlstudy.bellman.cli.run_method").main()
     sys.argv = argv
     return root
 
 
 
-SGD_PARAMS = {"epochs": 2, "batch_size": 100, "lr0": 0.1, "lr_decay": 0.9, "gamma": 0.9, "ur_action": "recorded"}
+SGD_PARAMS = {"epochs": 2, "batch_size": 100, "lr0": 0.1, "lr_decay": 0.9, "ur_action": "recorded"}
+
+
+def problem_json(**changes):
+    """config 'problem' as run_method reads it (--problem), its dynamics with `changes`."""
+    return json.dumps({"dynamics": dataclasses.asdict(dynamics(**changes)), "gamma": 0.9})
 
 
 
@@ -117,10 +124,11 @@ def project(bellman_project, tmp_path):
 
 
 def run_method_args(project, **change):
-    args = {"--dataset": "ours", "--optimizer": "sgd", "--task": "control", "--method": "DS", "--run-seed": 0,
+    args = {"--dataset": "ours", "--optimizer": "sgd", "--setting": "sgd", "--task": "control", "--estimator": "DS",
+            "--run-seed": 0,
             "--seed": 3, "--trajectory": project / "traj", "--reference": project / "q_star.pt",
             "--exact": project / "q_exact.npy",
-            "--params": json.dumps(SGD_PARAMS), "--dynamics": json.dumps(dataclasses.asdict(Dynamics())),
+            "--params": json.dumps(SGD_PARAMS), "--problem": problem_json(),
             "--out-dir": project / "new"}
     args.update(change)
     return [item for pair in args.items() for item in pair]
@@ -132,7 +140,7 @@ def test_a_nan_weight_in_a_run_network_fails_the_figure_by_name(project, cli):
     state = load_tensors(project / "seed1" / "q.pt", "test")
     state["fc2.weight"][3, 7] = math.nan
     save_tensors(project / "seed1" / "q.pt", state, provenance({}, None, {}))
-    status, err = cli("bellman.cli.plot_q", "--task", "control", "--optimizer", "sgd", "--reference",
+    status, err = cli("bellman.cli.plot_q", "--task", "control", "--setting", "sgd", "--reference",
                       project / "q_star.pt", "--exact", project / "q_exact.npy", "--runs", project / "seed0", project / "seed1",
                       "--out-prefix", project / "fig")
     one_line_error(status, err, "seed1/q.pt", "'fc2.weight' holds NaN or inf")
@@ -150,18 +158,18 @@ def test_a_nan_weight_in_q_star_fails_a_run_before_it_trains(project, cli):
 
 
 def test_rewards_of_the_other_convention_are_refused_by_file_and_key(project, cli):
-    next_rewards = json.dumps(dataclasses.asdict(Dynamics(reward_of="next")))
-    one_line_error(*cli("bellman.cli.run_method", *run_method_args(project, **{"--dynamics": next_rewards})),
-                   "traj/rewards.npy", "config 'dynamics.reward_of: next'", "they are those of reward_of: current")
+    next_rewards = problem_json(reward_of="next")
+    one_line_error(*cli("bellman.cli.run_method", *run_method_args(project, **{"--problem": next_rewards})),
+                   "traj/rewards.npy", "config 'problem.dynamics.reward_of: next'", "they are those of reward_of: current")
 
 
 
 @needs_shared
 def test_the_authors_rewards_are_those_of_the_current_state():
     traj = authors_data.trajectory_from_npz(SHARED / authors_data.NPZ_OF_TASK["evaluation"])
-    check_rewards(traj, Dynamics(reward_of="current"), "authors")
+    check_rewards(traj, dynamics(reward_of="current"), "authors")
     with pytest.raises(InputError, match=r"authors: reward 0 .* they are those of reward_of: current"):
-        check_rewards(traj, Dynamics(reward_of="next"), "authors")
+        check_rewards(traj, dynamics(reward_of="next"), "authors")
 
 
 
@@ -281,11 +289,11 @@ def test_json_nan_by_hand_is_refused(project, cli):
 
 def test_an_output_folder_that_cannot_be_written_fails_before_training(project, cli, monkeypatch):
     (project / "a_file").write_text("not a folder")
-    run_method = importlib.import_module("rlstudy.bellman.cli.run_method")
+    sgd = importlib.import_module("rlstudy.bellman.sgd")
 
     def never(*_, **__):
         raise AssertionError("trained before checking the output folder")
-    monkeypatch.setattr(run_method, "train_sgd", never)
+    monkeypatch.setattr(sgd, "train_sgd", never)
     status, err = cli("bellman.cli.run_method", *run_method_args(project, **{"--out-dir": project / "a_file" / "run"}))
     one_line_error(status, err, "cannot write in", "a_file/run")
     with pytest.raises(OutputError, match="cannot write in .*a_file"):

@@ -18,7 +18,7 @@ from rlstudy.core.cli import finite_float, integer_from, json_arg, parser, run, 
 from rlstudy.core.io import load_csv  # noqa: E402
 from rlstudy.plotting import style  # noqa: E402
 from rlstudy.plotting.curves import evaluation_label  # noqa: E402
-from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure  # noqa: E402
+from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, diagnostics_figure  # noqa: E402
 
 from .train_agent import agent_params  # noqa: E402
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rlstudy.bellman.curves import RUN_KEYS as KEYS
-from rlstudy.bellman.curves import load_error_curves
+from rlstudy.bellman.error_curves import RUN_KEYS as KEYS
+from rlstudy.bellman.error_curves import load_error_curves
 from rlstudy.core import seeding
 from rlstudy.core.cli import finite_float, integer_from, parser, run
 from rlstudy.core.io import ensure_writable_paths, provenance, save_csv

@@ -16,7 +16,7 @@ from rlstudy.offline.evaluation import load_evaluations, load_performance
 from rlstudy.offline.learners import DIAGNOSED, LEARNERS
 from rlstudy.plotting import style
 from rlstudy.plotting.curves import plot_curves
-from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure
+from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, diagnostics_figure
 
 REFERENCES = {"behavioural": ("behavioural policy", "k", "--"), "buffer": ("buffer episodes", "0.45", ":")}
 
