@@ -13,6 +13,8 @@ rule q_figure:
     params:
         runs=lambda w: run_dirs(w.dataset, w.task, w.optimizer),
         note=lambda w: reference_note(w.dataset, w.task),
+        gamma=config["reference"]["gamma"],
+        dynamics=lambda w: as_json(dynamics_of(w.dataset)),
         converged_below=config["summary"]["converged_below"],
         formats=config["figures"]["formats"],
         dpi=config["figures"]["dpi"],
@@ -27,6 +29,7 @@ rule q_figure:
     shell:
         "python -m rlstudy.bellman.cli.plot_q --task {wildcards.task} --optimizer {wildcards.optimizer}"
         " --reference {input.reference} --exact {input.exact} --reference-note {params.note:q} --runs {params.runs}"
+        " --gamma {params.gamma} --dynamics {params.dynamics:q}"
         " --converged-below {params.converged_below} --formats {params.formats} --dpi {params.dpi}"
         " --out-prefix figures/{wildcards.dataset}/q_{wildcards.task}_{wildcards.optimizer} > {log} 2>&1"
 

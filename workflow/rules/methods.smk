@@ -43,6 +43,8 @@ rule run_method:
 rule summary:
     input:
         curves=[f"{d}/errors.csv" for d in all_run_dirs()],
+        networks=[f"{d}/q.pt" for d in all_run_dirs()],
+        exact=[entry["exact"] for entry in exact_entries()],
         code=sources("bellman.cli.summarise"),
     output:
         table=report("results/summary.csv", caption="../report/summary.rst", category="4. Tables"),
@@ -51,6 +53,8 @@ rule summary:
         converged_below=config["summary"]["converged_below"],
         resamples=config["summary"]["bootstrap_resamples"],
         seed=config["seed"],
+        exact=as_json({"rows": exact_entries()}),
+        gamma=config["reference"]["gamma"],
     log:
         "logs/summary.log",
     threads: 1
@@ -60,6 +64,6 @@ rule summary:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.summarise --curves {input.curves}"
+        "python -m rlstudy.bellman.cli.summarise --curves {input.curves} --exact {params.exact:q} --gamma {params.gamma}"
         " --converged-below {params.converged_below} --seed {params.seed} --resamples {params.resamples}"
         " --out {output.table} --stats-out {output.stats} > {log} 2>&1"

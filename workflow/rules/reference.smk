@@ -67,6 +67,7 @@ rule reference_table:
         report("results/reference/error_exact.csv", caption="../report/reference_table.rst", category="4. Tables"),
     params:
         entries=as_json({"rows": reference_entries()}),
+        gamma=config["reference"]["gamma"],
     log:
         "logs/reference/error_exact.log",
     threads: 1
@@ -76,4 +77,4 @@ rule reference_table:
     conda:
         "../../envs.yaml"
     shell:
-        "python -m rlstudy.bellman.cli.summarise_references --entries {params.entries:q} --out {output} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.summarise_references --entries {params.entries:q} --gamma {params.gamma} --out {output} > {log} 2>&1"

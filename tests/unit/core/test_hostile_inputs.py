@@ -413,7 +413,7 @@ def test_a_nan_weight_in_a_run_network_fails_the_figure_by_name(project, cli):
     save_tensors(project / "seed1" / "q.pt", state, provenance({}, None, {}))
     status, err = cli("bellman.cli.plot_q", "--task", "control", "--optimizer", "sgd", "--reference",
                       project / "q_star.pt", "--exact", project / "q_exact.npy", "--runs", project / "seed0", project / "seed1",
-                      "--out-prefix", project / "fig")
+                      "--gamma", 0.9, "--dynamics", "{}", "--out-prefix", project / "fig")
     one_line_error(status, err, "seed1/q.pt", "'fc2.weight' holds NaN or inf")
     assert not list(project.glob("fig*"))
 
@@ -446,8 +446,8 @@ def cut_lines(path: Path, keep: int) -> None:
 
 def test_summarise_refuses_a_truncated_curve(project, cli):
     curves = [project / f"seed{seed}" / "errors.csv" for seed in (0, 1)]
-    args = ["--curves", *curves, "--converged-below", 0.5, "--seed", 3, "--out", project / "summary.csv",
-            "--stats-out", project / "summary_stats.csv"]
+    args = ["--curves", *curves, "--exact", '{"rows": []}', "--gamma", 0.9, "--converged-below", 0.5, "--seed", 3,
+            "--out", project / "summary.csv", "--stats-out", project / "summary_stats.csv"]
     cut_lines(curves[1], 4)  # its provenance record names it
     one_line_error(*cli("bellman.cli.summarise", *args), "seed1/errors.csv", "changed or truncated")
     provenance_path(curves[1]).unlink()  # no record: the other seed's length names it
