@@ -41,6 +41,15 @@ def test_a_flat_q_is_the_uniform_policy(judge):
     assert score.wrong_share == pytest.approx(0.5 * unique.mean())
 
 
+def test_a_policy_that_ignores_the_state_scores_exactly_one(judge):
+    """The step is a rotation of the circle plus noise, which keeps the uniform average: every policy
+    that ignores the state has mean value mean(r) / (1 - gamma), as the uniform one has. So "always
+    +1" and "always -1" are exactly as bad as random, and a shortfall of 1 means no use of the state."""
+    for action in (0.0, 1.0):
+        score = judge.score_policy(np.full(N, action))
+        assert score.shortfall == pytest.approx(1.0, abs=1e-9)
+
+
 def test_the_anti_optimal_policy_is_wrong_wherever_one_action_is_best(judge):
     score = judge.score(-judge.optimal)
     assert score.wrong_share == pytest.approx((~judge.optimal_actions).any(axis=1).mean())
