@@ -14,10 +14,9 @@ column empty for a whole group (the greedy ones on evaluation) has empty statist
 
 from __future__ import annotations
 
-import pandas as pd
-
-import math
 from pathlib import Path
+
+import pandas as pd
 
 from rlstudy.bellman.curves import RUN_KEYS as KEYS
 from rlstudy.bellman.curves import load_error_curves
@@ -92,13 +91,15 @@ def summary_stats(table: pd.DataFrame, master_seed: int, resamples: int) -> pd.D
     rows = []
     for group, runs in table.groupby(GROUP, sort=True):
         row = {**dict(zip(GROUP, group)), "n": len(runs)}
+        names = None  # the statistics' names, from the first column (final_rel_error, never empty)
         for column in FINALS:
             if runs[column].isna().all():  # a column that does not apply to the group (greedy, evaluation)
-                row |= {f"{column}_{name}": math.nan for name in ("mean", "median", "iqm", "ci_low", "ci_high")}
+                row |= {f"{column}_{name}": None for name in names}
                 continue
             rng = seeding.numpy_rng(master_seed, "bootstrap", *map(str, group), column)
             stats = seed_summary(runs[column].to_numpy(), rng, resamples)
-            row |= {f"{column}_{name}": value for name, value in stats.items() if name != "n"}
+            names = names or [name for name in stats if name != "n"]
+            row |= {f"{column}_{name}": stats[name] for name in names}
         rows.append(row)
     return pd.DataFrame(rows)
 
