@@ -2,6 +2,7 @@
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -53,7 +54,9 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     summary = pd.read_csv(workdir / "results" / "summary.csv")
     assert list(summary.columns) == ["dataset", "task", "optimizer", "method", "seed", "iterations",
                                      "final_rel_error", "min_rel_error", "final_rel_error_exact",
-                                     "min_rel_error_exact", "evaluations", "converged", "converged_exact"]
+                                     "min_rel_error_exact", "evaluations", "converged", "converged_exact",
+                                     "final_error_exact_normalised", "final_error_exact_common_normalised",
+                                     "final_greedy_shortfall", "final_greedy_wrong_share"]
     assert sorted(summary["dataset"].unique()) == sorted(DATASETS)
     smoke = yaml.safe_load((workdir / "workflow/profiles/smoke/scale.yaml").read_text())
     settings = config["cbo"]["settings"]
@@ -61,6 +64,11 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
         len(settings[name]["methods"]) * len(smoke["cbo"]["settings"][name]["seeds"]) for name in settings)
     assert len(summary) == len(DATASETS) * len(config["tasks"]) * runs_per_task
     assert summary[["final_rel_error", "final_rel_error_exact"]].notna().all().all()
+    greedy = ["final_greedy_shortfall", "final_greedy_wrong_share"]
+    control = summary["task"] == "control"
+    assert np.isfinite(summary.loc[control, greedy].to_numpy()).all()  # every control run is scored
+    assert summary.loc[~control, greedy].isna().all().all()  # evaluation runs are not
+    assert np.isfinite(summary[["final_error_exact_normalised", "final_error_exact_common_normalised"]]).all().all()
     assert set(summary[summary["optimizer"] == "cbo-adaptive"]["method"]) == {"DS", "UR", "BFF-matched"}
     stats = pd.read_csv(workdir / "results" / "summary_stats.csv")
     assert len(stats) == len(summary.groupby(["dataset", "task", "optimizer", "method"]))
@@ -68,6 +76,8 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     references = pd.read_csv(workdir / "results" / "reference" / "error_exact.csv")
     assert len(references) == len(DATASETS) * len(config["tasks"])
     assert (references["error_exact_normalised"] > 0).all()
+    assert (references["error_exact_common_normalised"] > 0).all()
+    assert np.isfinite(references.loc[references["task"] == "control", ["greedy_shortfall", "greedy_wrong_share"]]).all().all()
     claims = pd.read_csv(workdir / "results" / "claims.csv")
     assert list(claims["id"]) == [c["id"] for c in yaml.safe_load((workdir / "claims.yaml").read_text())["claims"]]
     assert set(claims["verdict"]) <= {"holds", "fails", "inconclusive"}

@@ -166,10 +166,17 @@ def reference_note(dataset, task):
             f"trajectory, {ref['epochs']} epochs")
 
 
+def exact_entries():
+    """Each dataset and task's exact Q with the dynamics it was solved for (the greedy policies of
+    control runs are evaluated exactly under them: bellman/greedy.py)."""
+    return [{"dataset": dataset, "task": task, "exact": exact_of(dataset, task), "dynamics": dynamics_of(dataset)}
+            for dataset in DATASETS for task in config["tasks"]]
+
+
 def reference_entries():
     """Each learned Q* with the exact Q it is measured against (reference.smk, rule reference_table)."""
     return [{"dataset": dataset, "task": task, "reference": reference_of(dataset, task),
-             "exact": exact_of(dataset, task), "made_by": reference_note(dataset, task)}
+             "exact": exact_of(dataset, task), "dynamics": dynamics_of(dataset), "made_by": reference_note(dataset, task)}
             for dataset in DATASETS for task in config["tasks"]]
 
 

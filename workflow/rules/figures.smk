@@ -20,6 +20,7 @@ use rule figure_template as q_figure with:
         args=lambda w, input: ["--task", w.task, "--setting", w.setting, "--reference", input.reference,
                                "--exact", input.exact, "--reference-note", reference_note(w.dataset, w.task),
                                "--runs", *run_dirs(w.dataset, w.task, w.setting),
+                               "--gamma", config["problem"]["gamma"], "--dynamics", as_json(dynamics_of(w.dataset)),
                                "--converged-below", config["summary"]["converged_below"]],
     log:
         "logs/figures/{dataset}/q_{task}_{setting}.log",

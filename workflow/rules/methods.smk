@@ -46,6 +46,8 @@ rule run_method:
 rule summary:
     input:
         curves=[f"{d}/errors.csv" for d in all_run_dirs()],
+        networks=[f"{d}/q.pt" for d in all_run_dirs()],
+        exact=[entry["exact"] for entry in exact_entries()],
         code=sources("bellman.cli.summarise"),
     output:
         table=report("results/summary.csv", caption="../report/summary.rst", category="4. Tables"),
@@ -54,6 +56,8 @@ rule summary:
         converged_below=config["summary"]["converged_below"],
         resamples=config["summary"]["bootstrap_resamples"],
         seed=config["seed"],
+        exact=as_json({"rows": exact_entries()}),
+        gamma=config["problem"]["gamma"],
     log:
         "logs/summary.log",
     threads: 1
@@ -63,6 +67,6 @@ rule summary:
     conda:
         ENV
     shell:
-        "python -m rlstudy.bellman.cli.summarise --curves {input.curves:q}"
+        "python -m rlstudy.bellman.cli.summarise --curves {input.curves:q} --exact {params.exact:q} --gamma {params.gamma:q}"
         " --converged-below {params.converged_below:q} --seed {params.seed:q} --resamples {params.resamples:q}"
         " --out {output.table:q} --stats-out {output.stats:q} > {log:q} 2>&1"

@@ -65,6 +65,7 @@ rule reference_table:
         report("results/reference/error_exact.csv", caption="../report/reference_table.rst", category="4. Tables"),
     params:
         entries=as_json({"rows": reference_entries()}),
+        gamma=config["problem"]["gamma"],
     log:
         "logs/reference/error_exact.log",
     threads: 1
@@ -74,4 +75,5 @@ rule reference_table:
     conda:
         ENV
     shell:
-        "python -m rlstudy.bellman.cli.summarise_references --entries {params.entries:q} --out {output:q} > {log:q} 2>&1"
+        "python -m rlstudy.bellman.cli.summarise_references --entries {params.entries:q} --gamma {params.gamma:q}"
+        " --out {output:q} > {log:q} 2>&1"

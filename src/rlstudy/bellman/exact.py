@@ -15,7 +15,10 @@ for the trigonometric interpolant of f. The Bellman equation of each task,
     control:            V(s) = max_a Q(s, a)               (value iteration)
 
 with r(s) = sin(s) + 1, is iterated to its fixed point (a gamma-contraction) on a grid that is
-doubled until doubling it moves Q by less than a relative tolerance. V is smooth for evaluation,
+doubled until doubling it moves Q by less than a relative tolerance. Each iteration stops once
+successive Q differ by less than ITERATION_RTOL * max|Q|: a tolerance relative to the size of Q,
+because the iteration's rounding floor is a few ulps of max|Q| (2-4.5 eps measured for gamma 0.9 to
+0.999), and max|Q| grows like 1/(1 - gamma); an absolute tolerance is out of reach above gamma 0.9. V is smooth for evaluation,
 so the grid converges spectrally; for control, max makes V kinked where the actions' values
 cross, which the kernel's Gaussian factor smooths: the error falls like 1/n^2.
 """
@@ -83,7 +86,7 @@ class ExactQ:
     values: np.ndarray  # (n, actions)
     gamma: float
     dynamics: Dynamics
-    policy: str | None  # the evaluated policy, None for the optimal Q
+    policy: Policy  # the evaluated policy, None for the optimal Q
     iterations: int
 
     @property
@@ -106,21 +109,34 @@ class ExactQ:
         return self.at(grid(points))
 
 
-def state_values(q: np.ndarray, s: np.ndarray, policy: str | None) -> np.ndarray:
+# A policy: a name of sde.prob_plus ("evaluation", "uniform"), None for the optimal (greedy) one, or
+# an array of P(a = +1) at each point of the grid it is solved on (a learned Q's greedy policy: greedy.py).
+Policy = str | np.ndarray | None
+
+# Successive Bellman iterates closer than this times max|Q| stop the iteration: 16 float64 epsilons,
+# a few times the iteration's measured rounding floor at any gamma, so that it is always reached.
+# Then Q is within gamma / (1 - gamma) * ITERATION_RTOL * max|Q| of the fixed point (the
+# contraction's bound): 3e-14 of max|Q| at gamma 0.9, 4e-13 at 0.99.
+ITERATION_RTOL = 16 * float(np.finfo(np.float64).eps)
+
+
+def state_values(q: np.ndarray, s: np.ndarray, policy: Policy) -> np.ndarray:
     """V(s): the policy's expectation of Q, or the max for the optimal Q."""
     if policy is None:
         return q.max(axis=1)
-    plus = prob_plus(policy, s)
+    plus = prob_plus(policy, s) if isinstance(policy, str) else policy
     return (1.0 - plus) * q[:, 0] + plus * q[:, 1]
 
 
-def solve_on_grid(n: int, policy: str | None, gamma: float, dynamics: Dynamics, tol: float = 1e-13,
-                  max_iterations: int = 100_000) -> ExactQ:
+def solve_on_grid(n: int, policy: Policy, gamma: float, dynamics: Dynamics, rtol: float = ITERATION_RTOL,
+                  max_iterations: int = 1_000_000) -> ExactQ:
     """Iterate the Bellman operator of `policy` (None: the optimal Q) on an n-point grid until
-    successive Q differ by less than tol * (1 - gamma) in max norm (then Q is within tol of the
-    fixed point)."""
+    successive Q differ by at most rtol * max|Q| in max norm (then Q is within
+    gamma / (1 - gamma) * rtol * max|Q| of the fixed point)."""
     if not 0.0 <= gamma < 1.0:
         raise ValueError(f"gamma must be in [0, 1), got {gamma}")
+    if not isinstance(policy, (str, type(None))) and np.shape(policy) != (n,):
+        raise ValueError(f"a policy given as P(a=+1) per grid point needs shape ({n},), got {np.shape(policy)}")
     op = StepOperator.build(n, dynamics)
     s = grid(n)
     r = reward(s)
@@ -130,9 +146,10 @@ def solve_on_grid(n: int, policy: str | None, gamma: float, dynamics: Dynamics, 
         new = r[:, None] + gamma * op.expect(v) if dynamics.reward_of == "current" else op.expect(r + gamma * v)
         change = np.abs(new - q).max()
         q = new
-        if change <= tol * (1.0 - gamma):
+        if change <= rtol * np.abs(q).max():
             return ExactQ(q, gamma, dynamics, policy, iteration)
-    raise RuntimeError(f"the Bellman iteration did not reach {tol} in {max_iterations} iterations")
+    raise RuntimeError(f"the Bellman iteration (gamma {gamma}) did not reach a change of {rtol} * max|Q| in "
+                       f"{max_iterations} iterations")
 
 
 @dataclass(frozen=True)
@@ -142,7 +159,7 @@ class Refinement:
     relative_change: float  # max |Q_n - Q_{n/2}| on the coarser grid / max |Q_n|; NaN for the first
 
 
-def solve(policy: str | None, gamma: float, dynamics: Dynamics, start_points: int = 100, rtol: float = 1e-6,
+def solve(policy: Policy, gamma: float, dynamics: Dynamics, start_points: int = 100, rtol: float = 1e-6,
           max_points: int = 1 << 20) -> tuple[ExactQ, list[Refinement]]:
     """Double the grid from start_points until doubling it changes Q by less than rtol, relative to
     max |Q|, at the coarser grid's points; returns the finest solution and the refinement history."""
@@ -160,10 +177,12 @@ def solve(policy: str | None, gamma: float, dynamics: Dynamics, start_points: in
             return solution, history
 
 
-def load_exact(path, points: int) -> np.ndarray:
-    """An exact Q written by solve_exact (q_exact.npy), at the `points`-point grid the metric uses."""
+def load_exact(path, points: int | None) -> np.ndarray:
+    """An exact Q written by solve_exact (q_exact.npy), at the `points`-point grid the metric uses
+    (None: its whole grid)."""
     values = load_npy(path, "exact Q")
-    if values.ndim != 2 or values.shape[1] != len(ACTIONS) or values.shape[0] % points:
+    points = points or (values.shape[0] if values.ndim else 0)
+    if values.ndim != 2 or values.shape[1] != len(ACTIONS) or not points or values.shape[0] % points:
         raise InputError(f"{path}: expected an exact Q of shape (n, {len(ACTIONS)}) with n a multiple of "
                          f"{points}, got {values.shape}")
     if not np.isfinite(values).all():

@@ -93,3 +93,67 @@ def test_rollouts_agree_with_the_solution(task, reward_of):
         mean, standard_error = monte_carlo_q(s0, a0, policy_plus, dynamics, GAMMA, 20_000, rng)
         exact = solution.at(np.array([s0]))[0, int(a0 > 0)]
         assert abs(mean - exact) < 4 * standard_error + 1e-3, (s0, a0, mean, exact, standard_error)
+
+
+def transition_matrices(n, dynamics):
+    """P_a[i, j]: the wrapped Gaussian step from s_i to s_j, sampled on the grid and normalised per row
+    (a dense kernel, written apart from the solver's Fourier multipliers). With n a multiple of 32 the
+    drift a*eps is a whole number of grid steps, and for n >= 256 the sampled Gaussian's aliasing (and
+    the Nyquist mode the solver keeps real) is below 1e-27, so it is the solver's discrete problem,
+    solved another way."""
+    s = 2 * math.pi * np.arange(n) / n
+    spread = dynamics.sigma * math.sqrt(dynamics.eps)
+    matrices = []
+    for a in (-1.0, 1.0):
+        offset = s[None, :] - s[:, None] - a * dynamics.eps
+        density = sum(np.exp(-0.5 * ((offset + 2 * math.pi * w) / spread) ** 2) for w in range(-3, 4))
+        matrices.append(density / density.sum(axis=1, keepdims=True))
+    return s, matrices
+
+
+def linear_solve(plus, gamma, dynamics, n=256):
+    """Q of the policy with P(+1) = plus (per grid point): one linear solve, V = (I - gamma P_pi)^-1 r."""
+    s, (minus_step, plus_step) = transition_matrices(n, dynamics)
+    r = np.sin(s) + 1
+    step = (1 - plus)[:, None] * minus_step + plus[:, None] * plus_step
+    v = np.linalg.solve(np.eye(n) - gamma * step, r)
+    return np.stack([r + gamma * minus_step @ v, r + gamma * plus_step @ v], axis=1)
+
+
+def policy_iteration(gamma, dynamics, n=256):
+    """The optimal Q by policy iteration: exact after finitely many linear solves."""
+    plus = np.zeros(n)
+    while True:
+        q = linear_solve(plus, gamma, dynamics, n)
+        gap = q[:, 1] - q[:, 0]  # switch only where the other action is better beyond rounding (no cycling)
+        better = np.where(np.abs(gap) > 1e-12 * np.abs(q).max(), (gap > 0).astype(float), plus)
+        if np.array_equal(better, plus):
+            return q
+        plus = better
+
+
+@pytest.mark.parametrize("gamma", [0.95, 0.99])
+def test_the_iteration_converges_at_high_discounts_to_the_closed_form(gamma):
+    """It used to stop at an absolute 1e-13 (1 - gamma), below the iteration's rounding floor above
+    gamma 0.9, and raise; the tolerance is now relative to max|Q|."""
+    dynamics = shipped_dynamics()
+    solution = solve_on_grid(64, "uniform", gamma, dynamics)
+    s = np.array([0.0, 0.7, 2.0, 4.5])
+    for index, a in enumerate((-1.0, 1.0)):
+        np.testing.assert_allclose(solution.at(s)[:, index], closed_form_uniform(s, a, gamma, dynamics), rtol=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [0.95, 0.99])
+def test_the_iteration_agrees_with_linear_solves_at_high_discounts(gamma):
+    dynamics = shipped_dynamics()
+    s = 2 * math.pi * np.arange(256) / 256
+    evaluation = solve_on_grid(256, "evaluation", gamma, dynamics).values
+    np.testing.assert_allclose(evaluation, linear_solve(0.5 + np.sin(s) / 5, gamma, dynamics), rtol=1e-11)
+    optimal = solve_on_grid(256, None, gamma, dynamics).values
+    np.testing.assert_allclose(optimal, policy_iteration(gamma, dynamics), rtol=1e-11)
+
+
+def test_the_grid_refinement_converges_at_gamma_099():
+    solution, history = solve(None, 0.99, shipped_dynamics(), rtol=1e-4)
+    assert history[-1].relative_change < 1e-4
+    assert np.abs(solution.values).max() > 150  # about max r / (1 - gamma) = 200

@@ -83,3 +83,18 @@ def test_a_figure_records_every_file_its_process_read(tmp_path):
     assert record["parameters"] == {"formats": ["png"], "dpi": 50}
     assert {"path": str(table), "sha256": sha256_file(table)} in record["inputs"].values()
     assert record["artefact"]["sha256"] == sha256_file(tmp_path / "figure.png")
+
+
+def test_control_legends_give_each_greedy_policys_exact_score():
+    from rlstudy.bellman.greedy import GreedyScore
+
+    thetas = init_params(3, torch.Generator().manual_seed(0))
+    exact = solve_on_grid(200, None, 0.9, dynamics()).values
+    greedy = {"Q*": [GreedyScore(0.005, 0.037)], "UR": [GreedyScore(0.1, 0.2), GreedyScore(0.3, 0.4)]}
+    fig = plot_q_figure(thetas[0], exact, {"UR": [thetas[1], thetas[2]]}, curves("UR", [0.1, 0.2]), "test",
+                        converged_below=0.5, greedy=greedy)
+    labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    assert "learned Q* (greedy shortfall 0.005, wrong in 3.7 % of states)" in labels
+    assert any(label.endswith("\ngreedy shortfall 0.2, wrong in 30 % of states") for label in labels)  # seed means
+    import matplotlib.pyplot as plt
+    plt.close(fig)

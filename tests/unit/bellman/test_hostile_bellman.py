@@ -142,7 +142,7 @@ def test_a_nan_weight_in_a_run_network_fails_the_figure_by_name(project, cli):
     save_tensors(project / "seed1" / "q.pt", state, provenance({}, None, {}))
     status, err = cli("bellman.cli.plot_q", "--task", "control", "--setting", "sgd", "--reference",
                       project / "q_star.pt", "--exact", project / "q_exact.npy", "--runs", project / "seed0", project / "seed1",
-                      "--out-prefix", project / "fig")
+                      "--gamma", 0.9, "--dynamics", "{}", "--out-prefix", project / "fig")
     one_line_error(status, err, "seed1/q.pt", "'fc2.weight' holds NaN or inf")
     assert not list(project.glob("fig*"))
 
@@ -180,8 +180,8 @@ def cut_lines(path: Path, keep: int) -> None:
 
 def test_summarise_refuses_a_truncated_curve(project, cli):
     curves = [project / f"seed{seed}" / "errors.csv" for seed in (0, 1)]
-    args = ["--curves", *curves, "--converged-below", 0.5, "--seed", 3, "--out", project / "summary.csv",
-            "--stats-out", project / "summary_stats.csv"]
+    args = ["--curves", *curves, "--exact", '{"rows": []}', "--gamma", 0.9, "--converged-below", 0.5, "--seed", 3,
+            "--out", project / "summary.csv", "--stats-out", project / "summary_stats.csv"]
     cut_lines(curves[1], 4)  # its provenance record names it
     one_line_error(*cli("bellman.cli.summarise", *args), "seed1/errors.csv", "changed or truncated")
     provenance_path(curves[1]).unlink()  # no record: the other seed's length names it
@@ -307,7 +307,8 @@ def test_summarise_checks_both_outputs_before_writing_either(project, cli):
     (project / "a_file").write_text("not a folder")
     curves = [project / f"seed{seed}" / "errors.csv" for seed in (0, 1)]
     for stats_out in (project / "a_file" / "stats.csv", project / "seed0"):
-        status, err = cli("bellman.cli.summarise", "--curves", *curves, "--converged-below", 0.5, "--seed", 3,
+        status, err = cli("bellman.cli.summarise", "--curves", *curves, "--exact", '{"rows": []}', "--gamma", 0.9,
+                          "--converged-below", 0.5, "--seed", 3,
                           "--out", project / "summary.csv", "--stats-out", stats_out)
         one_line_error(status, err, "cannot write")
         assert not (project / "summary.csv").exists()
@@ -330,10 +331,13 @@ def test_import_authors_data_refuses_steps_beyond_the_data_or_too_few(tmp_path, 
     ('{}', 'expected {"rows": [...]} with at least one row'),
     ('{"rows": [3]}', "each row needs exactly the keys"),
     ('{"rows": [{"dataset": "ours"}]}', "each row needs exactly the keys"),
-    ('{"rows": [{"dataset": "ours", "task": "control", "reference": 1, "exact": "e", "made_by": "m"}]}',
+    ('{"rows": [{"dataset": "ours", "task": "control", "reference": 1, "exact": "e", "dynamics": {}, "made_by": "m"}]}',
      "keys ['reference'] must be text"),
+    ('{"rows": [{"dataset": "ours", "task": "control", "reference": "r", "exact": "e", "dynamics": 1, "made_by": "m"}]}',
+     "keys ['dynamics'] must be text (dynamics: an object)"),
 ])
 def test_summarise_references_checks_its_entries_given_by_hand(tmp_path, cli, entries, message):
-    one_line_error(*cli("bellman.cli.summarise_references", "--entries", entries, "--out", tmp_path / "t.csv"),
+    one_line_error(*cli("bellman.cli.summarise_references", "--entries", entries, "--gamma", 0.9,
+                        "--out", tmp_path / "t.csv"),
                    "--entries", message)
     assert not (tmp_path / "t.csv").exists()

@@ -1,4 +1,5 @@
-"""Render the three-panel Q figure of one task and optimiser from its runs (PNG and PDF)."""
+"""Render the three-panel Q figure of one task and optimiser from its runs (PNG and PDF); for control,
+with the greedy policies' exact scores (bellman/greedy.py) in the legend."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ import pandas as pd
 from rlstudy.bellman.error_curves import load_error_curves
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.figures.q import plot_q_figure
+from rlstudy.bellman.greedy import GreedyJudge
+from rlstudy.bellman.metrics import q_on_grid
 from rlstudy.bellman.qnet import load_network
 from rlstudy.bellman.residuals import TASKS
-from rlstudy.core.cli import finite_float, integer_from, parser, run
+from rlstudy.bellman.sde import Dynamics
+from rlstudy.core.cli import build, finite_float, integer_from, json_arg, parser, run
+from rlstudy.core.errors import InputError
 from rlstudy.plotting import style
 
 EXACT_POINTS_DRAWN = 200  # every grid solve_exact writes has a multiple of 100 points, doubled at least once
@@ -25,6 +30,8 @@ def main() -> None:
     p.add_argument("--reference", required=True, help="the learned Q* state dict (.pt)")
     p.add_argument("--exact", required=True, help="the task's exact Q (q_exact.npy)")
     p.add_argument("--reference-note", default="", help="how Q* was made, for the title")
+    p.add_argument("--gamma", type=finite_float, required=True, help="the discount (config reference.gamma)")
+    p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics the exact Q was solved for")
     p.add_argument("--runs", nargs="+", required=True, help="run folders, each with q.pt and errors.csv")
     p.add_argument("--converged-below", type=finite_float, default=0.5)
     p.add_argument("--out-prefix", required=True)
@@ -38,9 +45,17 @@ def main() -> None:
     data = style.DATASET_NAMES[curves[0]["dataset"].iloc[0]]
     title = (f"Q-{args.task}, {args.setting.upper()} on {data}"
              + (f"; {args.reference_note}" if args.reference_note else ""))
+    if not 0 < args.gamma < 1:
+        raise InputError(f"--gamma must be in (0, 1), got {args.gamma} (config key 'reference.gamma')")
+    dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
+    reference = load_network(args.reference, "reference Q*")
+    greedy = None
+    if args.task == "control":
+        judge = GreedyJudge.build(load_exact(args.exact, None), args.gamma, dynamics)
+        greedy = {method: [judge.score(q_on_grid(theta, judge.n).double().numpy()) for theta in thetas]
+                  for method, thetas in [("Q*", [reference]), *networks.items()]}
     exact = load_exact(args.exact, EXACT_POINTS_DRAWN)
-    fig = plot_q_figure(load_network(args.reference, "reference Q*"), exact, dict(networks), pd.concat(curves),
-                        title, args.converged_below)
+    fig = plot_q_figure(reference, exact, dict(networks), pd.concat(curves), title, args.converged_below, greedy)
     style.save(fig, args.out_prefix, args.formats, args.dpi)
 
 

@@ -2,23 +2,40 @@
 results/summary_stats.csv (one row per dataset, task, optimizer and method, over its seeds).
 
 Each final error is measured twice: `final_rel_error` against the learned Q* (the notebook's
-metric) and `final_rel_error_exact` against the exact Q. The statistics over seeds (n, mean,
-median, IQM, and a seeded 95 % bootstrap interval of the mean) are given for both.
+metric) and `final_rel_error_exact` against the exact Q. The final network (q.pt beside each
+errors.csv) is also measured against the exact Q on its own grid (metrics.exact_scores):
+`final_error_exact_normalised` and `final_error_exact_common_normalised` (the per-action-centred
+error and the common-centred one, which sees an offset between the actions, each over the exact Q's
+norm), and for control `final_greedy_shortfall` and `final_greedy_wrong_share` (its greedy policy
+evaluated exactly: bellman/greedy.py; empty for evaluation runs). The statistics over seeds (n,
+mean, median, IQM, and a seeded 95 % bootstrap interval of the mean) are given for each; a
+column empty for a whole group (the greedy ones on evaluation) has empty statistics.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pandas as pd
 
 from rlstudy.bellman.error_curves import RUN_KEYS as KEYS
 from rlstudy.bellman.error_curves import load_error_curves
+from rlstudy.bellman.exact import load_exact
+from rlstudy.bellman.greedy import GreedyJudge
+from rlstudy.bellman.metrics import exact_scores
+from rlstudy.bellman.qnet import load_network
+from rlstudy.bellman.sde import Dynamics
 from rlstudy.core import seeding
-from rlstudy.core.cli import finite_float, integer_from, parser, run
+from rlstudy.core.cli import build, finite_float, integer_from, json_arg, parser, run
+from rlstudy.core.errors import InputError
 from rlstudy.core.io import ensure_writable_paths, provenance, save_csv
 from rlstudy.core.statistics import seed_summary
 
 GROUP = KEYS[:-1]  # a run's keys but its seed
-FINALS = ("final_rel_error", "final_rel_error_exact")
+EXACT_SCORES = ("final_error_exact_normalised", "final_error_exact_common_normalised", "final_greedy_shortfall",
+                "final_greedy_wrong_share")
+FINALS = ("final_rel_error", "final_rel_error_exact", *EXACT_SCORES)
+EXACT_ENTRY_KEYS = {"dataset", "task", "exact", "dynamics"}
 
 
 def summarise(curves: pd.DataFrame, converged_below: float) -> pd.DataFrame:
@@ -33,23 +50,67 @@ def summarise(curves: pd.DataFrame, converged_below: float) -> pd.DataFrame:
     return rows
 
 
+class ExactReferences:
+    """Each (dataset, task)'s exact Q on its whole grid and, for control, the judge of greedy
+    policies (greedy.GreedyJudge), built once for all the runs that share them."""
+
+    def __init__(self, entries: list[dict], gamma: float):
+        self.entries = {}
+        for entry in entries:
+            if set(entry) != EXACT_ENTRY_KEYS:
+                raise InputError(f"--exact: each row needs exactly the keys {sorted(EXACT_ENTRY_KEYS)}, got {sorted(entry)}")
+            self.entries[entry["dataset"], entry["task"]] = entry
+        self.gamma = gamma
+        self.solved = {}
+
+    def __getitem__(self, key: tuple[str, str]):
+        if key not in self.entries:
+            raise InputError(f"--exact: no exact Q given for dataset {key[0]!r}, task {key[1]!r}")
+        if key not in self.solved:
+            entry = self.entries[key]
+            exact = load_exact(entry["exact"], None)
+            dynamics = build(Dynamics, entry["dynamics"], "config 'problem.dynamics'")
+            self.solved[key] = exact, GreedyJudge.build(exact, self.gamma, dynamics) if key[1] == "control" else None
+        return self.solved[key]
+
+
+def final_exact_scores(table: pd.DataFrame, networks: list[Path], references: ExactReferences) -> pd.DataFrame:
+    """The table with each run's final network measured against the exact Q (EXACT_SCORES appended);
+    networks[i] is the network of table row i."""
+    scores = []
+    for (_, row), network in zip(table.iterrows(), networks, strict=True):
+        exact, judge = references[row["dataset"], row["task"]]
+        scores.append(exact_scores(load_network(network, "a run's network"), exact, judge))
+    return pd.concat([table, pd.DataFrame({f"final_{name}": [s[name] for s in scores] for name in scores[0]},
+                                          index=table.index)], axis=1)
+
+
 def summary_stats(table: pd.DataFrame, master_seed: int, resamples: int) -> pd.DataFrame:
     """One row per group: each final error's statistics over the group's seeds. Each bootstrap draws
     from its own stream, named by the group and the column, so adding a group moves no other."""
     rows = []
     for group, runs in table.groupby(GROUP, sort=True):
         row = {**dict(zip(GROUP, group)), "n": len(runs)}
+        names = None  # the statistics' names, from the first column (final_rel_error, never empty)
         for column in FINALS:
+            if runs[column].isna().all():  # a column that does not apply to the group (greedy, evaluation)
+                row |= {f"{column}_{name}": None for name in names}
+                continue
             rng = seeding.numpy_rng(master_seed, "bootstrap", *map(str, group), column)
             stats = seed_summary(runs[column].to_numpy(), rng, resamples)
-            row |= {f"{column}_{name}": value for name, value in stats.items() if name != "n"}
+            names = names or [name for name in stats if name != "n"]
+            row |= {f"{column}_{name}": stats[name] for name in names}
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--curves", nargs="+", required=True, help="errors.csv of every run")
+    p.add_argument("--curves", nargs="+", required=True, help="errors.csv of every run, its q.pt beside it")
+    p.add_argument("--exact", type=json_arg, required=True,
+                   help='JSON {"rows": [{"dataset", "task", "exact": q_exact.npy, "dynamics": sde.Dynamics}, ...]}: '
+                        "the exact Q each dataset and task's runs are measured against")
+    p.add_argument("--gamma", type=finite_float, required=True, help="the discount of every run (config problem.gamma)")
     p.add_argument("--converged-below", type=finite_float, required=True,
                    help="a run counts as converged when its final e_k/e_0 is at most this")
     p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed (the bootstrap's streams)")
@@ -57,14 +118,21 @@ def main() -> None:
     p.add_argument("--out", required=True, help="the per-run table (csv)")
     p.add_argument("--stats-out", required=True, help="the per-group table over seeds (csv)")
     args = p.parse_args()
+    if not 0 < args.gamma < 1:
+        raise InputError(f"--gamma must be in (0, 1), got {args.gamma} (config key 'problem.gamma')")
     ensure_writable_paths(args.out, args.stats_out)  # both, before either is written
-    curves = pd.concat(load_error_curves(args.curves))
-    table = summarise(curves, args.converged_below)
+    loaded = load_error_curves(args.curves)
+    table = summarise(pd.concat(loaded), args.converged_below)
+    network_of = {tuple(curve[KEYS].iloc[0]): Path(path).parent / "q.pt" for path, curve in zip(args.curves, loaded)}
+    networks = [network_of[tuple(row)] for row in table[KEYS].itertuples(index=False)]
+    table = final_exact_scores(table, networks, ExactReferences(args.exact.get("rows", []), args.gamma))
     stats = summary_stats(table, args.seed, args.resamples)
     print(table.to_string(index=False))
     print(stats.to_string(index=False))
-    record = provenance({"converged_below": args.converged_below, "resamples": args.resamples}, args.seed,
-                        {path: path for path in args.curves})
+    exact_files = {f"exact {e['dataset']} {e['task']}": e["exact"] for e in args.exact.get("rows", [])}
+    record = provenance({"converged_below": args.converged_below, "resamples": args.resamples, "gamma": args.gamma,
+                         "exact": args.exact}, args.seed,
+                        {path: path for path in [*args.curves, *map(str, networks)]} | exact_files)
     save_csv(args.out, table, record)
     save_csv(args.stats_out, stats, record)
 

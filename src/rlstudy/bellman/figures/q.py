@@ -3,7 +3,9 @@ exact Q, e_k/e_0 against the learned Q* (the notebook's metric), and against the
 
 Fixed against the notebook: panel i draws Q*(a_i, s) (the notebook drew Q*(a_1, s) in both),
 every curve is a mean over seeds with a min-max band, and a run that did not converge is
-marked so in the legend.
+marked so in the legend. For control, the legend also gives each greedy policy's exact score
+(bellman/greedy.py): the learned Q*'s, and each method's mean over seeds of its shortfall (0:
+optimal, 1: as bad as the uniform-random policy) and share of states with a wrong greedy action.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import torch
 
 from rlstudy.bellman.exact import interpolate
 from rlstudy.bellman.figures import ESTIMATOR_COLOURS
+from rlstudy.bellman.greedy import GreedyScore
 from rlstudy.bellman.qnet import q_values
 from rlstudy.plotting import style
 
@@ -27,10 +30,19 @@ def shifted_q(theta: torch.Tensor, q_star: np.ndarray, states: torch.Tensor) -> 
     return q - (q - q_star).mean(axis=0, keepdims=True)
 
 
+def greedy_note(scores: list[GreedyScore]) -> str:
+    """The legend's words for greedy policies' scores (a mean when there are several seeds)."""
+    shortfall = np.mean([s.shortfall for s in scores])
+    wrong = np.mean([s.wrong_share for s in scores])
+    return f"greedy shortfall {shortfall:.3g}, wrong in {100 * wrong:.3g} % of states"
+
+
 def plot_q_figure(reference: torch.Tensor, exact: np.ndarray, networks: dict[str, list[torch.Tensor]],
-                  curves: pd.DataFrame, title: str, converged_below: float):
+                  curves: pd.DataFrame, title: str, converged_below: float,
+                  greedy: dict[str, list[GreedyScore]] | None = None):
     """reference: the learned Q*; exact: the exact Q on its grid (n, 2); networks: method -> final
-    networks (one per seed); curves: tidy error curves of those runs."""
+    networks (one per seed); curves: tidy error curves of those runs; greedy (control): the greedy
+    policies' scores, "Q*" -> [the learned Q*'s] and method -> one per seed."""
     style.setup()
     import matplotlib.pyplot as plt
 
@@ -42,7 +54,8 @@ def plot_q_figure(reference: torch.Tensor, exact: np.ndarray, networks: dict[str
     q_exact += (q_star - q_exact).mean(axis=0, keepdims=True)
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.4))
     for i in range(2):
-        axes[i].plot(x, q_star[:, i], color="black", lw=2, label="learned Q*")
+        star = "learned Q*" + (f" ({greedy_note(greedy['Q*'])})" if greedy else "")
+        axes[i].plot(x, q_star[:, i], color="black", lw=2, label=star)
         axes[i].plot(x, q_exact[:, i], color="black", lw=1.5, ls=":", label="exact Q (offset to Q*'s mean)")
         axes[i].set(xlabel="$s$", ylabel=f"$Q(a_{i}, s)$", title=f"$a_{i} = {2 * i - 1:+d}$")
     for method in [m for m in ESTIMATOR_COLOURS if m in networks]:
@@ -51,6 +64,8 @@ def plot_q_figure(reference: torch.Tensor, exact: np.ndarray, networks: dict[str
         finals = runs.groupby("seed")["rel_error"].last()
         failed = (finals > converged_below).any()
         label = f"{method}: final $e_k/e_0$ {finals.mean():.3g}" + (" (NOT converged)" if failed else "")
+        if greedy:
+            label += f"\n{greedy_note(greedy[method])}"
         q = np.stack([shifted_q(theta, q_star, states) for theta in networks[method]])
         for i in range(2):
             axes[i].plot(x, q[:, :, i].mean(axis=0), color=colour, label=label if i == 0 else None)
