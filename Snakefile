@@ -25,13 +25,13 @@ INTERPRETER = "" if IN_CONDA else f'export PATH="{Path(sys.executable).parent}:$
 shell.prefix(f"set -euo pipefail; export PYTHONPATH='{SRC}'; {INTERPRETER}")
 
 from rlstudy.bellman.exact import discount_config_problems  # noqa: E402
-from rlstudy.bellman.sweep import sweep_config_problems  # noqa: E402
+from rlstudy.bellman.sweep import sweep_config_problems, sweep_seed_problems  # noqa: E402
 from rlstudy.core.config import ConfigError, command_line_values, validate_config  # noqa: E402
 
 # `--config 'seeds=[0,1]'` arrives with every number a string: read them as a config file's.
 update_config(config, command_line_values(workflow.config_settings.config))
 validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
-                checks=[sweep_config_problems, discount_config_problems])
+                checks=[sweep_config_problems, sweep_seed_problems, discount_config_problems])
 # The claims file too, so that a broken claim stops the workflow before any job runs.
 from rlstudy.claims.cli.evaluate_claims import load_claims  # noqa: E402
 
@@ -61,6 +61,7 @@ rule all:
         "results/summary_stats.csv",
         "results/reference/error_exact.csv",
         "results/claims.csv",
+        "results/cost.csv",
         figure_files("ours/cbo_sweep"),
         [figure_files(f"{dataset}/cost_{cost}") for dataset in DATASETS for cost in ("evaluations", "seconds")],
         MPO_TARGETS,

@@ -49,8 +49,6 @@ rule summary:
         stats=report("results/summary_stats.csv", caption="../report/summary_stats.rst", category="4. Tables"),
     params:
         converged_below=config["summary"]["converged_below"],
-        resamples=config["summary"]["bootstrap_resamples"],
-        seed=config["seed"],
     log:
         "logs/summary.log",
     threads: 1
@@ -61,5 +59,5 @@ rule summary:
         "../../envs.yaml"
     shell:
         "python -m rlstudy.bellman.cli.summarise --curves {input.curves}"
-        " --converged-below {params.converged_below} --seed {params.seed} --resamples {params.resamples}"
+        " --converged-below {params.converged_below}"
         " --out {output.table} --stats-out {output.stats} > {log} 2>&1"

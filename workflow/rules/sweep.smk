@@ -109,3 +109,24 @@ rule cost_figure:
     shell:
         "python -m rlstudy.bellman.cli.plot_cost --cost {wildcards.cost} --runs {params.runs} --formats {params.formats}"
         " --dpi {params.dpi} --out-prefix figures/{wildcards.dataset}/cost_{wildcards.cost} > {log} 2>&1"
+
+
+rule cost_table:
+    input:
+        curves=[f"{d}/errors.csv" for d in all_run_dirs()],
+        code=sources("bellman.cli.summarise_cost"),
+    output:
+        report("results/cost.csv", caption="../report/cost_table.rst", category="4. Tables"),
+    params:
+        bound=config["summary"]["converged_below"],
+    log:
+        "logs/cost_table.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs.yaml"
+    shell:
+        "python -m rlstudy.bellman.cli.summarise_cost --curves {input.curves} --bound {params.bound}"
+        " --out {output} > {log} 2>&1"
