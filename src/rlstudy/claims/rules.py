@@ -76,7 +76,9 @@ def seeds_of(rows: pd.DataFrame, label: str) -> str:
 
 
 def describe(where: dict) -> str:
-    return " ".join(str(v) for v in where.values())
+    """A group's name: its text values as they are (UR, sgd), numbers with their column (kick=0.1)."""
+    return " ".join(str(v) if isinstance(v, str) else f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}"
+                    for k, v in where.items())
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,10 @@ class Groups:
 
 
 def paired_rows(rows: list[pd.DataFrame], claim: str) -> list[pd.DataFrame]:
-    """Both groups sorted by seed; they must hold the same seeds, each once."""
+    """Both groups sorted by seed; they must hold the same seeds, each once (an empty group is left to
+    min_n: e.g. a sweep point the smoke scale does not run)."""
+    if any(len(group) == 0 for group in rows):
+        return rows
     for group in rows:
         if "seed" not in group.columns:
             raise InputError(f"claim {claim!r}: a paired test needs a 'seed' column in its table")
