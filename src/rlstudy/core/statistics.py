@@ -4,12 +4,12 @@ Every interval and test here is SciPy's, chosen by measured behaviour at the see
 uses (2, 3, 5, 10), not by asymptotics:
 
 - **The interval of a mean** is Student's t interval, 95 % nominal (`MEAN_INTERVAL`). Its coverage,
-  measured by simulation (`benchmarks/interval_coverage.py`, `tests/unit/core/test_statistics.py`),
+  measured by simulation (`benchmarks/interval_coverage.py`, `tests/unit/claims/test_error_rates.py`),
   is 95 % under normal seeds and at least 90 % under lognormal seeds of σ = 0.5 (finals that move by a
   factor of about two between seeds, as the study's do) at every one of those counts. The percentile
-  bootstrap it replaces covered 48 % at n = 2 and 84 % at n = 5 under normal seeds: at n = 2 it is
-  [min, max]. Under a heavier skew (σ = 1) the t interval covers about 82-90 %: the coverage table
-  says so beside the label.
+  bootstrap it replaces covers far less at these counts (at n = 2 it is [min, max]; measured beside
+  it in the same table). Under a heavier skew (σ = 1) it covers
+  less, and the coverage table (docs/bellman.md) says how much beside the label.
 - **A share** of rows passing a bound gets the exact (Clopper-Pearson) binomial interval.
 - **A comparison of two groups** (`compare`) is an exact one-sided rank test at a stated level:
   the Wilcoxon signed-rank test on the differences of paired runs (runs that share their
