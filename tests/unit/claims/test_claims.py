@@ -254,3 +254,23 @@ def test_the_cbo_blocks_are_rendered_from_the_tables(tmp_path):
     shipped = (ROOT / "docs" / "bellman.md").read_text()
     for name in ("cbo-needs", "sweep", "cost"):
         assert all(shipped.count(marker) == 1 for marker in markers(name))
+
+
+def test_the_shipped_claims_pair_exactly_the_runs_that_share_their_initialisation():
+    """run_method's "init" stream names the task, the optimizer and the run seed: two groups of the
+    summary or cost table that differ in the estimator only share it (paired), groups of different
+    optimizers do not (unpaired). At least 30 claims, as issue 21 asks."""
+    claims = yaml.safe_load((ROOT / "claims.yaml").read_text())["claims"]
+    assert len(claims) >= 30
+    for claim_ in claims:
+        for test in claim_["tests"]:
+            if test["kind"] == "share" or test["table"] not in ("summary", "cost"):
+                continue
+            first, second = (test["lower"], test["higher"]) if test["kind"] == "ranking" else (
+                test["numerator"], test["denominator"])
+            varied = set(first) | set(second)
+            fixed = set(test.get("where", {}))
+            if varied == {"method"}:
+                assert {"task", "optimizer"} <= fixed and test.get("paired"), claim_["id"]
+            else:
+                assert not test.get("paired"), claim_["id"]
