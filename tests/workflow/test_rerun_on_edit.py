@@ -33,8 +33,8 @@ def test_a_step_depends_on_its_imports_at_any_depth():
 @pytest.mark.parametrize("module, reruns, untouched", [
     ("bellman/cbo.py", {"run_method", "sweep_run"},
      {"trajectory", "reference", "train_agent", "mpo_train", "offline_behavioural", "offline_train"}),
-    ("agents/mpo.py", {"mpo_train", "mpo_rollout"},
-     {"trajectory", "run_method", "train_agent", "offline_train", "sweep_run"}),
+    ("agents/mpo/learner.py", {"mpo_train"},
+     {"trajectory", "run_method", "train_agent", "mpo_rollout", "offline_train", "sweep_run"}),
     ("offline/bcq.py", {"offline_train"},
      {"offline_behavioural", "offline_buffer", "run_method", "train_agent", "mpo_train"}),
 ])

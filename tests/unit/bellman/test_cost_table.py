@@ -7,7 +7,7 @@ import pandas as pd
 import yaml
 
 from rlstudy.bellman.cli.summarise_cost import cost_row, evaluations_to
-from rlstudy.bellman.sweep import sweep_seed_problems
+from rlstudy.bellman.config_checks import sweep_seed_problems
 
 ROOT = Path(__file__).resolve().parents[3]
 

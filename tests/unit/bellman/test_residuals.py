@@ -7,11 +7,12 @@ import torch
 
 from rlstudy.bellman import qnet
 from rlstudy.bellman.qnet import backward, forward, forward_cached, forward_no_grad, init_params, unflatten
-from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q, usable_starts
-from rlstudy.bellman.sde import Dynamics
+from rlstudy.bellman.estimators import ESTIMATORS
+from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q
+from bellman_fixtures import dynamics
 
 GAMMA = 0.9
-DYN = Dynamics()
+DYN = dynamics()
 
 
 def q_scalar(theta, s):
@@ -68,10 +69,10 @@ def test_residual_pair_matches_scalar_arithmetic(small_trajectory, theta, task, 
 
 def test_ur_policy_variant_draws_a_fresh_action(small_trajectory):
     """The notebook's UR draws a new action from the policy; ours reuses a_m unless asked."""
-    traj = small_trajectory("uniform", n=5000, dynamics=Dynamics(sigma=0.0))
+    traj = small_trajectory("uniform", n=5000, dynamics=dynamics(sigma=0.0))
     starts = torch.arange(4000)
-    recorded = make_batch(traj, starts, "UR", "control", Dynamics(sigma=0.0), torch.Generator().manual_seed(0))
-    fresh = make_batch(traj, starts, "UR", "control", Dynamics(sigma=0.0), torch.Generator().manual_seed(0),
+    recorded = make_batch(traj, starts, "UR", "control", dynamics(sigma=0.0), torch.Generator().manual_seed(0))
+    fresh = make_batch(traj, starts, "UR", "control", dynamics(sigma=0.0), torch.Generator().manual_seed(0),
                        ur_action="policy")
     # With sigma = 0, s^' = s + a*eps: the recorded action reproduces s' exactly, a fresh one half the time.
     assert torch.equal(recorded.feats[4000:], recorded.next_feats)
@@ -80,9 +81,9 @@ def test_ur_policy_variant_draws_a_fresh_action(small_trajectory):
 
 
 def test_reward_of_next_pairs_the_alt_state_with_its_own_reward(small_trajectory):
-    traj = small_trajectory("uniform", dynamics=Dynamics(reward_of="next"))
+    traj = small_trajectory("uniform", dynamics=dynamics(reward_of="next"))
     starts = torch.tensor([3, 9])
-    batch = make_batch(traj, starts, "BFF", "control", Dynamics(reward_of="next"), torch.Generator())
+    batch = make_batch(traj, starts, "BFF", "control", dynamics(reward_of="next"), torch.Generator())
     s_alt = traj.states[starts] + traj.states[starts + 2] - traj.states[starts + 1]
     torch.testing.assert_close(batch.alt_rewards, (torch.sin(s_alt) + 1).float())
     torch.testing.assert_close(batch.rewards, (torch.sin(traj.states[starts + 1]) + 1).float())
@@ -124,13 +125,14 @@ def test_ds_gradient_is_half_the_gradient_of_the_squared_residual(small_trajecto
 
 
 def test_usable_starts():
-    assert usable_starts("DS", 10) == 9
-    assert usable_starts("UR", 10) == 9
-    assert usable_starts("BFF", 10) == 8
+    assert ESTIMATORS["DS"].usable_starts(10) == 9
+    assert ESTIMATORS["UR"].usable_starts(10) == 9
+    assert ESTIMATORS["BFF"].usable_starts(10) == 8
+    assert ESTIMATORS["BFF-matched"].usable_starts(10) == 8
 
 
-def test_unknown_method_is_refused(small_trajectory):
-    with pytest.raises(ValueError, match="method must be one of"):
+def test_unknown_estimator_is_refused(small_trajectory):
+    with pytest.raises(ValueError, match="estimator must be one of"):
         make_batch(small_trajectory(), torch.arange(3), "TD", "control", DYN, torch.Generator())
 
 

@@ -237,22 +237,24 @@ def test_the_study_pages_results_block_is_rendered_from_the_tables(tmp_path):
 
 def test_the_cbo_blocks_are_rendered_from_the_tables(tmp_path):
     """The sweep, cost and 'What CBO needs' blocks of docs/bellman.md: numbers from the tables only."""
-    from rlstudy.claims.cbo_blocks import markers, render_cost, render_sweep, replace
+    from rlstudy.claims.cbo_blocks import NAMES, render_cost, render_sweep
+    from rlstudy.claims.cli.render_readme import replace_block
+    from rlstudy.claims.markdown import markers
 
     sweep = pd.DataFrame({"grid": "ess_kick", "x": "ess_target", "x_value": 0.1, "y": "kick", "y_value": 0.1,
                           "seed": [100, 101, 102], "final_rel_error": [0.2, 0.1, math.inf],
                           "converged": [True, True, False], "diverged": [False, False, True]})
     block = render_sweep(sweep, "t.csv")
-    assert "| `ess_kick` | ess_target = 0.1, kick = 0.1 | 3 | 0.20 [0.10, inf] | 2 of 3 | 1 |" in block
+    assert "| ess\\_kick | ess\\_target = 0.1, kick = 0.1 | 3 | 0.20 [0.10, inf] | 2 of 3 | 1 |" in block
     cost = pd.DataFrame({"dataset": "ours", "task": "control", "method": "UR", "optimizer": "sgd", "seed": [0, 1],
                          "bound": 0.5, "evaluations_to_bound_exact": [4e7, math.inf], "evaluations": [1e8, 1e8],
                          "final_rel_error_exact": [0.2, 0.6]})
     block = render_cost(cost, "c.csv")
     assert "| ours | control | UR | sgd | 1 of 2 | 4e+07 | 1e+08 [1e+08, 1e+08] | 0.40 [0.20, 0.60] |" in block
     page = "a\n" + "\n".join(markers("cost")) + "\nb\n"
-    assert replace(page, block, "cost", tmp_path) == f"a\n{block}\nb\n"
+    assert replace_block(page, block, tmp_path, *markers("cost")) == f"a\n{block}\nb\n"
     shipped = (ROOT / "docs" / "bellman.md").read_text()
-    for name in ("cbo-needs", "sweep", "cost"):
+    for name in NAMES:
         assert all(shipped.count(marker) == 1 for marker in markers(name))
 
 
