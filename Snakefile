@@ -68,6 +68,7 @@ rule all:
         "results/summary_stats.csv",
         "results/reference/error_exact.csv",
         "results/claims.csv",
+        "results/cost.csv",
         figure_files("ours/cbo_sweep"),
         [figure_files(f"{dataset}/cost_{cost}") for dataset in DATASETS for cost in ("evaluations", "seconds")],
         MPO_TARGETS,

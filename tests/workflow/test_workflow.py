@@ -87,7 +87,9 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     sweep = pd.read_csv(workdir / "results" / "sweep" / "cbo_sweep.csv")
     axes = [[v for k, v in grid.items() if k != "with"] for grid in smoke["cbo_sweep"]["grids"].values()]
     n_points = sum(len(x) * len(y) for x, y in axes)
-    assert len(sweep) == n_points * len(config["cbo_sweep"]["seeds"])
+    assert len(sweep) == n_points * len(smoke["cbo_sweep"].get("seeds", config["cbo_sweep"]["seeds"]))
+    cost = pd.read_csv(workdir / "results" / "cost.csv")
+    assert len(cost) == len(summary) and (cost["evaluations_to_bound_exact"] > 0).all()
 
 
 def test_a_second_run_from_nothing_is_byte_identical(smoke_project, tmp_path):

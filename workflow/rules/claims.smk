@@ -4,6 +4,8 @@
 CLAIM_TABLES = {
     "summary": "results/summary.csv",
     "references": "results/reference/error_exact.csv",
+    "sweep": "results/sweep/cbo_sweep.csv",
+    "cost": "results/cost.csv",
     "agents": "results/agents/summary.csv",
     "offline": "results/offline/summary.csv",
 }
@@ -19,8 +21,6 @@ rule claims:
         report("results/claims.csv", caption="../report/claims.rst", category="0. Claims and verdicts"),
     params:
         tables=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
-        seed=config["seed"],
-        resamples=config["summary"]["bootstrap_resamples"],
     log:
         "logs/claims.log",
     threads: 1
@@ -31,4 +31,4 @@ rule claims:
         ENV
     shell:
         "python -m rlstudy.claims.cli.evaluate_claims --claims {input.claims:q} --schema {input.schema:q}"
-        " --table {params.tables:q} --seed {params.seed:q} --resamples {params.resamples:q} --out {output:q} > {log:q} 2>&1"
+        " --table {params.tables:q} --out {output:q} > {log:q} 2>&1"

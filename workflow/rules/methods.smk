@@ -54,8 +54,6 @@ rule summary:
         stats=report("results/summary_stats.csv", caption="../report/summary_stats.rst", category="4. Tables"),
     params:
         converged_below=config["summary"]["converged_below"],
-        resamples=config["summary"]["bootstrap_resamples"],
-        seed=config["seed"],
         exact=as_json({"rows": exact_entries()}),
         gamma=config["problem"]["gamma"],
     log:
@@ -68,5 +66,5 @@ rule summary:
         ENV
     shell:
         "python -m rlstudy.bellman.cli.summarise --curves {input.curves:q} --exact {params.exact:q} --gamma {params.gamma:q}"
-        " --converged-below {params.converged_below:q} --seed {params.seed:q} --resamples {params.resamples:q}"
+        " --converged-below {params.converged_below:q}"
         " --out {output.table:q} --stats-out {output.stats:q} > {log:q} 2>&1"

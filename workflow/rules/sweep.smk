@@ -89,3 +89,18 @@ use rule figure_template as cost_figure with:
                         "--optimizers", *sorted({setting.optimizer for setting in SETTINGS.values()})],
     log:
         "logs/figures/{dataset}/cost_{cost}.log",
+
+
+# The equal-cost table: per main run, its evaluations and the evaluations to the convergence bound.
+use rule step as cost_table with:
+    input:
+        curves=[f"{d}/errors.csv" for d in all_run_dirs()],
+        code=sources("bellman.cli.summarise_cost"),
+    output:
+        report("results/cost.csv", caption="../report/cost_table.rst", category="4. Tables"),
+    params:
+        step="rlstudy.bellman.cli.summarise_cost",
+        args=lambda w, input, output: ["--curves", *input.curves, "--bound", config["summary"]["converged_below"],
+                                       "--out", output[0]],
+    log:
+        "logs/cost_table.log",

@@ -31,4 +31,19 @@ def registry_config_problems(config: dict, schema: dict) -> list[str]:
     return problems
 
 
-CHECKS = (registry_config_problems, sweep_config_problems)
+def sweep_seed_problems(config: dict, schema: dict) -> list[str]:
+    """The sweep tunes CBO; the study tests it: their replicate seeds must not overlap, so that no run
+    of the study repeats a run seed the tuning saw (docs/bellman.md, 'Tuning held apart')."""
+    if "cbo_sweep" not in config:
+        return []
+    study = set(config.get("seeds", []))
+    for setting in config.get("cbo", {}).get("settings", {}).values():
+        study |= set(setting.get("seeds", []))
+    shared = sorted(study & set(config["cbo_sweep"].get("seeds", [])))
+    if shared:
+        return [f"config key 'cbo_sweep.seeds': {shared} are also seeds of the study ('seeds' or "
+                "'cbo.settings.<name>.seeds'); the sweep tunes on seeds of its own"]
+    return []
+
+
+CHECKS = (registry_config_problems, sweep_config_problems, sweep_seed_problems)

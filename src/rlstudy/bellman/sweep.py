@@ -98,3 +98,4 @@ def sweep_config_problems(config: dict, schema: dict) -> list[str]:
             key = f"cbo_sweep.grids.{point.grid}.{param}"
             problems.setdefault(key, f"config key '{key}': {error.message}")
     return sorted(problems.values())
+

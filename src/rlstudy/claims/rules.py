@@ -1,34 +1,45 @@
-"""A claim's verdict from the result tables, with the uncertainty its seeds allow.
+"""A claim's verdict from the result tables, decided by a test with a stated error rate.
 
 A claim holds several tests; each test is one of three kinds, given as data (no expression of the
 claims file is ever evaluated as code):
 
-    ranking  P(a seed of group `lower` ends below a seed of group `higher`) in `metric`, over all
-             pairs; holds when its 95 % bootstrap interval lies above 1/2, fails when below.
+    ranking  group `lower` ends below group `higher` (+ `margin`, default 0) in `metric`: an exact
+             one-sided rank test (src/rlstudy/core/statistics.py) of lower - margin < higher. Holds
+             when p <= level, fails when the reverse one-sided test has p <= level, inconclusive
+             otherwise. A positive margin makes it a non-inferiority test ("lower is at most
+             `margin` above higher"), with the margin fixed in the claims file before any result.
+    ratio    `numerator` ends below `at_most` times `denominator` (positive metrics): the same test
+             on the logarithms, log numerator - log at_most < log denominator; at_most > 1 is a
+             non-inferiority margin in ratio ("within 25 %": at_most 1.25).
     share    the share of rows whose `metric` is at_most / at_least a number or another column;
              with min_share 1 (every row) it fails on any counterexample and holds when every row
-             passes; otherwise it holds or fails when the bootstrap interval is clear of min_share.
-    ratio    mean(metric over `numerator`) / mean(metric over `denominator`); holds when the
-             interval lies at or under `at_most`, fails when above it.
+             passes; otherwise it holds or fails when the exact binomial 95 % interval is clear of
+             min_share. A share describes the runs made; it tests no hypothesis about a population.
 
-A test with fewer rows than its min_n (in any group) is inconclusive, whatever its point value.
-The claim holds when all its tests hold, fails when any fails, and is inconclusive otherwise.
+`paired: true` (rankings and ratios) pairs the two groups' rows by their `seed` column: runs that
+share their initialisation (the same run seed of one optimizer and task: run_method's "init"
+stream does not name the estimator or the dataset; the sweep's points of equal N) are compared by
+the Wilcoxon signed-rank test on the paired differences; unpaired groups by the Mann-Whitney U
+test. Both are exact at every n, so under the null a test holds with probability at most `level`
+(checked by simulation in tests/unit/claims/test_error_rates.py); a sample too small for the
+smallest attainable p-value to reach the level gives "inconclusive" by design, never "holds".
+A test with fewer rows than its min_n in a group is inconclusive too.
+
+Values may be inf (a run that diverged or never reached a bound: it ranks above every finite
+value); NaN is refused. The claim holds when all its tests hold, fails when any fails, and is
+inconclusive otherwise.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.statistics import (
-    bootstrap_two_groups,
-    percentile_interval,
-    probability_of_lower,
-    ratio_of_means,
-)
+from rlstudy.core.statistics import SHARE_INTERVAL, compare, share_interval
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 
@@ -54,8 +65,8 @@ def values(rows: pd.DataFrame, metric: str, claim: str) -> np.ndarray:
     if metric not in rows.columns:
         raise InputError(f"claim {claim!r}: no column {metric!r} in its table (columns: {list(rows.columns)})")
     numbers = rows[metric].to_numpy(dtype=np.float64)
-    if not np.isfinite(numbers).all():  # a NaN would quietly fail every comparison
-        raise InputError(f"claim {claim!r}: column {metric!r} of its table holds NaN or inf; rebuild the table")
+    if np.isnan(numbers).any():  # a NaN would quietly fail every comparison
+        raise InputError(f"claim {claim!r}: column {metric!r} of its table holds NaN; rebuild the table")
     return numbers
 
 
@@ -65,12 +76,15 @@ def seeds_of(rows: pd.DataFrame, label: str) -> str:
 
 
 def describe(where: dict) -> str:
-    return " ".join(str(v) for v in where.values())
+    """A group's name: its text values as they are (UR, sgd), numbers with their column (kick=0.1)."""
+    return " ".join(str(v) if isinstance(v, str) else f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}"
+                    for k, v in where.items())
 
 
 @dataclass(frozen=True)
 class Groups:
-    """The two groups a ranking or a ratio compares, each a `where` within the test's rows."""
+    """The two groups a ranking or a ratio compares, each a `where` within the test's rows; paired
+    groups are sorted by seed, row i of one with row i of the other."""
 
     first: np.ndarray
     second: np.ndarray
@@ -81,6 +95,8 @@ class Groups:
     def of(cls, test: dict, table: pd.DataFrame, claim: str, first: str, second: str) -> "Groups":
         base = select(table, test.get("where", {}), claim)
         rows = [select(base, test[key], claim) for key in (first, second)]
+        if test.get("paired", False):
+            rows = paired_rows(rows, claim)
         names = (describe(test[first]), describe(test[second]))
         return cls(values(rows[0], test["metric"], claim), values(rows[1], test["metric"], claim), names,
                    f"{seeds_of(rows[0], names[0])}; {seeds_of(rows[1], names[1])}")
@@ -88,30 +104,58 @@ class Groups:
     def too_few(self, minimum: int) -> bool:
         return min(len(self.first), len(self.second)) < minimum
 
-    def sizes(self) -> str:
-        return f"{len(self.first)} vs {len(self.second)}"
+
+def paired_rows(rows: list[pd.DataFrame], claim: str) -> list[pd.DataFrame]:
+    """Both groups sorted by seed; they must hold the same seeds, each once (an empty group is left to
+    min_n: e.g. a sweep point the smoke scale does not run)."""
+    if any(len(group) == 0 for group in rows):
+        return rows
+    for group in rows:
+        if "seed" not in group.columns:
+            raise InputError(f"claim {claim!r}: a paired test needs a 'seed' column in its table")
+        if group["seed"].duplicated().any():
+            raise InputError(f"claim {claim!r}: a paired group holds a seed twice; narrow its 'where'")
+    if set(rows[0]["seed"]) != set(rows[1]["seed"]):
+        raise InputError(f"claim {claim!r}: paired groups of different seeds ({sorted(rows[0]['seed'])} vs "
+                         f"{sorted(rows[1]['seed'])}); rebuild the table or drop 'paired'")
+    return [group.sort_values("seed") for group in rows]
 
 
-def two_group_test(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int, keys: tuple[str, str],
-                   statistic, name: str, verdict_of, digits: str) -> Outcome:
-    """A statistic of two groups, its bootstrap interval, and the verdict verdict_of(low, high)."""
-    groups = Groups.of(test, table, claim, *keys)
-    name = name.format(first=groups.names[0], second=groups.names[1], metric=test["metric"])
+def rank_test(test: dict, groups: Groups, first: np.ndarray, second: np.ndarray, hypothesis: str) -> Outcome:
+    """The verdict of the exact one-sided test of first < second, with its evidence."""
+    level = test["level"]
     if groups.too_few(test["min_n"]):
-        return Outcome(INCONCLUSIVE, f"{name}: {groups.sizes()} rows, fewer than {test['min_n']}", groups.seeds)
-    point = float(statistic(groups.first, groups.second))
-    low, high = bootstrap_two_groups(groups.first, groups.second, statistic, rng, resamples)
-    return Outcome(verdict_of(low, high), f"{name} = {point:{digits}} [{low:{digits}}, {high:{digits}}], "
-                   f"n = {groups.sizes()}", groups.seeds)
+        return Outcome(INCONCLUSIVE, f"{hypothesis}: {len(groups.first)} vs {len(groups.second)} rows, "
+                       f"fewer than {test['min_n']}", groups.seeds)
+    result = compare(first, second, paired=test.get("paired", False))
+    medians = f"medians {np.median(groups.first):.3g} vs {np.median(groups.second):.3g}"
+    evidence = (f"{hypothesis}: {result.test}, one-sided, level {level:g}, n = {result.n}: p = {result.p_below:.3g} "
+                f"(reverse p = {result.p_above:.3g}); {medians}")
+    decision = result.verdict(level)
+    if decision == "too few":
+        return Outcome(INCONCLUSIVE, f"{evidence}; the smallest attainable p is {result.smallest_p:.3g} > {level:g}: "
+                       "too few runs to decide, by design", groups.seeds)
+    return Outcome({"below": HOLDS, "above": FAILS}.get(decision, INCONCLUSIVE), evidence, groups.seeds)
 
 
-def ranking(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int) -> Outcome:
-    return two_group_test(test, table, claim, rng, resamples, ("lower", "higher"), probability_of_lower,
-                          "P({first} < {second}) in {metric}",
-                          lambda low, high: HOLDS if low > 0.5 else FAILS if high < 0.5 else INCONCLUSIVE, ".2f")
+def ranking(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
+    groups = Groups.of(test, table, claim, "lower", "higher")
+    margin = float(test.get("margin", 0.0))
+    shifted = f" + {margin:g}" if margin else ""
+    hypothesis = f"{groups.names[0]} < {groups.names[1]}{shifted} in {test['metric']}"
+    return rank_test(test, groups, groups.first - margin, groups.second, hypothesis)
 
 
-def share(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int) -> Outcome:
+def ratio(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
+    groups = Groups.of(test, table, claim, "numerator", "denominator")
+    bound = float(test["at_most"])
+    if (groups.first <= 0).any() or (groups.second <= 0).any():
+        raise InputError(f"claim {claim!r}: a ratio test needs positive values of {test['metric']!r}")
+    hypothesis = f"{groups.names[0]} < {bound:g} x {groups.names[1]} in {test['metric']} (test on logarithms)"
+    return rank_test(test, groups, np.log(groups.first) - math.log(bound), np.log(groups.second), hypothesis)
+
+
+def share(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
     rows = select(table, test.get("where", {}), claim)
     metric = values(rows, test["metric"], claim)
     if "at_most" in test or "at_least" in test:
@@ -131,19 +175,11 @@ def share(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int) -> O
     minimum = test["min_share"]
     if minimum >= 1.0:
         verdict = HOLDS if passes.all() else FAILS
-        return Outcome(verdict, f"{name} = {point:.2f} (needs every row; values {detail})", seeds)
-    draws = passes[rng.integers(len(passes), size=(resamples, len(passes)))].mean(axis=1)
-    ci_low, ci_high = percentile_interval(draws)
-    verdict = HOLDS if ci_low >= minimum else FAILS if ci_high < minimum else INCONCLUSIVE
-    return Outcome(verdict, f"{name} = {point:.2f} [{ci_low:.2f}, {ci_high:.2f}], needs {minimum:g} (values {detail})",
-                   seeds)
-
-
-def ratio(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int) -> Outcome:
-    bound = test["at_most"]
-    return two_group_test(test, table, claim, rng, resamples, ("numerator", "denominator"), ratio_of_means,
-                          f"mean {{metric}} of {{first}} / of {{second}} (needs <= {bound:g})",
-                          lambda low, high: HOLDS if high <= bound else FAILS if low > bound else INCONCLUSIVE, ".3g")
+        return Outcome(verdict, f"{name} = {point:.2f} of {len(rows)} rows (needs every row; values {detail})", seeds)
+    low, high = share_interval(int(passes.sum()), len(passes))
+    verdict = HOLDS if low >= minimum else FAILS if high < minimum else INCONCLUSIVE
+    return Outcome(verdict, f"{name} = {point:.2f} [{low:.2f}, {high:.2f}] ({SHARE_INTERVAL}), n = {len(rows)}, "
+                   f"needs {minimum:g} (values {detail})", seeds)
 
 
 KINDS = {"ranking": ranking, "share": share, "ratio": ratio}
@@ -197,16 +233,16 @@ def combine(verdicts: list[str]) -> str:
     return HOLDS if verdicts and all(v == HOLDS for v in verdicts) else INCONCLUSIVE
 
 
-def evaluate(claim: dict, tables: dict[str, pd.DataFrame], rng_of, resamples: int, defaults: dict) -> dict:
-    """The claims.csv row of one claim; rng_of(index) gives the generator of its index-th test."""
+def evaluate(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> dict:
+    """The claims.csv row of one claim."""
     outcomes = []
-    for index, test in enumerate(claim["tests"]):
+    for test in claim["tests"]:
         test = {**defaults, **test}
         if test["table"] not in tables:  # e.g. a by-hand evaluation of one study's tables
             outcomes.append(Outcome(INCONCLUSIVE, f"table {test['table']!r} not given", ""))
             continue
         check_test(test, tables[test["table"]], claim["id"])
-        outcomes.append(KINDS[test["kind"]](test, tables[test["table"]], claim["id"], rng_of(index), resamples))
+        outcomes.append(KINDS[test["kind"]](test, tables[test["table"]], claim["id"]))
     verdict = combine([o.verdict for o in outcomes])
     return {"id": claim["id"], "source": claim["source"], "statement": claim["statement"], "verdict": verdict,
             "evidence": " | ".join(f"[{o.verdict}] {o.evidence}" for o in outcomes),

@@ -180,7 +180,7 @@ def cut_lines(path: Path, keep: int) -> None:
 
 def test_summarise_refuses_a_truncated_curve(project, cli):
     curves = [project / f"seed{seed}" / "errors.csv" for seed in (0, 1)]
-    args = ["--curves", *curves, "--exact", '{"rows": []}', "--gamma", 0.9, "--converged-below", 0.5, "--seed", 3,
+    args = ["--curves", *curves, "--exact", '{"rows": []}', "--gamma", 0.9, "--converged-below", 0.5,
             "--out", project / "summary.csv", "--stats-out", project / "summary_stats.csv"]
     cut_lines(curves[1], 4)  # its provenance record names it
     one_line_error(*cli("bellman.cli.summarise", *args), "seed1/errors.csv", "changed or truncated")
@@ -308,7 +308,7 @@ def test_summarise_checks_both_outputs_before_writing_either(project, cli):
     curves = [project / f"seed{seed}" / "errors.csv" for seed in (0, 1)]
     for stats_out in (project / "a_file" / "stats.csv", project / "seed0"):
         status, err = cli("bellman.cli.summarise", "--curves", *curves, "--exact", '{"rows": []}', "--gamma", 0.9,
-                          "--converged-below", 0.5, "--seed", 3,
+                          "--converged-below", 0.5,
                           "--out", project / "summary.csv", "--stats-out", stats_out)
         one_line_error(status, err, "cannot write")
         assert not (project / "summary.csv").exists()

@@ -43,7 +43,7 @@ def tables(tmp_path_factory):
             curves.append(str(folder / "errors.csv"))
     argv = sys.argv
     sys.argv = ["summarise", "--curves", *curves, "--exact", json.dumps({"rows": entries}), "--gamma", "0.9",
-                "--converged-below", "0.6", "--seed", "3", "--resamples", "200", "--out", str(root / "summary.csv"),
+                "--converged-below", "0.6", "--out", str(root / "summary.csv"),
                 "--stats-out", str(root / "stats.csv")]
     summarise.main()
     sys.argv = argv

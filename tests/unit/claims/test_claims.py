@@ -1,5 +1,6 @@
 """The statistics over seeds and every claim rule, on hand-made tables: one that holds, one that
-fails, one inconclusive for each kind; the claims file shipped is valid and every claim evaluates."""
+fails, one inconclusive for each kind; the claims file shipped is valid and every claim evaluates.
+The error rates of the tests and the coverage of the intervals are measured in test_error_rates.py."""
 
 import math
 import subprocess
@@ -13,19 +14,10 @@ import yaml
 
 from rlstudy.claims.rules import FAILS, HOLDS, INCONCLUSIVE, evaluate
 from rlstudy.core.config import ConfigError, validate_config
-from rlstudy.core.statistics import (
-    bootstrap_mean,
-    interquartile_mean,
-    probability_of_lower,
-    seed_summary,
-)
+from rlstudy.core.statistics import compare, interquartile_mean, seed_summary, share_interval, t_interval
 
 ROOT = Path(__file__).resolve().parents[3]
-DEFAULTS = {"min_n": 2, "min_share": 1.0}
-
-
-def rng():
-    return np.random.default_rng(0)
+DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05}
 
 
 def test_interquartile_mean_by_hand():
@@ -33,27 +25,39 @@ def test_interquartile_mean_by_hand():
     assert interquartile_mean([1.0, 2.0, 3.0]) == 2.0  # int(0.75) = 0: nothing cut
 
 
-def test_bootstrap_of_two_values_by_hand():
-    """Resamples of [0, 1] have means 0, 1/2, 1 with probabilities 1/4, 1/2, 1/4: the 95 % interval
-    is [0, 1] and half the resampled means are 1/2."""
-    low, high = bootstrap_mean(np.array([0.0, 1.0]), rng(), 4000)
-    assert (low, high) == (0.0, 1.0)
-    draws = np.array([0.0, 1.0])[rng().integers(2, size=(4000, 2))].mean(axis=1)
-    assert abs((draws == 0.5).mean() - 0.5) < 0.03
-
-
-def test_bootstrap_is_seeded_and_one_value_has_no_interval():
-    values = np.array([0.3, 0.1, 0.7, 0.4, 0.2])
-    assert bootstrap_mean(values, rng(), 1000) == bootstrap_mean(values, rng(), 1000)
-    assert all(math.isnan(v) for v in bootstrap_mean(np.array([0.3]), rng(), 1000))
-    summary = seed_summary(values, rng(), 1000)
+def test_t_interval_by_hand():
+    """[0, 1]: mean 1/2, sd 1/sqrt(2), se 1/2, t(0.975, 1 df) = 12.706: 0.5 -+ 6.353."""
+    low, high = t_interval(np.array([0.0, 1.0]))
+    assert (low, high) == pytest.approx((0.5 - 6.3531, 0.5 + 6.3531), abs=1e-4)
+    assert all(math.isnan(v) for v in t_interval(np.array([0.3])))
+    assert t_interval(np.array([0.2, 0.2, 0.2])) == pytest.approx((0.2, 0.2))
+    summary = seed_summary(np.array([0.3, 0.1, 0.7, 0.4, 0.2]))
     assert summary["n"] == 5 and summary["median"] == 0.3 and summary["mean"] == pytest.approx(0.34)
     assert summary["ci_low"] < 0.34 < summary["ci_high"]
 
 
-def test_probability_of_lower_by_hand():
-    assert probability_of_lower(np.array([1.0, 2.0]), np.array([3.0, 1.5])) == pytest.approx(3 / 4)
-    assert probability_of_lower(np.array([1.0]), np.array([1.0])) == 0.5  # a tie counts one half
+def test_exact_tests_by_hand():
+    """Five pairs all below: each of the 2^5 sign patterns is equally likely under the null, one is as
+    extreme, p = 1/32. Two against two fully separated: 1 of C(4, 2) = 6 splits, p = 1/6 > 0.05, the
+    smallest p that size allows: too few by design."""
+    paired = compare(np.array([1.0, 2, 3, 4, 5]), np.array([2.0, 4, 6, 8, 10]), paired=True)
+    assert paired.p_below == pytest.approx(1 / 32) and paired.verdict(0.05) == "below"
+    assert paired.p_above == pytest.approx(1.0)
+    two = compare(np.array([0.1, 0.2]), np.array([0.5, 0.6]), paired=False)
+    assert two.p_below == pytest.approx(1 / 6) and two.smallest_p == pytest.approx(1 / 6)
+    assert two.verdict(0.05) == "too few"
+    four = compare(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.5, 0.6, 0.7, 0.8]), paired=True)
+    assert four.verdict(0.05) == "too few"  # 1/16 > 0.05: four pairs can never decide at 5 %
+    three = compare(np.array([0.1, 0.2, 0.3]), np.array([0.5, 0.6, np.inf]), paired=False)
+    assert three.p_below == pytest.approx(1 / 20) and three.verdict(0.05) == "below"  # inf ranks last
+    ties = compare(np.array([1.0, 1.0, 2.0]), np.array([1.0, 1.0, 2.0]), paired=False)
+    assert ties.verdict(0.05) == "undecided"
+
+
+def test_share_interval_by_hand():
+    """5 of 5: the exact interval's lower end solves p^5 = 0.025."""
+    low, high = share_interval(5, 5)
+    assert low == pytest.approx(0.025 ** 0.2) and high == 1.0
 
 
 def runs(method, finals, **columns):
@@ -66,7 +70,7 @@ def claim(*tests):
 
 
 def verdict(table, *tests, name="summary"):
-    return evaluate(claim(*tests), {name: table}, lambda i: rng(), 2000, DEFAULTS)
+    return evaluate(claim(*tests), {name: table}, DEFAULTS)
 
 
 RANKING = {"kind": "ranking", "table": "summary", "metric": "final", "lower": {"method": "UR"},
@@ -84,6 +88,34 @@ def test_ranking_holds_fails_and_is_inconclusive():
     row = verdict(one_seed, RANKING)
     assert row["verdict"] == INCONCLUSIVE and "fewer than 2" in row["evidence"]
     assert "UR: 0" in row["seeds"] and "DS: 0" in row["seeds"]
+    # two separated seeds against two: the old bootstrap rule said "holds"; an exact test cannot reach 5 %
+    two = pd.concat([runs("UR", [0.1, 0.2]), runs("DS", [0.8, 0.9])])
+    row = verdict(two, RANKING)
+    assert row["verdict"] == INCONCLUSIVE and "by design" in row["evidence"]
+    assert "Mann-Whitney" in row["evidence"] and "level 0.05" in row["evidence"]
+
+
+def test_a_paired_ranking_uses_the_seeds_and_is_more_powerful():
+    """Seed effects larger than the method effect: unpaired the groups overlap, paired every seed of
+    UR is below the same seed of DS."""
+    seeds = [0.1, 0.5, 0.3, 0.9, 0.7, 0.2]
+    table = pd.concat([runs("UR", seeds), runs("DS", [s + 0.05 for s in seeds])]).sample(frac=1, random_state=1)
+    assert verdict(table, RANKING)["verdict"] == INCONCLUSIVE
+    row = verdict(table, {**RANKING, "paired": True})
+    assert row["verdict"] == HOLDS and "Wilcoxon" in row["evidence"] and "6 pairs" in row["evidence"]
+    missing = table[~((table["method"] == "DS") & (table["seed"] == 3))]
+    with pytest.raises(Exception, match="paired groups of different seeds"):
+        verdict(missing, {**RANKING, "paired": True})
+
+
+def test_a_margin_makes_a_non_inferiority_test():
+    """UR at most 0.1 above DS: holds when UR sits 0.02 above DS on every seed, fails when 0.3 above."""
+    base = [0.2, 0.3, 0.25, 0.4, 0.35, 0.22]
+    near = pd.concat([runs("UR", [b + 0.02 for b in base]), runs("DS", base)])
+    assert verdict(near, {**RANKING, "paired": True, "margin": 0.1})["verdict"] == HOLDS
+    assert verdict(near, {**RANKING, "paired": True})["verdict"] == FAILS  # without the margin: UR is above
+    far = pd.concat([runs("UR", [b + 0.3 for b in base]), runs("DS", base)])
+    assert verdict(far, {**RANKING, "paired": True, "margin": 0.1})["verdict"] == FAILS
 
 
 def test_share_holds_fails_and_is_inconclusive():
@@ -108,10 +140,17 @@ def test_ratio_holds_fails_and_is_inconclusive():
     assert verdict(far, ratio)["verdict"] == FAILS
     noisy = pd.concat([runs("UR", [0.1, 0.45, 0.15, 0.4]), runs("DS", [0.2, 0.2, 0.21, 0.19])])
     assert verdict(noisy, ratio)["verdict"] == INCONCLUSIVE
+    # 0.24 against 0.2 is a ratio of 1.2, inside 1.25: holds paired (5 pairs reach 1/32), not on 2 vs 2
+    inside = pd.concat([runs("UR", [0.24, 0.36, 0.3, 0.48, 0.12]), runs("DS", [0.2, 0.3, 0.25, 0.4, 0.1])])
+    assert verdict(inside, {**ratio, "paired": True})["verdict"] == HOLDS
+    assert verdict(inside[inside["seed"] < 2], ratio)["verdict"] == INCONCLUSIVE
+    with pytest.raises(Exception, match="positive values"):
+        verdict(pd.concat([runs("UR", [0.2, -0.1]), runs("DS", [0.2, 0.3])]), ratio)
 
 
 def test_a_claim_holds_only_when_every_test_holds():
-    table = pd.concat([runs("UR", [0.1, 0.2, 0.15]), runs("DS", [0.5, 0.6, 0.55]), runs("BFF", [0.9, 0.8, 0.85])])
+    table = pd.concat([runs("UR", [0.1, 0.2, 0.15, 0.12]), runs("DS", [0.5, 0.6, 0.55, 0.52]),
+                       runs("BFF", [0.9, 0.8, 0.85, 0.82])])
     bff = {**RANKING, "lower": {"method": "BFF"}}
     assert verdict(table, RANKING, bff)["verdict"] == FAILS
     assert verdict(table, RANKING, {**bff, "min_n": 5})["verdict"] == INCONCLUSIVE
@@ -119,7 +158,7 @@ def test_a_claim_holds_only_when_every_test_holds():
 
 
 def test_a_claim_on_a_table_not_given_is_inconclusive_and_a_bad_column_is_named():
-    row = evaluate(claim(RANKING), {}, lambda i: rng(), 100, DEFAULTS)
+    row = evaluate(claim(RANKING), {}, DEFAULTS)
     assert row["verdict"] == INCONCLUSIVE and "not given" in row["evidence"]
     with pytest.raises(Exception, match="no column 'finall'"):
         verdict(runs("UR", [0.1, 0.2]), {**RANKING, "metric": "finall"})
@@ -143,7 +182,7 @@ def test_the_cli_writes_a_verdict_per_claim_and_is_byte_identical(tmp_path):
         result = subprocess.run(
             [sys.executable, "-m", "rlstudy.claims.cli.evaluate_claims", "--claims", str(ROOT / "claims.yaml"),
              "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"), "--table",
-             f"summary={tmp_path / 'summary.csv'}", "--seed", "3", "--resamples", "500", "--out", str(tmp_path / name)],
+             f"summary={tmp_path / 'summary.csv'}", "--out", str(tmp_path / name)],
             capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         outputs.append((tmp_path / name).read_bytes())
@@ -194,3 +233,46 @@ def test_the_study_pages_results_block_is_rendered_from_the_tables(tmp_path):
     assert replace_block(page, block, tmp_path, RESULTS_START, RESULTS_END) == f"a\n{block}\nb\n"
     shipped = (ROOT / "docs" / "bellman.md").read_text()
     assert shipped.count(RESULTS_START) == 1 and shipped.count(RESULTS_END) == 1
+
+
+def test_the_cbo_blocks_are_rendered_from_the_tables(tmp_path):
+    """The sweep, cost and 'What CBO needs' blocks of docs/bellman.md: numbers from the tables only."""
+    from rlstudy.claims.cbo_blocks import NAMES, render_cost, render_sweep
+    from rlstudy.claims.cli.render_readme import replace_block
+    from rlstudy.claims.markdown import markers
+
+    sweep = pd.DataFrame({"grid": "ess_kick", "x": "ess_target", "x_value": 0.1, "y": "kick", "y_value": 0.1,
+                          "seed": [100, 101, 102], "final_rel_error": [0.2, 0.1, math.inf],
+                          "converged": [True, True, False], "diverged": [False, False, True]})
+    block = render_sweep(sweep, "t.csv")
+    assert "| ess\\_kick | ess\\_target = 0.1, kick = 0.1 | 3 | 0.20 [0.10, inf] | 2 of 3 | 1 |" in block
+    cost = pd.DataFrame({"dataset": "ours", "task": "control", "method": "UR", "optimizer": "sgd", "seed": [0, 1],
+                         "bound": 0.5, "evaluations_to_bound_exact": [4e7, math.inf], "evaluations": [1e8, 1e8],
+                         "final_rel_error_exact": [0.2, 0.6]})
+    block = render_cost(cost, "c.csv")
+    assert "| ours | control | UR | sgd | 1 of 2 | 4e+07 | 1e+08 [1e+08, 1e+08] | 0.40 [0.20, 0.60] |" in block
+    page = "a\n" + "\n".join(markers("cost")) + "\nb\n"
+    assert replace_block(page, block, tmp_path, *markers("cost")) == f"a\n{block}\nb\n"
+    shipped = (ROOT / "docs" / "bellman.md").read_text()
+    for name in NAMES:
+        assert all(shipped.count(marker) == 1 for marker in markers(name))
+
+
+def test_the_shipped_claims_pair_exactly_the_runs_that_share_their_initialisation():
+    """run_method's "init" stream names the task, the optimizer and the run seed: two groups of the
+    summary or cost table that differ in the estimator only share it (paired), groups of different
+    optimizers do not (unpaired). At least 30 claims, as issue 21 asks."""
+    claims = yaml.safe_load((ROOT / "claims.yaml").read_text())["claims"]
+    assert len(claims) >= 30
+    for claim_ in claims:
+        for test in claim_["tests"]:
+            if test["kind"] == "share" or test["table"] not in ("summary", "cost"):
+                continue
+            first, second = (test["lower"], test["higher"]) if test["kind"] == "ranking" else (
+                test["numerator"], test["denominator"])
+            varied = set(first) | set(second)
+            fixed = set(test.get("where", {}))
+            if varied == {"method"}:
+                assert {"task", "optimizer"} <= fixed and test.get("paired"), claim_["id"]
+            else:
+                assert not test.get("paired"), claim_["id"]

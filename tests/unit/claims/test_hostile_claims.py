@@ -6,27 +6,28 @@ import subprocess
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
-from rlstudy.claims.cli.evaluate_claims import load_claims
+from rlstudy.claims.loading import load_claims
 from rlstudy.claims.cli.render_readme import END, RESULTS_END, RESULTS_START, START, render, text
+from rlstudy.claims.cbo_blocks import NAMES
+from rlstudy.claims.markdown import markers
 from rlstudy.claims.rules import INCONCLUSIVE, evaluate
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import save_csv, sha256_file
 
 from hostile import ROOT, cli, one_line_error
 
-DEFAULTS = {"min_n": 2, "min_share": 1.0}
+DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05}
 AGENTS = pd.DataFrame({"agent": ["dqn", "dqn", "qtable"], "env": ["CartPole-v1"] * 2 + ["MountainCar-v0"],
                        "seed": [0, 1, 0], "final_mean_return": [480.0, 490.0, -150.0]})
 
 
 def verdict(table, test):
     claim = {"id": "c", "source": "s", "statement": "t", "tests": [test]}
-    return evaluate(claim, {"agents": table}, lambda i: np.random.default_rng(0), 500, DEFAULTS)
+    return evaluate(claim, {"agents": table}, DEFAULTS)
 
 
 def share(**change):
@@ -101,17 +102,28 @@ def published_results(folder: Path, commit: str = HEAD, epochs: int | None = Non
                for s in ("mean", "ci_low", "ci_high", "iqm")}
     save_csv(folder / "summary_stats.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "optimizer": ["sgd"],
                                                          "method": ["UR"], "n": [2], **columns}), record)
-    save_csv(folder / "summary.csv", pd.DataFrame({"x": [1]}), record)
+    save_csv(folder / "summary.csv", pd.DataFrame({"dataset": ["ours"], "optimizer": ["cbo-adaptive"],
+                                                   "final_rel_error": [0.3], "final_rel_error_exact": [0.4]}), record)
     summary = folder / "summary.csv"
+    save_csv(folder / "cbo_sweep.csv", pd.DataFrame({"grid": ["g_<i>"], "x": ["kick"], "x_value": [0.1], "y": ["tau"],
+                                                     "y_value": [0.0], "seed": [100], "final_rel_error": [0.2],
+                                                     "converged": [True], "diverged": [False]}), record)
+    save_csv(folder / "cost.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "method": ["UR"],
+                                                "optimizer": ["sgd"], "seed": [0], "bound": [0.5],
+                                                "evaluations_to_bound_exact": [4e7], "evaluations": [1e8],
+                                                "final_rel_error_exact": [0.2]}), record)
+    (folder / "no_runs").mkdir()
     save_csv(folder / "claims.csv", pd.DataFrame({"id": ["a"], "statement": ["s <!-- x"], "verdict": ["holds"]}),
              {"git_commit": commit, "inputs": {"summary": {"path": str(summary), "sha256": sha256_file(summary)}}})
     save_csv(folder / "error_exact.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "made_by": ["m|x"],
                                                        "error_exact_normalised": [0.1]}), record)
     (folder / "README.md").write_text(f"intro\n{START}\nold\n{END}\n")
-    (folder / "bellman.md").write_text(f"page\n{RESULTS_START}\nold\n{RESULTS_END}\n")
+    cbo = "".join(f"{start}\nold\n{end}\n" for start, end in map(markers, NAMES))
+    (folder / "bellman.md").write_text(f"page\n{RESULTS_START}\nold\n{RESULTS_END}\n{cbo}")
     return {"--claims": folder / "claims.csv", "--stats": folder / "summary_stats.csv",
             "--references": folder / "error_exact.csv", "--readme": folder / "README.md",
-            "--study-page": folder / "bellman.md", **study_tables(folder, commit)}
+            "--study-page": folder / "bellman.md", "--summary": summary, "--sweep": folder / "cbo_sweep.csv",
+            "--cost": folder / "cost.csv", "--runs": folder / "no_runs", **study_tables(folder, commit)}
 
 
 def study_tables(folder: Path, commit: str) -> dict:
@@ -156,6 +168,8 @@ def test_published_results_are_rendered_escaped(tmp_path, cli, in_repository):
     readme = paths["--readme"].read_text()
     assert f"commit {HEAD}" in readme and "| `a` | s &lt;!-- x | holds |" in readme
     assert "| ours | control | m\\|x | 0.100 |" in paths["--study-page"].read_text()
+    assert "| g\\_&lt;i&gt; | kick = 0.1, tau = 0 | 1 | 0.20 | 1 of 1 | 0 |" in paths["--study-page"].read_text()
+    assert "| ours | control | UR | sgd | 1 of 1 | 4e+07 | 1e+08 | 0.20 |" in paths["--study-page"].read_text()
     assert "| dqn | CartPole-v1 | 0 | 9 | 99 | 500.0 | 475 | yes |" in paths["--agents-results-page"].read_text()
     assert "| bcq &lt;b&gt; |" in paths["--offline-results-page"].read_text()
 

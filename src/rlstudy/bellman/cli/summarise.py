@@ -8,7 +8,7 @@ errors.csv) is also measured against the exact Q on its own grid (metrics.exact_
 error and the common-centred one, which sees an offset between the actions, each over the exact Q's
 norm), and for control `final_greedy_shortfall` and `final_greedy_wrong_share` (its greedy policy
 evaluated exactly: bellman/greedy.py; empty for evaluation runs). The statistics over seeds (n,
-mean, median, IQM, and a seeded 95 % bootstrap interval of the mean) are given for each; a
+mean, median, IQM, and the t interval of the mean, 95 %: core/statistics.py) are given for each; a
 column empty for a whole group (the greedy ones on evaluation) has empty statistics.
 """
 
@@ -25,8 +25,7 @@ from rlstudy.bellman.greedy import GreedyJudge
 from rlstudy.bellman.metrics import exact_scores
 from rlstudy.bellman.qnet import load_network
 from rlstudy.bellman.sde import Dynamics
-from rlstudy.core import seeding
-from rlstudy.core.cli import build, finite_float, integer_from, json_arg, parser, run
+from rlstudy.core.cli import build, finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import ensure_writable_paths, provenance, save_csv
 from rlstudy.core.statistics import seed_summary
@@ -85,9 +84,8 @@ def final_exact_scores(table: pd.DataFrame, networks: list[Path], references: Ex
                                           index=table.index)], axis=1)
 
 
-def summary_stats(table: pd.DataFrame, master_seed: int, resamples: int) -> pd.DataFrame:
-    """One row per group: each final error's statistics over the group's seeds. Each bootstrap draws
-    from its own stream, named by the group and the column, so adding a group moves no other."""
+def summary_stats(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per group: each final error's statistics over the group's seeds."""
     rows = []
     for group, runs in table.groupby(GROUP, sort=True):
         row = {**dict(zip(GROUP, group)), "n": len(runs)}
@@ -96,8 +94,7 @@ def summary_stats(table: pd.DataFrame, master_seed: int, resamples: int) -> pd.D
             if runs[column].isna().all():  # a column that does not apply to the group (greedy, evaluation)
                 row |= {f"{column}_{name}": None for name in names}
                 continue
-            rng = seeding.numpy_rng(master_seed, "bootstrap", *map(str, group), column)
-            stats = seed_summary(runs[column].to_numpy(), rng, resamples)
+            stats = seed_summary(runs[column].to_numpy())
             names = names or [name for name in stats if name != "n"]
             row |= {f"{column}_{name}": stats[name] for name in names}
         rows.append(row)
@@ -113,8 +110,6 @@ def main() -> None:
     p.add_argument("--gamma", type=finite_float, required=True, help="the discount of every run (config problem.gamma)")
     p.add_argument("--converged-below", type=finite_float, required=True,
                    help="a run counts as converged when its final e_k/e_0 is at most this")
-    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed (the bootstrap's streams)")
-    p.add_argument("--resamples", type=integer_from(100), default=10_000, help="bootstrap resamples")
     p.add_argument("--out", required=True, help="the per-run table (csv)")
     p.add_argument("--stats-out", required=True, help="the per-group table over seeds (csv)")
     args = p.parse_args()
@@ -126,12 +121,11 @@ def main() -> None:
     network_of = {tuple(curve[KEYS].iloc[0]): Path(path).parent / "q.pt" for path, curve in zip(args.curves, loaded)}
     networks = [network_of[tuple(row)] for row in table[KEYS].itertuples(index=False)]
     table = final_exact_scores(table, networks, ExactReferences(args.exact.get("rows", []), args.gamma))
-    stats = summary_stats(table, args.seed, args.resamples)
+    stats = summary_stats(table)
     print(table.to_string(index=False))
     print(stats.to_string(index=False))
     exact_files = {f"exact {e['dataset']} {e['task']}": e["exact"] for e in args.exact.get("rows", [])}
-    record = provenance({"converged_below": args.converged_below, "resamples": args.resamples, "gamma": args.gamma,
-                         "exact": args.exact}, args.seed,
+    record = provenance({"converged_below": args.converged_below, "gamma": args.gamma, "exact": args.exact}, None,
                         {path: path for path in [*args.curves, *map(str, networks)]} | exact_files)
     save_csv(args.out, table, record)
     save_csv(args.stats_out, stats, record)

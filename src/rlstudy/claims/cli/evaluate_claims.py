@@ -1,5 +1,5 @@
 """Every claim of claims.yaml with its verdict: results/claims.csv (id, source, statement, verdict,
-evidence in numbers, the seeds it rests on). The claims file is checked against its schema first;
+evidence in numbers: each test, its level and p-value, the seeds it rests on). The claims file is checked against its schema first;
 its tests are data, read by claims/rules.py, never code."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import pandas as pd
 
 from rlstudy.claims.loading import load_claims
 from rlstudy.claims.rules import evaluate
-from rlstudy.core import seeding
-from rlstudy.core.cli import integer_from, parser, run
+from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv, provenance, save_csv
 
@@ -21,10 +20,8 @@ def main() -> None:
     p.add_argument("--claims", required=True, help="claims.yaml")
     p.add_argument("--schema", required=True, help="its JSON schema (workflow/schemas/claims.schema.yaml)")
     p.add_argument("--table", nargs="+", required=True, metavar="NAME=CSV",
-                   help="the result tables by name (summary, references, agents, offline); a claim on a table "
-                        "not given is inconclusive")
-    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed (the bootstrap's streams)")
-    p.add_argument("--resamples", type=integer_from(100), default=10_000)
+                   help="the result tables by name (summary, references, sweep, cost, agents, offline); a claim "
+                        "on a table not given is inconclusive")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     claims = load_claims(Path(args.claims), Path(args.schema))
@@ -35,16 +32,10 @@ def main() -> None:
             raise InputError(f"--table: expected NAME=CSV, got {pair!r}")
         paths[name] = path
     tables = {name: load_csv(path, f"the {name} table") for name, path in paths.items()}
-    rows = []
-    for claim in claims["claims"]:
-        def rng_of(index, claim_id=claim["id"]):
-            return seeding.numpy_rng(args.seed, "claims", claim_id, str(index))
-        rows.append(evaluate(claim, tables, rng_of, args.resamples, claims["defaults"]))
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame([evaluate(claim, tables, claims["defaults"]) for claim in claims["claims"]])
     for row in table.itertuples():
         print(f"{row.verdict:>12}  {row.id}: {row.evidence}")
-    record = provenance({"resamples": args.resamples, "defaults": claims["defaults"]}, args.seed,
-                        {"claims": args.claims, **paths})
+    record = provenance({"defaults": claims["defaults"]}, None, {"claims": args.claims, **paths})
     save_csv(args.out, table, record)
 
 
