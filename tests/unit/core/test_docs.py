@@ -22,3 +22,10 @@ def test_every_relative_link_resolves():
             if not path.exists():
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
     assert broken == []
+
+
+def test_every_test_file_the_pages_name_exists():
+    """The pages name the tests that check each claim: a moved or renamed test file must be renamed there."""
+    named = {(page.relative_to(ROOT), path) for page in PAGES
+             for path in re.findall(r"tests/[A-Za-z0-9_/]*\.py", page.read_text())}
+    assert sorted(f"{page}: {path}" for page, path in named if not (ROOT / path).exists()) == []
