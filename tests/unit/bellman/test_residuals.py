@@ -206,3 +206,17 @@ def test_the_compiled_forward_matches_the_previous_kernels_within_float32_tolera
     assert torch.allclose(q, expected, rtol=1e-5, atol=1e-6)
     assert torch.allclose(dcos1, -torch.from_numpy(np.sin(z1)), rtol=0, atol=2e-7)
     assert torch.allclose(dcos2, -torch.from_numpy(np.sin(z2)), rtol=0, atol=1e-5)  # z2 carries h1's last bits
+
+
+def test_an_sgd_run_repeats_bit_for_bit_with_the_compiled_kernels(small_trajectory, theta):
+    """Two SGD runs of the same seed (sines and cosines by trig.py, every estimator's rows) end on the
+    same bits, with the same losses."""
+    from rlstudy.bellman.sgd import SGDParams, train_sgd
+
+    traj = small_trajectory(n=3000)
+    params = SGDParams(epochs=2, batch_size=500, lr0=0.5, lr_decay=0.9)
+    for method in ("DS", "UR"):
+        runs = [train_sgd(theta, traj, method, "evaluation", params, DYN, torch.Generator().manual_seed(4))
+                for _ in range(2)]
+        assert torch.equal(runs[0][0], runs[1][0])
+        assert runs[0][1].loss == runs[1][1].loss
