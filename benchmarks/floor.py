@@ -9,7 +9,8 @@ implies at the machine's best measured rate for each primitive, and floor / time
 a matrix product of each shape used is timed with PyTorch and with NumPy (OpenBLAS) and the
 faster counts; a float32 cosine (and sine and cosine of one argument) with NumPy, PyTorch and
 the compiled kernels of rlstudy.bellman.trig; exp, log, tanh with NumPy and PyTorch. Everything
-runs on one thread, as the workflow's rules do. What the floor leaves out: element-wise passes
+runs on one thread, as the workflow's rules do, and is timed in CPU time of the process (the least
+of a few repeats), so that other work on a shared machine does not count. What the floor leaves out: element-wise passes
 (bias adds, products with the derivative, sums), random numbers, Python and memory traffic; so
 a kernel at 100 % would be arithmetic and nothing else.
 
@@ -54,12 +55,15 @@ HIDDEN, ACTIONS, INPUTS = 50, 2, 2  # the Q network of bellman/qnet.py
 
 
 def best_time(fn, repeats: int) -> float:
+    """The least CPU time of this process over `repeats` calls, after a warm-up call. CPU time, not
+    wall time: on a shared machine a process waits for a core, and that wait is not the kernel's
+    (everything here runs on one thread, so the process's CPU time is the kernel's)."""
     fn()
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.process_time()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return min(times)
 
 
@@ -370,7 +374,7 @@ def fmt_time(seconds: float) -> str:
 
 
 def table(prims: Primitives, rows: list[tuple[str, float, Arithmetic]]) -> str:
-    lines = ["| kernel | time | arithmetic | floor | floor / time |", "| --- | ---: | --- | ---: | ---: |"]
+    lines = ["| kernel | CPU time | arithmetic | floor | floor / time |", "| --- | ---: | --- | ---: | ---: |"]
     for name, seconds, arith in rows:
         floor = arith.floor(prims)
         lines.append(f"| {name} | {fmt_time(seconds)} | {arith.describe()} | {fmt_time(floor)} | {floor / seconds:.0%} |")
