@@ -4,6 +4,7 @@
 #   (workflow/report/: its front page and the caption of every figure)
 # Run:   snakemake --cores all                                  (paper scale, config.yaml)
 #        snakemake --cores all --profile workflow/profiles/smoke (smoke scale)
+import shlex
 import sys
 from pathlib import Path
 
@@ -21,20 +22,21 @@ configfile: "config.yaml"
 SRC = Path(workflow.basedir) / "src"
 sys.path.insert(0, str(SRC))
 IN_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
-INTERPRETER = "" if IN_CONDA else f'export PATH="{Path(sys.executable).parent}:$PATH"; '
-shell.prefix(f"set -euo pipefail; export PYTHONPATH='{SRC}'; {INTERPRETER}")
+# Paths quoted for the shell, as every value of a rule's command is ({params.x:q}).
+INTERPRETER = "" if IN_CONDA else f'export PATH={shlex.quote(str(Path(sys.executable).parent))}:"$PATH"; '
+shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(SRC))}; {INTERPRETER}")
 
-from rlstudy.bellman.exact import discount_config_problems  # noqa: E402
-from rlstudy.bellman.sweep import sweep_config_problems  # noqa: E402
-from rlstudy.core.config import ConfigError, command_line_values, validate_config  # noqa: E402
+from rlstudy.bellman.config_checks import CHECKS as BELLMAN_CHECKS  # noqa: E402
+from rlstudy.claims.loading import load_claims  # noqa: E402
+from rlstudy.core.config import ConfigError, check_config_files, command_line_values, validate_config  # noqa: E402
 
+# The raw config files first, with limits (no YAML aliases, 1 MiB): the merged config is walked below.
+check_config_files(workflow.configfiles)
 # `--config 'seeds=[0,1]'` arrives with every number a string: read them as a config file's.
 update_config(config, command_line_values(workflow.config_settings.config))
 validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
-                checks=[sweep_config_problems, discount_config_problems])
+                checks=BELLMAN_CHECKS)
 # The claims file too, so that a broken claim stops the workflow before any job runs.
-from rlstudy.claims.cli.evaluate_claims import load_claims  # noqa: E402
-
 load_claims(Path(workflow.basedir) / "claims.yaml", Path(workflow.basedir) / "workflow" / "schemas" / "claims.schema.yaml")
 
 
@@ -42,6 +44,7 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/templates.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/reference.smk"
 include: "workflow/rules/methods.smk"
@@ -53,9 +56,13 @@ include: "workflow/rules/offline.smk"
 include: "workflow/rules/claims.smk"
 
 
+include: "workflow/rules/targets.smk"
+
+
 rule all:
     default_target: True
     input:
+        run_outputs(),
         rules.figures.input,
         "results/summary.csv",
         "results/summary_stats.csv",

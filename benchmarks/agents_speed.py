@@ -19,8 +19,10 @@ import time
 import numpy as np
 import torch
 
-from rlstudy.agents import mpo
-from rlstudy.agents.registry import AGENTS
+from rlstudy.agents.mpo import environment as mpo_environment
+from rlstudy.agents.mpo import loop as mpo_loop
+from rlstudy.agents.mpo.config import MPOParams
+from rlstudy.agents.registry import BASICS
 
 ENVS = {"qtable": "MountainCar-v0", "linear_q": "MountainCar-v0", "dqn": "CartPole-v1", "ddpg": "Pendulum-v1",
         "mpo": "Pendulum-v1"}
@@ -49,10 +51,10 @@ def report(name: str, env_steps: int, updates: int, seconds: float) -> None:
 
 
 def time_mpo(scale: float) -> None:
-    params = mpo.MPOParams(total_steps=int(3_000 * scale), learning_starts=int(200 * scale))
-    env = mpo.make_env(ENVS["mpo"], "mpo.env")
+    params = MPOParams(total_steps=int(3_000 * scale), learning_starts=int(200 * scale))
+    env = mpo_environment.make_env(ENVS["mpo"])
     start = time.perf_counter()
-    mpo.train(env, params, torch.device("cpu"), 0, np.random.default_rng(0), torch.Generator().manual_seed(0), "MPO")
+    mpo_loop.train(env, params, torch.device("cpu"), 0, np.random.default_rng(0), torch.Generator().manual_seed(0), "MPO")
     updates = (params.total_steps - params.learning_starts) * params.updates_per_step
     report("mpo", params.total_steps, updates, time.perf_counter() - start)
 
@@ -60,7 +62,7 @@ def time_mpo(scale: float) -> None:
 def main() -> None:
     scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     torch.set_num_threads(1)
-    for name, agent in AGENTS.items():
+    for name, agent in BASICS.items():
         params = dataclasses.replace(agent.params(), **budget(name, scale))
         env = agent.make_env(ENVS[name], params)
         start = time.perf_counter()

@@ -21,7 +21,9 @@ from rlstudy.bellman.cbo import particle_losses
 from rlstudy.bellman import trig
 from rlstudy.bellman.qnet import SHAPE, backward, forward_cached, forward_no_grad, init_params, unflatten
 from rlstudy.bellman.residuals import TrajectoryTensors, make_batch, residual_pair, sgd_grad_q
-from rlstudy.bellman.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.sde import sample_trajectory
+
+from bellman_problem import DYNAMICS
 
 
 def best_time(fn, repeats=5):
@@ -70,7 +72,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    dyn = Dynamics()
+    dyn = DYNAMICS
     traj = sample_trajectory("uniform", 1_000_000, dyn, np.random.default_rng(0))
     traj = TrajectoryTensors.from_arrays(traj.states, traj.action_indices, traj.rewards)
     g = torch.Generator().manual_seed(0)

@@ -29,14 +29,19 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from rlstudy.agents import ddpg, dqn, mpo, tabular
+from rlstudy.agents import ddpg, dqn, tabular
+from rlstudy.agents.mpo import environment as mpo_environment
+from rlstudy.agents.mpo import loop as mpo_loop
+from rlstudy.agents.mpo.config import MPOParams
 from rlstudy.bellman import cbo, sgd
 from rlstudy.bellman.qnet import init_params
 from rlstudy.bellman.residuals import TrajectoryTensors
-from rlstudy.bellman.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.sde import sample_trajectory
 from rlstudy.core import diagnostics
 from rlstudy.offline import bcq, double_dqn, training
 from rlstudy.offline.envs import AtariPreprocessing, make_env
+
+from bellman_problem import CBO_NOTEBOOK, DYNAMICS, PROBLEM
 
 CPU = torch.device("cpu")
 HELPERS = ("td_statistics", "grad_norm", "buffer_composition", "step_statistics")
@@ -93,11 +98,10 @@ def runs(scale: float, checkpoints: Path) -> dict[str, Callable[[], object]]:
         return lambda: training.train_offline(learner, buffer, int(2000 * scale), rng(), no_evaluation,
                                               checkpoints / f"{type(learner).__name__}.pt", "x", "offline")
 
-    trajectory = sample_trajectory("uniform", 1_000_000, Dynamics(), np.random.default_rng(0))
+    trajectory = sample_trajectory("uniform", 1_000_000, DYNAMICS, np.random.default_rng(0))
     traj = TrajectoryTensors.from_arrays(trajectory.states, trajectory.action_indices, trajectory.rewards)
-    swarm = cbo.CBOParams(particles=100, particle_batch=100, samples=10_000, epochs=max(1, int(10 * scale)), lam=1.0,
-                          eta=0.01, tau=3.0, beta=100.0)
-    mpo_params = mpo.MPOParams(total_steps=int(3000 * scale), learning_starts=int(200 * scale))
+    swarm = cbo.CBOParams(**{**CBO_NOTEBOOK, "epochs": max(1, int(10 * scale))})
+    mpo_params = MPOParams(total_steps=int(3000 * scale), learning_starts=int(200 * scale))
     return {
         "qtable": lambda: tabular.train_qtable(tabular.make_grid_env("MountainCar-v0", grid, "qtable"), grid, 0, rng()),
         "linear_q": lambda: tabular.train_linear_q(tabular.make_grid_env("MountainCar-v0", grid, "linear_q"), grid, 0,
@@ -106,7 +110,7 @@ def runs(scale: float, checkpoints: Path) -> dict[str, Callable[[], object]]:
                                      rng(), generator()),
         "ddpg": lambda: ddpg.train_ddpg(gym.make("Pendulum-v1"), ddpg.DDPGParams(total_steps=int(3000 * scale)), 0,
                                         rng(), generator()),
-        "mpo": lambda: mpo.train(mpo.make_env("Pendulum-v1", "mpo.env"), mpo_params, CPU, 0, rng(), generator(),
+        "mpo": lambda: mpo_loop.train(mpo_environment.make_env("Pendulum-v1"), mpo_params, CPU, 0, rng(), generator(),
                                  "MPO"),
         "behavioural DQN": lambda: training.train_online(
             double_dqn.DQN(info, params, CPU), make_env("CartPole-v1", AtariPreprocessing())[0], info,
@@ -114,10 +118,11 @@ def runs(scale: float, checkpoints: Path) -> dict[str, Callable[[], object]]:
         "bcq": offline(bcq.BCQ(info, params, 0.3, CPU)),
         "offline DQN": offline(double_dqn.DQN(info, params, CPU)),
         "sgd": lambda: sgd.train_sgd(init_params(1, generator())[0], traj, "UR", "control",
-                                     sgd.SGDParams(epochs=1, batch_size=10_000, lr0=0.05, lr_decay=1.0), Dynamics(),
+                                     sgd.SGDParams(epochs=1, batch_size=10_000, lr0=0.05, lr_decay=1.0,
+                                                   ur_action="recorded"), PROBLEM,
                                      generator()),
         "cbo": lambda: cbo.train_cbo(cbo.initial_swarm(swarm, generator(), 1.0), traj, "UR", "control", swarm,
-                                     Dynamics(), generator()),
+                                     PROBLEM, generator()),
     }
 
 

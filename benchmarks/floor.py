@@ -155,9 +155,10 @@ def meter_arithmetic(arith: Arithmetic) -> None:
 
 
 def trajectory(n: int):
+    from bellman_problem import DYNAMICS
     from rlstudy.bellman.residuals import TrajectoryTensors
-    from rlstudy.bellman.sde import Dynamics, sample_trajectory
-    traj = sample_trajectory("uniform", n, Dynamics(), np.random.default_rng(0))
+    from rlstudy.bellman.sde import sample_trajectory
+    traj = sample_trajectory("uniform", n, DYNAMICS, np.random.default_rng(0))
     return TrajectoryTensors.from_arrays(traj.states, traj.action_indices, traj.rewards)
 
 
@@ -170,18 +171,18 @@ def make_meter():
 
 def sgd_kernel(method: str, batch: int, batches: int):
     """Seconds per mini-batch of train_sgd (estimator `method`, control task) and its arithmetic."""
+    from bellman_problem import PROBLEM, SGD_CONTROL
     from rlstudy.bellman.qnet import init_params
     from rlstudy.bellman.residuals import rows_per_sample
-    from rlstudy.bellman.sde import Dynamics
     from rlstudy.bellman.sgd import SGDParams, train_sgd
 
     traj = trajectory(batch * batches + 3)
-    params = SGDParams(epochs=1, batch_size=batch, lr0=0.1, lr_decay=1.0)
+    params = SGDParams(**{**SGD_CONTROL, "epochs": 1, "batch_size": batch})  # the shipped control setting, one epoch
     theta = init_params(1, torch.Generator().manual_seed(2))[0]
     meter = make_meter()
 
     def run():
-        train_sgd(theta, traj, method, "control", params, Dynamics(), torch.Generator().manual_seed(3), meter)
+        train_sgd(theta, traj, method, "control", params, PROBLEM, torch.Generator().manual_seed(3), meter)
 
     seconds = best_time(run, 2) / batches
     arith = Arithmetic()
@@ -199,25 +200,19 @@ def sgd_kernel(method: str, batch: int, batches: int):
 
 
 def cbo_kernel(setting: str, steps: int):
-    """Seconds per step of train_cbo in a setting of config.yaml and its arithmetic."""
+    """Seconds per step of train_cbo in a setting of config.yaml (`cbo` is the notebook's) and its arithmetic."""
+    from bellman_problem import CBO_SETTINGS, PROBLEM
     from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
     from rlstudy.bellman.residuals import rows_per_sample
-    from rlstudy.bellman.sde import Dynamics
 
-    settings = {
-        "notebook": dict(method="UR", params=CBOParams(particles=100, particle_batch=100, samples=10_000, epochs=steps,
-                                                       lam=1.0, eta=0.01, tau=3.0, beta=100.0)),
-        "cbo-adaptive": dict(method="BFF-matched", params=CBOParams(
-            particles=30, particle_batch=30, samples=1000, epochs=steps, lam=1.0, eta=1.0, tau=0.0, beta=1.0,
-            output_bias_init="reward_level", kick=0.1, kick_decay=0.9977, ess_target=0.3)),
-    }
-    method, params = settings[setting]["method"], settings[setting]["params"]
+    method = {"cbo": "UR", "cbo-adaptive": "BFF-matched"}[setting]
+    params = CBOParams(**{**CBO_SETTINGS[setting], "epochs": steps})
     traj = trajectory(200_000)
     swarm = initial_swarm(params, torch.Generator().manual_seed(4), 1.0)
     meter = make_meter()
 
     def run():
-        train_cbo(swarm, traj, method, "control", params, Dynamics(), torch.Generator().manual_seed(6), meter)
+        train_cbo(swarm, traj, method, "control", params, PROBLEM, torch.Generator().manual_seed(6), meter)
 
     seconds = best_time(run, 2) / steps
     arith = Arithmetic()
@@ -258,8 +253,10 @@ def agent_kernels(updates: int):
     import gymnasium as gym
     import torch.nn.functional as F
 
-    from rlstudy.agents import ddpg, dqn, mpo
-    from rlstudy.agents.replay import Batch
+    from rlstudy.agents import ddpg, dqn
+    from rlstudy.agents.mpo.config import MPOParams
+    from rlstudy.agents.mpo.learner import MPO
+    from rlstudy.agents.replay import Batch, ReplayBuffer
 
     gen = torch.Generator().manual_seed(0)
     out = []
@@ -309,18 +306,17 @@ def agent_kernels(updates: int):
                 best_time(lambda: [ddpg_update() for _ in range(updates)], 3) / updates, profiled_arithmetic(ddpg_update)))
 
     # MPO, Pendulum (128-128, 20 action samples)
-    p = mpo.MPOParams()
-    agent = mpo.MPO(3, 1, env.action_space.low, env.action_space.high, p, torch.device("cpu"), gen)
-    replay = mpo.Replay(2000, 3, 1)
+    p = MPOParams()
+    agent = MPO(3, 1, env.action_space.low, env.action_space.high, p, torch.device("cpu"), gen)
+    replay = ReplayBuffer(2000, (3,), (1,), extras={"actions_raw": (1,), "ends": (), "behaviour_log_probs": ()})
     rng = np.random.default_rng(0)
     obs, _ = env.reset(seed=0)
     for _ in range(600):
         action, raw, logp = agent.act(obs, greedy=False)
         nxt, reward, term, trunc, _ = env.step(action)
-        replay.add(obs=obs, action=action, action_raw=raw, reward=reward, next_obs=nxt, terminated=term,
-                   end=term or trunc, behaviour_logp=logp)
+        replay.add(obs, action, reward, nxt, term, actions_raw=raw, ends=term or trunc, behaviour_log_probs=logp)
         obs = env.reset()[0] if term or trunc else nxt
-    mpo_batch = replay.sample(rng, p.batch_size, 1)
+    mpo_batch = replay.sample_sequences(p.batch_size, 1, rng)  # as mpo/loop.py samples without Retrace
     out.append(("MPO update (Pendulum, batch 128, 20 actions, 128-128)",
                 best_time(lambda: [agent.update(mpo_batch) for _ in range(updates)], 3) / updates,
                 profiled_arithmetic(lambda: agent.update(mpo_batch))))
@@ -411,9 +407,10 @@ def main() -> None:
     for method in ("DS", "UR", "BFF"):
         seconds, arith = sgd_kernel(method, 10_000, 2 if args.quick else 8)
         rows.append((f"SGD mini-batch, {method}, batch 10000 (train_sgd, with the error meter)", seconds, arith))
-    for setting, steps in (("notebook", 1 if args.quick else 3), ("cbo-adaptive", 5 if args.quick else 40)):
+    for setting, label, steps in (("cbo", "notebook", 1 if args.quick else 3),
+                                  ("cbo-adaptive", "cbo-adaptive", 5 if args.quick else 40)):
         seconds, arith, what = cbo_kernel(setting, steps)
-        rows.append((f"CBO step, {setting} ({what}; train_cbo)", seconds, arith))
+        rows.append((f"CBO step, {label} ({what}; train_cbo)", seconds, arith))
     for name, seconds, arith in agent_kernels(5 if args.quick else 50):
         rows.append((name, seconds, arith))
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

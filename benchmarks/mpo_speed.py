@@ -14,7 +14,10 @@ import time
 import numpy as np
 import torch
 
-from rlstudy.agents.mpo import MPO, MPOParams, Replay, make_env
+from rlstudy.agents.mpo.config import MPOParams
+from rlstudy.agents.mpo.environment import make_env
+from rlstudy.agents.mpo.learner import MPO
+from rlstudy.agents.replay import ReplayBuffer
 
 
 def main() -> None:
@@ -26,11 +29,12 @@ def main() -> None:
     args = p.parse_args()
     params = MPOParams(**args.params)
     torch.manual_seed(0)
-    env = make_env(args.env, "--env")
+    env = make_env(args.env)
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
     low, high = env.action_space.low, env.action_space.high
     agent = MPO(obs_dim, act_dim, low, high, params, torch.device("cpu"), torch.Generator().manual_seed(0))
-    replay = Replay(args.steps, obs_dim, act_dim)
+    replay = ReplayBuffer(args.steps, (obs_dim,), (act_dim,),
+                          extras={"actions_raw": (act_dim,), "ends": (), "behaviour_log_probs": ()})
     rng = np.random.default_rng(0)
 
     obs, _ = env.reset(seed=0)
@@ -38,16 +42,16 @@ def main() -> None:
     for _ in range(args.steps):
         action, raw, logp = agent.act(obs, greedy=False)
         next_obs, reward, terminated, truncated, _ = env.step(action)
-        replay.add(obs=obs, action=action, action_raw=raw, reward=reward, next_obs=next_obs,
-                   terminated=terminated, end=terminated or truncated, behaviour_logp=logp)
+        replay.add(obs, action, reward, next_obs, terminated,
+                   actions_raw=raw, ends=terminated or truncated, behaviour_log_probs=logp)
         obs = env.reset()[0] if terminated or truncated else next_obs
     env_rate = args.steps / (time.perf_counter() - start)
 
     length = params.retrace_steps if params.use_retrace else 1
-    agent.update(replay.sample(rng, params.batch_size, length))  # warm-up
+    agent.update(replay.sample_sequences(params.batch_size, length, rng))  # warm-up
     start = time.perf_counter()
     for _ in range(args.updates):
-        agent.update(replay.sample(rng, params.batch_size, length))
+        agent.update(replay.sample_sequences(params.batch_size, length, rng))
     update_rate = args.updates / (time.perf_counter() - start)
     print(f"{args.env}, torch threads {torch.get_num_threads()}, params {json.dumps(args.params)}")
     print(f"environment steps/s (acting with the policy): {env_rate:,.0f}")

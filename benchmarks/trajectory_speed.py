@@ -10,14 +10,16 @@ import time
 
 import numpy as np
 
-from rlstudy.bellman.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.sde import sample_trajectory
+
+from bellman_problem import DYNAMICS
 
 
 def main() -> None:
     steps = int(float(sys.argv[1])) if len(sys.argv) > 1 else 10_000_000
     for policy in ("evaluation", "uniform"):
         start = time.perf_counter()
-        sample_trajectory(policy, steps, Dynamics(), np.random.default_rng(0))
+        sample_trajectory(policy, steps, DYNAMICS, np.random.default_rng(0))
         seconds = time.perf_counter() - start
         print(f"{policy:>10} policy: {steps:.0e} steps in {seconds:.2f} s ({seconds / steps * 1e9:.0f} ns/step)")
 

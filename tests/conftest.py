@@ -4,7 +4,8 @@ import torch
 from project_copy import SMOKE, copy_project, snakemake
 
 from rlstudy.bellman.residuals import TrajectoryTensors
-from rlstudy.bellman.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.sde import sample_trajectory
+from bellman_fixtures import dynamics
 
 
 @pytest.fixture
@@ -19,7 +20,7 @@ def one_thread():
 
 @pytest.fixture
 def small_trajectory():
-    def make(policy="uniform", n=2000, dynamics=Dynamics()):
+    def make(policy="uniform", n=2000, dynamics=dynamics()):
         traj = sample_trajectory(policy, n, dynamics, np.random.default_rng(0))
         return TrajectoryTensors.from_arrays(traj.states, traj.action_indices, traj.rewards)
     return make

@@ -3,7 +3,9 @@
 import numpy as np
 import torch
 
-from rlstudy.agents.mpo import MPO, MPOParams, Replay
+from rlstudy.agents.mpo.config import MPOParams
+from rlstudy.agents.mpo.learner import MPO
+from rlstudy.agents.replay import ReplayBuffer
 
 TINY = MPOParams(batch_size=8, policy_layer_sizes=(16,), critic_layer_sizes=(16, 16), action_samples=4)
 
@@ -15,10 +17,9 @@ def tiny_agent(params=TINY):
 
 
 def random_batch(length=1, batch=8):
-    replay = Replay(64, 3, 1)
+    replay = ReplayBuffer(64, (3,), (1,), extras={"actions_raw": (1,), "ends": (), "behaviour_log_probs": ()})
     rng = np.random.default_rng(0)
     for i in range(64):
-        replay.add(obs=rng.normal(size=3), action=rng.uniform(-2, 2, 1), action_raw=rng.normal(size=1),
-                   reward=-rng.uniform(), next_obs=rng.normal(size=3), terminated=False, end=i % 10 == 9,
-                   behaviour_logp=-1.0)
-    return replay.sample(rng, batch, length)
+        replay.add(rng.normal(size=3), rng.uniform(-2, 2, 1), -rng.uniform(), rng.normal(size=3), False,
+                   actions_raw=rng.normal(size=1), ends=i % 10 == 9, behaviour_log_probs=-1.0)
+    return replay.sample_sequences(batch, length, rng)

@@ -9,6 +9,7 @@ from rlstudy.agents.cli import train_agent
 from rlstudy.agents.cli.summarise_agents import summary_row
 from rlstudy.core.cli import run
 from rlstudy.core.errors import InputError
+from rlstudy.core.io import save_csv
 
 AGENTS = ("qtable", "linear_q", "dqn", "ddpg")
 
@@ -34,10 +35,10 @@ def test_summary_marks_a_run_below_its_bar_as_failing(tmp_path):
     agents = {"dqn": {"env": "CartPole-v1", "solved_return": 475}}
     for seed, evaluation in ((0, [150, 148]), (1, [500, 450])):
         run_dir = tmp_path / "dqn" / f"seed{seed}"
-        run_dir.mkdir(parents=True)
-        pd.DataFrame({"episode": [1, 2], "step": [20, 520], "return": [20.0, 500.0]}).to_csv(
-            run_dir / "returns.csv", index=False)
-        pd.DataFrame({"episode": [1, 2], "return": evaluation}).to_csv(run_dir / "evaluation.csv", index=False)
+        record = {"parameters": {"agent": "dqn", "env": "CartPole-v1", "run_seed": seed}}  # as train_agent's
+        save_csv(run_dir / "returns.csv", pd.DataFrame({"episode": [1, 2], "step": [20, 520], "return": [20.0, 500.0]}),
+                 record)
+        save_csv(run_dir / "evaluation.csv", pd.DataFrame({"episode": [1, 2], "return": evaluation}), record)
     failing, solved = (summary_row(tmp_path / "dqn" / f"seed{seed}", agents) for seed in (0, 1))
     assert (failing["final_mean_return"], failing["solved"]) == (149.0, False)
     assert (solved["final_mean_return"], solved["solved"]) == (475.0, True)  # the bar itself counts as solved

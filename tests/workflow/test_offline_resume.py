@@ -129,7 +129,7 @@ def test_killed_cli_run_resumes_and_writes_the_same_artefacts(tmp_path):
                            "--out-dir", str(tmp_path / "performance")), env=env, check=True, capture_output=True)
 
     def bcq(out):
-        return command("train_offline", "--algorithm", "bcq", "--threshold", "0.3", "--iterations", "2000",
+        return command("train_offline", "--algorithm", "bcq", "--options", '{"threshold": 0.3}', "--iterations", "2000",
                        "--buffer-dir", str(tmp_path / "buffer"), "--out-dir", str(out))
     subprocess.run(bcq(tmp_path / "uninterrupted"), env=env, check=True, capture_output=True)
     process = subprocess.Popen(bcq(tmp_path / "killed"), env=env, stdout=subprocess.DEVNULL,

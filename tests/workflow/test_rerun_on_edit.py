@@ -31,6 +31,11 @@ def test_a_step_depends_on_its_imports_at_any_depth():
     assert not any(s.startswith(("rlstudy/agents", "rlstudy/offline", "rlstudy/plotting")) for s in sources)
 
 
+def test_the_mpo_rollout_does_not_import_the_learner():
+    sources = {str(p.relative_to(SRC)) for p in module_sources("rlstudy.agents.cli.rollout_mpo", SRC)}
+    assert "rlstudy/agents/mpo/networks.py" in sources and "rlstudy/agents/mpo/learner.py" not in sources
+
+
 @pytest.fixture(scope="module")
 def complete_copy(smoke_project, tmp_path_factory):
     """One copy of the finished smoke run for every case below (each restores what it edits)."""
@@ -43,7 +48,9 @@ def complete_copy(smoke_project, tmp_path_factory):
 @pytest.mark.parametrize("module, reruns, untouched", [
     ("bellman/cbo.py", {"run_method", "sweep_run"},
      {"trajectory", "reference", "train_agent", "mpo_train", "offline_behavioural", "offline_train"}),
-    ("agents/mpo.py", {"mpo_train", "mpo_rollout"},
+    # mpo_rollout reruns too, on the retrained model it reads (its code does not import the learner:
+    # test_the_mpo_rollout_does_not_import_the_learner)
+    ("agents/mpo/learner.py", {"mpo_train", "mpo_rollout"},
      {"trajectory", "run_method", "train_agent", "offline_train", "sweep_run"}),
     ("offline/bcq.py", {"offline_train"},
      {"offline_behavioural", "offline_buffer", "run_method", "train_agent", "mpo_train"}),

@@ -1,11 +1,12 @@
 # Stage "agents": the basics notebook's four agents (Q-table and linear Q on a discretised
 # MountainCar, DQN on CartPole, DDPG on Pendulum), one training job per agent and seed, their
-# figures and rollout GIFs, and a summary table.
+# figures and rollout GIFs, and a summary table of every agent of the registry (MPO too).
+
 
 include: "basics_common.smk"
 
 
-rule train_agent:
+use rule step as train_agent with:
     input:
         code=sources("agents.cli.train_agent"),
     output:
@@ -14,30 +15,23 @@ rule train_agent:
         diagnostics="results/agents/{agent}/seed{seed}/diagnostics.csv",
         model="results/agents/{agent}/seed{seed}/model.pt",
     wildcard_constraints:
-        agent="linear_q|dqn|ddpg",
+        agent=agents_named(model_file="model.pt"),
     params:
-        env=lambda w: config[w.agent]["env"],
-        evaluation_episodes=lambda w: config[w.agent]["evaluation_episodes"],
-        agent_params=lambda w: as_json(config[w.agent]["params"]),
-        seed=config["seed"],
-        tensorboard=lambda w: tensorboard_arg(f"agents/{w.agent}/seed{w.seed}"),
+        step="rlstudy.agents.cli.train_agent",
+        args=lambda w, output: [
+            "--agent", w.agent, "--env", config[w.agent]["env"], "--params", as_json(config[w.agent]["params"]),
+            "--evaluation-episodes", config[w.agent]["evaluation_episodes"], "--run-seed", w.seed,
+            "--seed", config["seed"], "--out-dir", os.path.dirname(output.returns),
+            *tensorboard_args(f"agents/{w.agent}/seed{w.seed}")],
     log:
         "logs/agents/{agent}/seed{seed}.log",
     benchmark:
         "logs/agents/{agent}/seed{seed}.benchmark.tsv"
-    threads: 1
     resources:
         mem_mb=2000,
         runtime=lambda w: BASICS_RUNTIME[w.agent],
     # the deep agents are the longest jobs: start them first
-    priority: lambda w: 5 if w.agent in ("dqn", "ddpg") else 0
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.agents.cli.train_agent --agent {wildcards.agent} --env {params.env}"
-        " --params '{params.agent_params}' --evaluation-episodes {params.evaluation_episodes}"
-        " --run-seed {wildcards.seed} --seed {params.seed} --out-dir results/agents/{wildcards.agent}/seed{wildcards.seed}"
-        " {params.tensorboard} > {log} 2>&1"
+    priority: lambda w: 5 if BASICS_RUNTIME[w.agent] >= 60 else 0
 
 
 use rule train_agent as train_qtable with:
@@ -47,75 +41,52 @@ use rule train_agent as train_qtable with:
         diagnostics="results/agents/{agent}/seed{seed}/diagnostics.csv",
         model="results/agents/{agent}/seed{seed}/q_table.npy",
     wildcard_constraints:
-        agent="qtable",
+        agent=agents_named(model_file="q_table.npy"),
 
 
-rule agent_figures:
+use rule step as agent_figures with:
     input:
-        lambda w: basics_run_files(w.agent),
+        lambda w: agent_run_files(w.agent),
         code=sources("agents.cli.plot_basics"),
     output:
-        figure_output("figures/agents/{agent}_learning_curve", "agent_figures.rst", "5. Agents", "{agent}"),
-        figure_output("figures/agents/{agent}_diagnostics", "diagnostics.rst", "5. Agents", "{agent}"),
-        figure_output("figures/agents/{agent}_value_policy", "agent_figures.rst", "5. Agents", "{agent}"),
+        agent_figure_outputs("{agent}_value_policy"),
         gif=report("figures/agents/{agent}_rollout.gif", caption="../report/rollout.rst", category="5. Agents",
                    subcategory="{agent}"),
     wildcard_constraints:
-        agent="qtable|linear_q|ddpg",
+        agent=agents_drawing("value_policy"),
     params:
-        runs=lambda w: basics_run_dirs(w.agent),
-        env=lambda w: config[w.agent]["env"],
-        agent_params=lambda w: as_json(config[w.agent]["params"]),
-        rollout_steps=lambda w: config[w.agent]["rollout_steps"],
-        solved_return=lambda w: config[w.agent]["solved_return"],
-        seed=config["seed"],
-        formats=config["figures"]["formats"],
-        dpi=config["figures"]["dpi"],
+        step="rlstudy.agents.cli.plot_basics",
+        args=lambda w: [
+            "--agent", w.agent, "--env", config[w.agent]["env"], "--params", as_json(config[w.agent]["params"]),
+            "--runs", *agent_run_dirs(w.agent), "--seed", config["seed"],
+            "--rollout-steps", config[w.agent]["rollout_steps"], "--solved-return", config[w.agent]["solved_return"],
+            *figure_args(), "--out-dir", "figures/agents"],
     log:
         "logs/figures/agents/{agent}.log",
-    threads: 1
     resources:
         mem_mb=2000,
         runtime=5,
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.agents.cli.plot_basics --agent {wildcards.agent} --env {params.env}"
-        " --params '{params.agent_params}' --runs {params.runs} --seed {params.seed}"
-        " --rollout-steps {params.rollout_steps} --solved-return {params.solved_return}"
-        " --formats {params.formats} --dpi {params.dpi}"
-        " --out-dir figures/agents > {log} 2>&1"
 
 
 use rule agent_figures as dqn_figures with:
     output:
-        figure_output("figures/agents/{agent}_learning_curve", "agent_figures.rst", "5. Agents", "{agent}"),
-        figure_output("figures/agents/{agent}_diagnostics", "diagnostics.rst", "5. Agents", "{agent}"),
-        figure_output("figures/agents/{agent}_max_q", "agent_figures.rst", "5. Agents", "{agent}"),
+        agent_figure_outputs("{agent}_max_q"),
         gif=report("figures/agents/{agent}_rollout.gif", caption="../report/rollout.rst", category="5. Agents",
                    subcategory="{agent}"),
     wildcard_constraints:
-        agent="dqn",
+        agent=agents_drawing("max_q"),
 
 
-rule agents_summary:
+use rule step as agents_summary with:
     input:
         [f"{d}/{f}" for d in agents_summary_runs() for f in ("returns.csv", "evaluation.csv")],
         code=sources("agents.cli.summarise_agents"),
     output:
         report("results/agents/summary.csv", caption="../report/agents_summary.rst", category="5. Agents"),
     params:
-        runs=agents_summary_runs(),
-        agents=as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")}
-                        for agent in [*BASICS_AGENTS, "mpo"]}),
+        step="rlstudy.agents.cli.summarise_agents",
+        args=["--runs", *agents_summary_runs(), "--agents",
+              as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")} for agent in CATALOGUE}),
+              "--out", "results/agents/summary.csv"],
     log:
         "logs/agents/summary.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.agents.cli.summarise_agents --runs {params.runs} --agents '{params.agents}'"
-        " --out {output} > {log} 2>&1"

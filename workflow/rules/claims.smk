@@ -28,7 +28,7 @@ rule claims:
         mem_mb=1000,
         runtime=5,
     conda:
-        "../../envs.yaml"
+        ENV
     shell:
-        "python -m rlstudy.claims.cli.evaluate_claims --claims {input.claims} --schema {input.schema}"
-        " --table {params.tables} --seed {params.seed} --resamples {params.resamples} --out {output} > {log} 2>&1"
+        "python -m rlstudy.claims.cli.evaluate_claims --claims {input.claims:q} --schema {input.schema:q}"
+        " --table {params.tables:q} --seed {params.seed:q} --resamples {params.resamples:q} --out {output:q} > {log:q} 2>&1"

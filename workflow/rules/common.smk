@@ -1,18 +1,31 @@
-# Helpers shared by the rules: names of runs, their parameters, and the command of each step.
+# Helpers shared by the rules: names of runs, their parameters, and the command of each step; the
+# defaults shared by the bellman study's rules (ENV, FIGURE; their templates are in templates.smk).
 import json
+import re
 
-from rlstudy.bellman.sweep import sweep_points
+from rlstudy.bellman.estimators import ESTIMATORS
+from rlstudy.bellman.optimizers import OPTIMIZERS, all_settings
+from rlstudy.bellman.sweep import resolve_sweep, sweep_points
 from rlstudy.core.sources import module_sources
+
+
+def one_of(names):
+    """A wildcard's regex accepting exactly these names (longest first: BFF-matched before BFF)."""
+    return "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+
+
+# Every optimiser's settings by name (sgd, cbo, cbo-adaptive, ...): the registries name the runs.
+SETTINGS = all_settings(config)
 
 
 wildcard_constraints:
     dataset="ours|authors",
     task="evaluation|control",
     size="short|long",
-    method="BFF-matched|BFF|DS|UR",
+    estimator=one_of(ESTIMATORS),
     reward_of="current|next",
     seed=r"\d+",
-    optimizer=r"sgd|cbo(-[a-z0-9_]+)?",
+    setting=one_of(SETTINGS),
     grid=r"[A-Za-z0-9_]+",
     point=r"[^/]+",
     cost="evaluations|seconds",
@@ -60,29 +73,40 @@ def reference_of(dataset, task):
     return f"results/reference/{task}/q_star.pt"
 
 
-OPTIMIZERS = ["sgd", *config["cbo"]["settings"]]
+def setting_params(task, setting):
+    return SETTINGS[setting].params[task]
 
 
-def optimizer_params(task, optimizer):
-    if optimizer == "sgd":
-        return config["sgd"][task]
-    return config["cbo"]["settings"][optimizer]["params"]
+def estimators_of(setting):
+    return SETTINGS[setting].estimators
 
 
-def methods_of(optimizer):
-    return config["sgd"]["methods"] if optimizer == "sgd" else config["cbo"]["settings"][optimizer]["methods"]
+def seeds_of(setting):
+    return SETTINGS[setting].seeds
 
 
-def seeds_of(optimizer):
-    return config["seeds"] if optimizer == "sgd" else config["cbo"]["settings"][optimizer]["seeds"]
+def setting_caption(task, setting):
+    """What a figure's caption says of a setting: its optimiser, parameters, estimators and seeds."""
+    return {"optimizer": SETTINGS[setting].optimizer, "params": setting_params(task, setting),
+            "estimators": list(estimators_of(setting)), "seeds": list(seeds_of(setting))}
+
+
+def optimizer_of(setting):
+    return OPTIMIZERS[SETTINGS[setting].optimizer]
 
 
 def dynamics_of(dataset):
     """The dynamics a dataset's runs assume: ours as configured; the authors' trajectories hold the
-    reward of the current state, whatever config `dynamics.reward_of` says of ours."""
+    reward of the current state, whatever config `problem.dynamics.reward_of` says of ours."""
     if dataset == "authors":
-        return {**config["dynamics"], "reward_of": "current"}
-    return config["dynamics"]
+        return {**config["problem"]["dynamics"], "reward_of": "current"}
+    return config["problem"]["dynamics"]
+
+
+def problem_of(dataset, reward_of=None):
+    """config `problem` with a dataset's dynamics (or another reward_of), as the steps read it (--problem)."""
+    dynamics = dynamics_of(dataset) if reward_of is None else {**config["problem"]["dynamics"], "reward_of": reward_of}
+    return as_json({"dynamics": dynamics, "gamma": config["problem"]["gamma"]})
 
 
 def exact_of(dataset, task):
@@ -90,23 +114,24 @@ def exact_of(dataset, task):
     return f"results/exact/{task}/reward_{dynamics_of(dataset)['reward_of']}/q_exact.npy"
 
 
-def run_dirs(dataset, task, optimizer):
-    return [f"results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}"
-            for method in methods_of(optimizer) for seed in seeds_of(optimizer)]
+def run_dirs(dataset, task, setting):
+    return [f"results/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}"
+            for estimator in estimators_of(setting) for seed in seeds_of(setting)]
 
 
 def dataset_run_dirs(dataset):
-    return [d for task in config["tasks"] for opt in OPTIMIZERS for d in run_dirs(dataset, task, opt)]
+    return [d for task in config["tasks"] for setting in SETTINGS for d in run_dirs(dataset, task, setting)]
 
 
 def all_run_dirs():
     return [d for dataset in DATASETS for d in dataset_run_dirs(dataset)]
 
 
-def tensorboard_arg(run):
+def tensorboard_args(run):
     """The training step's --tensorboard option when config `tensorboard` is on: event files of the
-    run's diagnostics in logs/tensorboard/<run> (logs, not results: they hold wall times)."""
-    return f"--tensorboard logs/tensorboard/{run}" if config["tensorboard"] else ""
+    run's diagnostics in logs/tensorboard/<run> (logs, not results: they hold wall times); a list of
+    arguments, each quoted by the rule's `{params.tensorboard:q}`."""
+    return ["--tensorboard", f"logs/tensorboard/{run}"] if config["tensorboard"] else []
 
 
 def figure_output(prefix, caption, category, subcategory=None):
@@ -121,9 +146,9 @@ def figure_files(name):
 
 
 def q_figure_names(kind="q"):
-    """A figure per dataset, task and optimizer: kind "q" (the Q-functions learnt) or "diagnostics"."""
-    return [f"{dataset}/{kind}_{task}_{opt}" for dataset in DATASETS for task in config["tasks"]
-            for opt in OPTIMIZERS if methods_of(opt)]
+    """A figure per dataset, task and setting: kind "q" (the Q-functions learnt) or "diagnostics"."""
+    return [f"{dataset}/{kind}_{task}_{setting}" for dataset in DATASETS for task in config["tasks"]
+            for setting in SETTINGS if estimators_of(setting)]
 
 
 def gpus_of_training_job():
@@ -148,11 +173,40 @@ def reference_entries():
             for dataset in DATASETS for task in config["tasks"]]
 
 
-# The CBO sweep's points by (grid, label), one run per seed (workflow/rules/sweep.smk).
-SWEEP = config["cbo_sweep"]
+# The CBO sweep's points by (grid, label), one run per seed (workflow/rules/sweep.smk); its base is a
+# CBO setting's parameters with the sweep's overrides (bellman/sweep.py).
+SWEEP = resolve_sweep(config)
 SWEEP_POINTS = {(point.grid, point.label): point for point in sweep_points(SWEEP)}
 
 
 def sweep_curves():
     return [f"results/sweep/{grid}/{label}/seed{seed}/errors.csv"
             for grid, label in SWEEP_POINTS for seed in SWEEP["seeds"]]
+
+
+# Defaults of every rule of the bellman study. conda stays a directive of each rule (or of the template it
+# derives from): Snakemake's workflow-level `conda:` injects an environment into Snakemake itself, not
+# into the jobs, and `snakemake --lint` asks for one per rule.
+ENV = "../../envs.yaml"
+# A figure's formats and resolution, and its --out-prefix (its first output without the extension).
+FIGURE = {
+    "formats": config["figures"]["formats"],
+    "dpi": config["figures"]["dpi"],
+    "prefix": lambda wildcards, output: str(Path(output[0]).with_suffix("")),
+}
+
+
+def figure_args():
+    """A plotting step's --formats and --dpi (config `figures`), for a rule derived from `step`."""
+    return ["--formats", *FIGURE["formats"], "--dpi", FIGURE["dpi"]]
+
+
+def recorded_sweep():
+    """The sweep as its table records it (columns and provenance): the resolved base with the
+    problem's gamma where the base once held its own, after beta (the table's column order)."""
+    base = {}
+    for key, value in SWEEP["base"].items():
+        base[key] = value
+        if key == "beta":
+            base["gamma"] = config["problem"]["gamma"]
+    return {**SWEEP, "base": base}

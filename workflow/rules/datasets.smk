@@ -9,7 +9,7 @@ rule trajectory:
         trajectory_files("ours", "{task}", "{size}"),
     params:
         steps=lambda w: config["trajectories"][w.size],
-        dynamics=as_json(config["dynamics"]),
+        dynamics=as_json(config["problem"]["dynamics"]),
         seed=config["seed"],
     log:
         "logs/trajectory/{task}_{size}.log",
@@ -20,11 +20,11 @@ rule trajectory:
         mem_mb=lambda w: 4000 if w.size == "long" else 1000,
         runtime=10,
     conda:
-        "../../envs.yaml"
+        ENV
     shell:
-        "python -m rlstudy.bellman.cli.make_trajectory --task {wildcards.task} --size {wildcards.size}"
-        " --steps {params.steps} --dynamics '{params.dynamics}' --seed {params.seed}"
-        " --out-dir data/trajectories/ours/{wildcards.task}/{wildcards.size} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.make_trajectory --task {wildcards.task:q} --size {wildcards.size:q}"
+        " --steps {params.steps:q} --dynamics {params.dynamics:q} --seed {params.seed:q}"
+        " --out-dir data/trajectories/ours/{wildcards.task:q}/{wildcards.size:q} > {log:q} 2>&1"
 
 
 rule authors_trajectory:
@@ -43,10 +43,10 @@ rule authors_trajectory:
         mem_mb=1000,
         runtime=10,
     conda:
-        "../../envs.yaml"
+        ENV
     shell:
-        "python -m rlstudy.bellman.cli.import_authors_data --task {wildcards.task} --source '{params.source}'"
-        " --steps {params.steps} --trajectory-out data/trajectories/authors/{wildcards.task}/short > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.import_authors_data --task {wildcards.task:q} --source {params.source:q}"
+        " --steps {params.steps:q} --trajectory-out data/trajectories/authors/{wildcards.task:q}/short > {log:q} 2>&1"
 
 
 rule authors_reference:
@@ -64,7 +64,7 @@ rule authors_reference:
         mem_mb=1000,
         runtime=10,
     conda:
-        "../../envs.yaml"
+        ENV
     shell:
-        "python -m rlstudy.bellman.cli.import_authors_data --task control --source '{params.source}'"
-        " --reference-out {output} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.import_authors_data --task control --source {params.source:q}"
+        " --reference-out {output:q} > {log:q} 2>&1"

@@ -1,88 +1,65 @@
-# Stage 4: every figure of the notebook, as PNG and PDF.
+# Stage 4: every figure of the notebook, in config `figures.formats`. Each rule derives from
+# common.smk's figure_template: its inputs, outputs, log, and the step with its own options.
 
 
-rule q_figure:
+use rule figure_template as q_figure with:
     input:
-        lambda w: [f"{d}/{f}" for d in run_dirs(w.dataset, w.task, w.optimizer) for f in ("q.pt", "errors.csv")],
+        lambda w: [f"{d}/{f}" for d in run_dirs(w.dataset, w.task, w.setting) for f in ("q.pt", "errors.csv")],
         reference=lambda w: reference_of(w.dataset, w.task),
         exact=lambda w: exact_of(w.dataset, w.task),
         code=sources("bellman.cli.plot_q"),
     output:
-        figure_output("figures/{dataset}/q_{task}_{optimizer}", "q_figure.rst", "2. Q-functions learnt",
+        figure_output("figures/{dataset}/q_{task}_{setting}", "q_figure.rst", "2. Q-functions learnt",
                       "{dataset} data, {task}"),
     params:
-        runs=lambda w: run_dirs(w.dataset, w.task, w.optimizer),
+        **FIGURE,
+        step="bellman.cli.plot_q",
+        # for the caption (workflow/report/q_figure.rst)
+        setting=lambda w: setting_caption(w.task, w.setting),
         note=lambda w: reference_note(w.dataset, w.task),
-        converged_below=config["summary"]["converged_below"],
-        formats=config["figures"]["formats"],
-        dpi=config["figures"]["dpi"],
+        args=lambda w, input: ["--task", w.task, "--setting", w.setting, "--reference", input.reference,
+                               "--exact", input.exact, "--reference-note", reference_note(w.dataset, w.task),
+                               "--runs", *run_dirs(w.dataset, w.task, w.setting),
+                               "--converged-below", config["summary"]["converged_below"]],
     log:
-        "logs/figures/{dataset}/q_{task}_{optimizer}.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.bellman.cli.plot_q --task {wildcards.task} --optimizer {wildcards.optimizer}"
-        " --reference {input.reference} --exact {input.exact} --reference-note {params.note:q} --runs {params.runs}"
-        " --converged-below {params.converged_below} --formats {params.formats} --dpi {params.dpi}"
-        " --out-prefix figures/{wildcards.dataset}/q_{wildcards.task}_{wildcards.optimizer} > {log} 2>&1"
+        "logs/figures/{dataset}/q_{task}_{setting}.log",
 
 
-rule diagnostics_figure:
+use rule figure_template as diagnostics_figure with:
     input:
-        lambda w: [f"{d}/{f}" for d in run_dirs(w.dataset, w.task, w.optimizer)
-                   for f in ("errors.csv", "diagnostics.csv")],
+        lambda w: [f"{d}/{f}" for d in run_dirs(w.dataset, w.task, w.setting) for f in ("errors.csv", "diagnostics.csv")],
         code=sources("bellman.cli.plot_diagnostics"),
     output:
-        figure_output("figures/{dataset}/diagnostics_{task}_{optimizer}", "diagnostics.rst", "2. Q-functions learnt",
+        figure_output("figures/{dataset}/diagnostics_{task}_{setting}", "diagnostics.rst", "2. Q-functions learnt",
                       "{dataset} data, {task}"),
     params:
-        runs=lambda w: run_dirs(w.dataset, w.task, w.optimizer),
-        converged_below=config["summary"]["converged_below"],
-        formats=config["figures"]["formats"],
-        dpi=config["figures"]["dpi"],
+        **FIGURE,
+        step="bellman.cli.plot_diagnostics",
+        args=lambda w: ["--task", w.task, "--optimizer", SETTINGS[w.setting].optimizer, "--setting", w.setting,
+                        "--runs", *run_dirs(w.dataset, w.task, w.setting),
+                        "--converged-below", config["summary"]["converged_below"]],
     log:
-        "logs/figures/{dataset}/diagnostics_{task}_{optimizer}.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.bellman.cli.plot_diagnostics --task {wildcards.task} --optimizer {wildcards.optimizer}"
-        " --runs {params.runs} --converged-below {params.converged_below} --formats {params.formats}"
-        " --dpi {params.dpi} --out-prefix figures/{wildcards.dataset}/diagnostics_{wildcards.task}_{wildcards.optimizer}"
-        " > {log} 2>&1"
+        "logs/figures/{dataset}/diagnostics_{task}_{setting}.log",
 
 
-rule trajectory_figure:
+use rule figure_template as trajectory_figure with:
     input:
         lambda w: trajectory_files(w.dataset, w.task),
         code=sources("bellman.cli.plot_trajectory"),
     output:
         figure_output("figures/{dataset}/trajectory_{task}", "trajectory.rst", "1. Datasets", "{dataset} data"),
     params:
-        formats=config["figures"]["formats"],
-        dpi=config["figures"]["dpi"],
+        **FIGURE,
+        step="bellman.cli.plot_trajectory",
+        args=lambda w: ["--task", w.task, "--trajectory", f"data/trajectories/{w.dataset}/{w.task}/short"],
     log:
         "logs/figures/{dataset}/trajectory_{task}.log",
-    threads: 1
     resources:
         mem_mb=2000,
         runtime=5,
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.bellman.cli.plot_trajectory --task {wildcards.task}"
-        " --trajectory data/trajectories/{wildcards.dataset}/{wildcards.task}/short --formats {params.formats}"
-        " --dpi {params.dpi} --out-prefix figures/{wildcards.dataset}/trajectory_{wildcards.task} > {log} 2>&1"
 
 
-rule reference_figure:
+use rule figure_template as reference_figure with:
     input:
         [f"results/reference/{task}/errors.csv" for task in config["tasks"]],
         [exact_of("ours", task) for task in config["tasks"]],
@@ -91,24 +68,14 @@ rule reference_figure:
     output:
         figure_output("figures/ours/reference_error", "reference_figure.rst", "2. Q-functions learnt", "against the truth"),
     params:
-        curves=[f"results/reference/{task}/errors.csv" for task in config["tasks"]],
-        exact=[f"{task}={exact_of('ours', task)}" for task in config["tasks"]],
-        runs=[d for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
-        note=reference_note("ours", "control").removeprefix("Q*: "),
-        formats=config["figures"]["formats"],
-        dpi=config["figures"]["dpi"],
+        **FIGURE,
+        step="bellman.cli.plot_reference",
+        args=["--reference-curves", *[f"results/reference/{task}/errors.csv" for task in config["tasks"]],
+              "--exact", *[f"{task}={exact_of('ours', task)}" for task in config["tasks"]],
+              "--runs", *[d for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
+              "--note", reference_note("ours", "control").removeprefix("Q*: ")],
     log:
         "logs/figures/ours/reference_error.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.bellman.cli.plot_reference --reference-curves {params.curves} --exact {params.exact}"
-        " --runs {params.runs} --note {params.note:q} --formats {params.formats} --dpi {params.dpi}"
-        " --out-prefix figures/ours/reference_error > {log} 2>&1"
 
 
 rule figures:

@@ -1,4 +1,7 @@
-# Stage 3: every optimiser x residual x seed on the short trajectory, and the summary table.
+# Stage 3: every optimiser setting x residual estimator x seed on the short trajectory, and the summary
+# table. The settings and estimators come from the registries (common.smk: SETTINGS, ESTIMATORS).
+
+RUN = "results/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}"
 
 
 rule run_method:
@@ -8,36 +11,36 @@ rule run_method:
         exact=lambda w: exact_of(w.dataset, w.task),
         code=sources("bellman.cli.run_method"),
     output:
-        network="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/q.pt",
-        curve="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/errors.csv",
-        diagnostics="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/diagnostics.csv",
-        wall_time="results/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}/wall_time.csv",
+        network=f"{RUN}/q.pt",
+        curve=f"{RUN}/errors.csv",
+        diagnostics=f"{RUN}/diagnostics.csv",
+        wall_time=f"{RUN}/wall_time.csv",
     params:
-        optimizer_params=lambda w: as_json(optimizer_params(w.task, w.optimizer)),
-        dynamics=lambda w: as_json(dynamics_of(w.dataset)),
+        # The run: its optimiser, setting, dataset, task, estimator and replicate seed.
+        run=lambda w: ["--optimizer", SETTINGS[w.setting].optimizer, "--setting", w.setting, "--dataset", w.dataset,
+                       "--task", w.task, "--estimator", w.estimator, "--run-seed", w.seed,
+                       "--trajectory", f"data/trajectories/{w.dataset}/{w.task}/short"],
+        params=lambda w: as_json(setting_params(w.task, w.setting)),
+        problem=lambda w: problem_of(w.dataset),
         seed=config["seed"],
         device=config["device"],
+        out_dir=lambda w, output: str(Path(output.curve).parent),
     log:
-        "logs/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}.log",
+        "logs/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}.log",
     benchmark:
-        "logs/runs/{dataset}/{task}/{optimizer}/{method}/seed{seed}.benchmark.tsv"
+        "logs/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}.benchmark.tsv"
     threads: 1
     resources:
         mem_mb=2000,
-        runtime=lambda w: 10 if w.optimizer == "sgd" else 30,
+        runtime=lambda w: optimizer_of(w.setting).runtime_minutes,
         gpu=gpus_of_training_job(),
-    # CBO runs are the longest jobs: start them first so they do not finish last.
-    priority: lambda w: 0 if w.optimizer == "sgd" else 5
+    priority: lambda w: optimizer_of(w.setting).priority
     conda:
-        "../../envs.yaml"
+        ENV
     shell:
-        "python -m rlstudy.bellman.cli.run_method --dataset {wildcards.dataset} --optimizer {wildcards.optimizer}"
-        " --task {wildcards.task}"
-        " --method {wildcards.method} --run-seed {wildcards.seed} --seed {params.seed}"
-        " --trajectory data/trajectories/{wildcards.dataset}/{wildcards.task}/short --reference {input.reference}"
-        " --exact {input.exact} --params '{params.optimizer_params}' --dynamics '{params.dynamics}' --device {params.device}"
-        " --out-dir results/runs/{wildcards.dataset}/{wildcards.task}/{wildcards.optimizer}/{wildcards.method}/seed{wildcards.seed}"
-        " > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.run_method {params.run:q} --params {params.params:q} --problem {params.problem:q}"
+        " --seed {params.seed:q} --device {params.device:q} --reference {input.reference:q} --exact {input.exact:q}"
+        " --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 
 rule summary:
@@ -58,8 +61,8 @@ rule summary:
         mem_mb=1000,
         runtime=5,
     conda:
-        "../../envs.yaml"
+        ENV
     shell:
-        "python -m rlstudy.bellman.cli.summarise --curves {input.curves}"
-        " --converged-below {params.converged_below} --seed {params.seed} --resamples {params.resamples}"
-        " --out {output.table} --stats-out {output.stats} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.summarise --curves {input.curves:q}"
+        " --converged-below {params.converged_below:q} --seed {params.seed:q} --resamples {params.resamples:q}"
+        " --out {output.table:q} --stats-out {output.stats:q} > {log:q} 2>&1"

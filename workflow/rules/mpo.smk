@@ -1,6 +1,12 @@
 # Agents stage, MPO part: train per seed, then its learning curve beside DDPG's, its diagnostics and a rollout GIF.
 # DDPG's runs (results/agents/ddpg/seed{seed}/returns.csv) come from the basics agents' rules; with no
-# `ddpg: seeds:` in the config the learning curve shows MPO alone.
+# `ddpg: seeds:` in the config the learning curve shows MPO alone. MPO keeps steps of its own where
+# the basics agents' would change its outputs: its training (seed streams, device, records), its
+# figures (beside DDPG's, with the KL bounds) and its rollout (its seed stream).
+
+
+include: "basics_common.smk"
+
 
 MPO_SEEDS = config["mpo"]["seeds"]
 DDPG_SEEDS = config.get("ddpg", {}).get("seeds", [])
@@ -14,90 +20,61 @@ MPO_TARGETS = [
 ]
 
 
-rule mpo_train:
+use rule step as mpo_train with:
     input:
         code=sources("agents.cli.train_mpo"),
     output:
         returns=f"{MPO_RUN}/returns.csv",
         evaluation=f"{MPO_RUN}/evaluation.csv",
         diagnostics=f"{MPO_RUN}/diagnostics.csv",
-        model=f"{MPO_RUN}/model.pt",
+        model=f"{MPO_RUN}/{CATALOGUE['mpo'].model_file}",
     params:
-        env=config["mpo"]["env"],
-        mpo=MPO_PARAMS,
-        seed=config["seed"],
-        device=config["device"],
-        tensorboard=lambda w: tensorboard_arg(f"agents/mpo/seed{w.seed}"),
+        step="rlstudy.agents.cli.train_mpo",
+        args=lambda w, output: [
+            "--env", config["mpo"]["env"], "--run-seed", w.seed, "--seed", config["seed"], "--params", MPO_PARAMS,
+            "--device", config["device"], "--out-dir", os.path.dirname(output.returns),
+            *tensorboard_args(f"agents/mpo/seed{w.seed}")],
     log:
         "logs/agents/mpo/seed{seed}.log",
     benchmark:
         "logs/agents/mpo/seed{seed}.benchmark.tsv"
-    threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
         gpu=gpus_of_training_job(),
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.agents.cli.train_mpo --env {params.env} --run-seed {wildcards.seed} --seed {params.seed}"
-        " --params '{params.mpo}' --device {params.device} --out-dir results/agents/mpo/seed{wildcards.seed}"
-        " {params.tensorboard} > {log} 2>&1"
 
 
-rule mpo_figures:
+use rule step as mpo_figures with:
     input:
-        mpo=expand(f"{MPO_RUN}/{{f}}", seed=MPO_SEEDS, f=["returns.csv", "evaluation.csv", "diagnostics.csv"]),
+        mpo=expand(f"{MPO_RUN}/{{f}}", seed=MPO_SEEDS, f=RUN_FILES),
         ddpg=expand("results/agents/ddpg/seed{seed}/{f}", seed=DDPG_SEEDS, f=["returns.csv", "evaluation.csv"]),
         code=sources("agents.cli.plot_mpo"),
     output:
         figure_output("figures/agents/mpo_vs_ddpg_learning_curve", "mpo.rst", "5. Agents", "mpo"),
         figure_output("figures/agents/mpo_diagnostics", "mpo.rst", "5. Agents", "mpo"),
     params:
-        env=config["mpo"]["env"],
-        mpo_runs=expand(MPO_RUN, seed=MPO_SEEDS),
-        ddpg_runs=expand("results/agents/ddpg/seed{seed}", seed=DDPG_SEEDS),
-        kl_bound=config["mpo"]["mstep_kl_epsilon"],
-        solved_return=config["mpo"]["solved_return"],
-        formats=config["figures"]["formats"],
-        dpi=config["figures"]["dpi"],
+        step="rlstudy.agents.cli.plot_mpo",
+        args=["--env", config["mpo"]["env"], "--mpo-runs", *expand(MPO_RUN, seed=MPO_SEEDS),
+              "--ddpg-runs", *expand("results/agents/ddpg/seed{seed}", seed=DDPG_SEEDS),
+              "--kl-bound", config["mpo"]["mstep_kl_epsilon"], "--solved-return", config["mpo"]["solved_return"],
+              *figure_args(), "--curve-prefix", "figures/agents/mpo_vs_ddpg_learning_curve",
+              "--diagnostics-prefix", "figures/agents/mpo_diagnostics"],
     log:
         "logs/figures/agents/mpo.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.agents.cli.plot_mpo --env {params.env} --mpo-runs {params.mpo_runs}"
-        " --ddpg-runs {params.ddpg_runs} --kl-bound {params.kl_bound} --solved-return {params.solved_return}"
-        " --formats {params.formats}"
-        " --dpi {params.dpi} --curve-prefix figures/agents/mpo_vs_ddpg_learning_curve"
-        " --diagnostics-prefix figures/agents/mpo_diagnostics > {log} 2>&1"
 
 
-rule mpo_rollout:
+use rule step as mpo_rollout with:
     input:
-        model=expand(f"{MPO_RUN}/model.pt", seed=MPO_SEEDS[0]),
+        model=expand(f"{MPO_RUN}/{CATALOGUE['mpo'].model_file}", seed=MPO_SEEDS[0]),
         code=sources("agents.cli.rollout_mpo"),
     output:
         report("figures/agents/mpo_rollout.gif", caption="../report/rollout.rst", category="5. Agents",
                subcategory="mpo"),
     params:
-        env=config["mpo"]["env"],
-        sizes=config["mpo"]["policy_layer_sizes"],
-        seed=config["seed"],
-        run_seed=MPO_SEEDS[0],
+        step="rlstudy.agents.cli.rollout_mpo",
+        args=lambda w, input, output: [
+            "--env", config["mpo"]["env"], "--model", *input.model,
+            "--policy-layer-sizes", *config["mpo"]["policy_layer_sizes"], "--seed", config["seed"],
+            "--run-seed", MPO_SEEDS[0], "--out", *output],
     log:
         "logs/figures/agents/mpo_rollout.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../../envs.yaml"
-    shell:
-        "SDL_VIDEODRIVER=dummy python -m rlstudy.agents.cli.rollout_mpo --env {params.env} --model {input.model}"
-        " --policy-layer-sizes {params.sizes} --seed {params.seed} --run-seed {params.run_seed}"
-        " --out {output} > {log} 2>&1"

@@ -1,4 +1,5 @@
-# Offline RL: behavioural DQN -> its noisy buffer -> BCQ and offline DQN, per environment and seed.
+# Offline RL: behavioural DQN -> its noisy buffer -> every offline learner of the registry
+# (rlstudy.offline.learners: BCQ, offline DQN), per environment and seed.
 # Environment ids are path wildcards, so Atari games go by their *NoFrameskip-v4 ids (no '/').
 
 
@@ -7,10 +8,10 @@ include: "offline_common.smk"
 
 wildcard_constraints:
     env=r"[A-Za-z0-9_.-]+",
-    algorithm="bcq|dqn",
+    algorithm="|".join(re.escape(name) for name in LEARNERS),
 
 
-rule offline_behavioural:
+use rule step as offline_behavioural with:
     input:
         code=sources("offline.cli.train_behavioural"),
     output:
@@ -18,30 +19,22 @@ rule offline_behavioural:
         evaluations=f"{OFFLINE_RUN}/behavioural/evaluations.csv",
         diagnostics=f"{OFFLINE_RUN}/behavioural/diagnostics.csv",
     params:
-        run=offline_run_args,
-        tensorboard=lambda w: tensorboard_arg(f"offline/{w.env}/seed{w.seed}/behavioural"),
-        learner=lambda w: offline_params(w.env),
-        atari=as_json(OFFLINE["atari_preprocessing"]),
-        steps=lambda w: offline_budget(w.env, "behavioural"),
-        out_dir=lambda w, output: os.path.dirname(output.q),
+        step="rlstudy.offline.cli.train_behavioural",
+        args=lambda w, output: [*offline_run_args(w), "--steps", offline_budget(w.env, "behavioural"),
+                                "--out-dir", os.path.dirname(output.q),
+                                *tensorboard_args(f"offline/{w.env}/seed{w.seed}/behavioural")],
     log:
         "logs/offline/{env}/seed{seed}/behavioural.log",
     benchmark:
         "logs/offline/{env}/seed{seed}/behavioural.benchmark.tsv"
-    threads: 1
     resources:
         mem_mb=lambda w: offline_mem_mb(w.env),
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
     priority: 10
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.offline.cli.train_behavioural {params.run} --params '{params.learner}' --atari '{params.atari}'"
-        " --steps {params.steps} --out-dir {params.out_dir} {params.tensorboard} > {log} 2>&1"
 
 
-rule offline_buffer:
+use rule step as offline_buffer with:
     input:
         policy=rules.offline_behavioural.output.q,
         code=sources("offline.cli.generate_buffer"),
@@ -50,69 +43,49 @@ rule offline_buffer:
         episodes=f"{OFFLINE_RUN}/buffer/episodes.csv",
         performance=f"{OFFLINE_RUN}/buffer/performance.csv",
     params:
-        run=offline_run_args,
-        learner=lambda w: offline_params(w.env),
-        atari=as_json(OFFLINE["atari_preprocessing"]),
-        steps=lambda w: offline_budget(w.env, "buffer"),
-        low_noise_p=OFFLINE["low_noise_p"],
-        rand_action_p=OFFLINE["rand_action_p"],
-        buffer_dir=lambda w, output: os.path.dirname(output[0]),
-        out_dir=lambda w, output: os.path.dirname(output.performance),
+        step="rlstudy.offline.cli.generate_buffer",
+        args=lambda w, input, output: [
+            *offline_run_args(w), "--policy", input.policy, "--steps", offline_budget(w.env, "buffer"),
+            "--low-noise-p", OFFLINE["low_noise_p"], "--rand-action-p", OFFLINE["rand_action_p"],
+            "--buffer-dir", os.path.dirname(output[0]), "--out-dir", os.path.dirname(output.performance)],
     log:
         "logs/offline/{env}/seed{seed}/buffer.log",
     benchmark:
         "logs/offline/{env}/seed{seed}/buffer.benchmark.tsv"
-    threads: 1
     resources:
         mem_mb=lambda w: offline_mem_mb(w.env),
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
     priority: 10
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.offline.cli.generate_buffer {params.run} --params '{params.learner}' --atari '{params.atari}'"
-        " --policy {input.policy} --steps {params.steps} --low-noise-p {params.low_noise_p}"
-        " --rand-action-p {params.rand_action_p} --buffer-dir {params.buffer_dir} --out-dir {params.out_dir}"
-        " > {log} 2>&1"
 
 
-rule offline_train:
+use rule step as offline_train with:
     input:
         BUFFER_FILES,
-        code=sources("offline.cli.train_offline"),
+        code=lambda w: learner_sources(w.algorithm),
     output:
         q=f"{OFFLINE_RUN}/{{algorithm}}/q.pt",
         evaluations=f"{OFFLINE_RUN}/{{algorithm}}/evaluations.csv",
         diagnostics=f"{OFFLINE_RUN}/{{algorithm}}/diagnostics.csv",
     params:
-        run=offline_run_args,
-        tensorboard=lambda w: tensorboard_arg(f"offline/{w.env}/seed{w.seed}/{w.algorithm}"),
-        learner=lambda w: offline_params(w.env),
-        atari=as_json(OFFLINE["atari_preprocessing"]),
-        iterations=lambda w: offline_budget(w.env, "offline"),
-        buffer_dir=lambda w, input: os.path.dirname(input[0]),
-        out_dir=lambda w, output: os.path.dirname(output.q),
-        threshold=lambda w: f"--threshold {OFFLINE['bcq_threshold']}" if w.algorithm == "bcq" else "",
+        step="rlstudy.offline.cli.train_offline",
+        args=lambda w, input, output: [
+            *offline_run_args(w), "--algorithm", w.algorithm, "--options", offline_options(w.algorithm),
+            "--iterations", offline_budget(w.env, "offline"), "--buffer-dir", os.path.dirname(input[0]),
+            "--out-dir", os.path.dirname(output.q),
+            *tensorboard_args(f"offline/{w.env}/seed{w.seed}/{w.algorithm}")],
     log:
         "logs/offline/{env}/seed{seed}/{algorithm}.log",
     benchmark:
         "logs/offline/{env}/seed{seed}/{algorithm}.benchmark.tsv"
-    threads: 1
     resources:
         mem_mb=lambda w: offline_mem_mb(w.env),
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
     priority: 10
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.offline.cli.train_offline {params.run} --params '{params.learner}' --atari '{params.atari}'"
-        " --algorithm {wildcards.algorithm} {params.threshold} --iterations {params.iterations}"
-        " --buffer-dir {params.buffer_dir} --out-dir {params.out_dir} {params.tensorboard} > {log} 2>&1"
 
 
-rule offline_figure:
+use rule step as offline_figure with:
     input:
         lambda w: offline_run_files(w.env),
         lambda w: offline_diagnostics_files(w.env),
@@ -121,41 +94,25 @@ rule offline_figure:
         figure_output("figures/offline_{env}", "offline.rst", "6. Offline RL", "{env}"),
         offline_diagnostics_figures(),
     params:
-        runs=lambda w: [f"results/offline/{w.env}/seed{seed}" for seed in OFFLINE["seeds"]],
-        formats=config["figures"]["formats"],
-        dpi=config["figures"]["dpi"],
+        step="rlstudy.offline.cli.plot_offline",
+        args=lambda w: ["--env", w.env, "--runs", *offline_run_dirs(w.env), *figure_args(),
+                        "--out-prefix", f"figures/offline_{w.env}", "--diagnostics-prefix", f"figures/offline/{w.env}"],
     log:
         "logs/figures/offline_{env}.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.offline.cli.plot_offline --env {wildcards.env} --runs {params.runs}"
-        " --formats {params.formats} --dpi {params.dpi} --out-prefix figures/offline_{wildcards.env}"
-        " --diagnostics-prefix figures/offline/{wildcards.env} > {log} 2>&1"
 
 
-rule offline_summary:
+use rule step as offline_summary with:
     input:
         [offline_run_files(env) for env in OFFLINE["environments"]],
         code=sources("offline.cli.summarise_offline"),
     output:
         report("results/offline/summary.csv", caption="../report/offline_summary.rst", category="4. Tables"),
     params:
-        runs=[f"results/offline/{env}/seed{seed}" for env in OFFLINE["environments"] for seed in OFFLINE["seeds"]],
+        step="rlstudy.offline.cli.summarise_offline",
+        args=["--runs", *[d for env in OFFLINE["environments"] for d in offline_run_dirs(env)],
+              "--out", "results/offline/summary.csv"],
     log:
         "logs/offline/summary.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        "../../envs.yaml"
-    shell:
-        "python -m rlstudy.offline.cli.summarise_offline --runs {params.runs} --out {output} > {log} 2>&1"
 
 
 rule offline_all:

@@ -1,7 +1,9 @@
 # Helpers of the offline rules (offline.smk): run paths, parameter sets and budgets by environment kind.
 import os
+import re
 
 from rlstudy.offline.envs import is_atari
+from rlstudy.offline.learners import DIAGNOSED, LEARNERS
 
 OFFLINE = config["offline"]
 OFFLINE_RUN = "results/offline/{env}/seed{seed}"
@@ -35,11 +37,27 @@ def offline_runtime(env):
 
 
 def offline_run_args(wildcards):
-    return (f"--env {wildcards.env} --run-seed {wildcards.seed} --seed {config['seed']}"
-            f" --device {config['device']}")
+    """The arguments every stage of a run takes (offline/cli/args.py), as a list for {params.args:q}."""
+    return ["--env", wildcards.env, "--run-seed", wildcards.seed, "--seed", config["seed"],
+            "--device", config["device"], "--params", offline_params(wildcards.env),
+            "--atari", as_json(OFFLINE["atari_preprocessing"])]
 
 
-OFFLINE_LEARNERS = ["behavioural", "bcq", "dqn"]
+def offline_run_dirs(env):
+    return [f"results/offline/{env}/seed{seed}" for seed in OFFLINE["seeds"]]
+
+
+OFFLINE_LEARNERS = list(DIAGNOSED)  # the behavioural DQN, then the registry's offline learners
+
+
+def learner_sources(algorithm):
+    """The code of an offline learner's training job: the step's and its learner class's module."""
+    return [*sources("offline.cli.train_offline"), *sources(f"offline.{LEARNERS[algorithm].module}")]
+
+
+def offline_options(algorithm):
+    """An offline learner's own options from the config's `offline` section, as JSON for train_offline."""
+    return as_json(LEARNERS[algorithm].options(OFFLINE))
 
 
 def offline_targets():
@@ -51,8 +69,7 @@ def offline_targets():
 
 def offline_run_files(env):
     return [f"results/offline/{env}/seed{seed}/{f}" for seed in OFFLINE["seeds"]
-            for f in ("buffer/performance.csv", "behavioural/evaluations.csv", "bcq/evaluations.csv",
-                      "dqn/evaluations.csv")]
+            for f in ["buffer/performance.csv", *(f"{learner}/evaluations.csv" for learner in OFFLINE_LEARNERS)]]
 
 
 def offline_diagnostics_files(env):

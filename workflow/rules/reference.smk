@@ -9,8 +9,7 @@ rule exact_q:
         q="results/exact/{task}/reward_{reward_of}/q_exact.npy",
         refinement="results/exact/{task}/reward_{reward_of}/refinement.csv",
     params:
-        gamma=config["reference"]["gamma"],
-        dynamics=lambda w: as_json({**config["dynamics"], "reward_of": w.reward_of}),
+        problem=lambda w: problem_of("ours", reward_of=w.reward_of),
         rtol=config["exact"]["rtol"],
     log:
         "logs/exact/{task}_{reward_of}.log",
@@ -19,11 +18,10 @@ rule exact_q:
         mem_mb=1000,
         runtime=5,
     conda:
-        "../../envs.yaml"
+        ENV
     shell:
-        "python -m rlstudy.bellman.cli.solve_exact --task {wildcards.task} --gamma {params.gamma}"
-        " --dynamics '{params.dynamics}' --rtol {params.rtol}"
-        " --out-dir results/exact/{wildcards.task}/reward_{wildcards.reward_of} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.solve_exact --task {wildcards.task:q} --problem {params.problem:q}"
+        " --rtol {params.rtol:q} --out-dir results/exact/{wildcards.task:q}/reward_{wildcards.reward_of:q} > {log:q} 2>&1"
 
 
 rule reference:
@@ -35,9 +33,9 @@ rule reference:
         network="results/reference/{task}/q_star.pt",
         curve="results/reference/{task}/errors.csv",
     params:
-        method=config["reference"]["method"],
+        estimator=config["reference"]["method"],
         sgd=as_json({k: v for k, v in config["reference"].items() if k != "method"}),
-        dynamics=as_json(config["dynamics"]),
+        problem=problem_of("ours"),
         seed=config["seed"],
         device=config["device"],
     log:
@@ -51,12 +49,12 @@ rule reference:
         gpu=gpus_of_training_job(),
     priority: 10
     conda:
-        "../../envs.yaml"
+        ENV
     shell:
-        "python -m rlstudy.bellman.cli.train_reference --task {wildcards.task} --method {params.method}"
-        " --trajectory data/trajectories/ours/{wildcards.task}/long --params '{params.sgd}'"
-        " --dynamics '{params.dynamics}' --seed {params.seed} --device {params.device}"
-        " --exact {input.exact} --out {output.network} --curve-out {output.curve} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.train_reference --task {wildcards.task:q} --estimator {params.estimator:q}"
+        " --trajectory data/trajectories/ours/{wildcards.task:q}/long --params {params.sgd:q}"
+        " --problem {params.problem:q} --seed {params.seed:q} --device {params.device:q}"
+        " --exact {input.exact:q} --out {output.network:q} --curve-out {output.curve:q} > {log:q} 2>&1"
 
 
 rule reference_table:
@@ -74,6 +72,6 @@ rule reference_table:
         mem_mb=1000,
         runtime=5,
     conda:
-        "../../envs.yaml"
+        ENV
     shell:
-        "python -m rlstudy.bellman.cli.summarise_references --entries {params.entries:q} --out {output} > {log} 2>&1"
+        "python -m rlstudy.bellman.cli.summarise_references --entries {params.entries:q} --out {output:q} > {log:q} 2>&1"

@@ -46,7 +46,7 @@ class Returns:
 
 def load_returns(path: str | Path, what: str) -> pd.DataFrame:
     """A run's returns.csv (Returns.frame): finite returns of episodes ending at increasing steps."""
-    frame = load_csv(path, what, columns=["episode", "step"], finite=["return"])
+    frame = load_csv(path, what, columns=["episode"], finite=["step", "return"])
     if (np.diff(frame["step"].to_numpy()) <= 0).any():
         raise InputError(f"{path} ({what}): episode end steps do not increase; rerun its rule")
     return frame
@@ -69,6 +69,11 @@ def evaluate(env: gym.Env, act: Callable[[np.ndarray], object], seed: int, episo
             done = terminated or truncated
         returns.append(total)
     return returns
+
+
+def evaluation_frame(returns: list[float]) -> pd.DataFrame:
+    """evaluation.csv's table of `evaluate`'s returns: episode (from 1), return."""
+    return pd.DataFrame({"episode": np.arange(1, len(returns) + 1), "return": returns})
 
 
 def check_finite(loss: float, what: str, step: int) -> None:

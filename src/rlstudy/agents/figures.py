@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import torch
+from matplotlib.patches import Rectangle
 
 from rlstudy.plotting import style
 from rlstudy.plotting.curves import on_common_steps, plot_curves, running_mean
@@ -112,3 +113,46 @@ def pendulum_panels(model, max_speed: float, resolution: int = 81):
         values = model.critic(observations, actions).numpy()
     return angles, speeds, [Panel(values, "Q-value of the policy", r"$Q(s, \mu(s))$"),
                             Panel(actions[..., 0].numpy(), "policy", r"torque $\mu(s)$", cmap="coolwarm")]
+
+
+def grid_maps(agent, model, env, params, observations: np.ndarray, title: str):
+    """A grid agent's value and greedy policy per cell, the rollout's cells drawn on them."""
+    grid = agent.grid(params)
+    xs, ys, panels = grid_panels(grid, agent.table(model))
+    return maps_figure(xs, ys, panels, ("position", "velocity"), title, grid.centre(observations))
+
+
+def max_q_map(agent, model, env, params, observations: np.ndarray, title: str):
+    """CartPole's max-Q landscape at zero velocities: a slice on which the rollout has no path."""
+    space = env.observation_space
+    xs, ys, panel = dqn_max_q_panel(model, space.low, space.high)
+    fig = maps_figure(xs, ys, [panel], ("cart position", "pole angle (rad)"), title)
+    # The notebook's map spans the observation bounds, twice the limits at which an episode ends:
+    # outside the box the network never saw a state, and its values there are extrapolation.
+    x_end, angle_end = env.unwrapped.x_threshold, env.unwrapped.theta_threshold_radians
+    fig.axes[0].add_patch(Rectangle((-x_end, -angle_end), 2 * x_end, 2 * angle_end, fill=False, color="w",
+                                    linestyle="--", label="episode continues"))
+    fig.axes[0].legend(loc="upper left", fontsize=8)
+    return fig
+
+
+def pendulum_maps(agent, model, env, params, observations: np.ndarray, title: str):
+    """Pendulum's Q(s, mu(s)) and mu(s) over angle and angular velocity, the rollout drawn on them."""
+    xs, ys, panels = pendulum_panels(model, float(env.observation_space.high[2]))
+    angles = np.arctan2(observations[:, 1], observations[:, 0])
+    return maps_figure(xs, ys, panels, ("angle (rad)", "angular velocity"), title,
+                       break_at_wraps(angles, observations[:, 2]))
+
+
+@dataclass(frozen=True)
+class ValueMap:
+    """A kind of value/policy figure: draw(agent, model, env, params, observations, title) -> figure;
+    draws_rollout: whether the rollout's path is on it (the title says so)."""
+
+    draw: object
+    draws_rollout: bool
+
+
+VALUE_MAPS = {"grid": ValueMap(grid_maps, True), "max_q": ValueMap(max_q_map, False),
+              "pendulum": ValueMap(pendulum_maps, True)}
+"""By the registry's `value_map` of an agent (agents/registry.py)."""

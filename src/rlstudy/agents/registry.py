@@ -1,5 +1,10 @@
-"""Each agent's environment, training function, greedy policy and model file, behind one interface,
-so that the training and plotting commands treat the four agents alike."""
+"""Each agent's environment, greedy policy and model file, behind one interface, so that every
+step treats the agents alike; the basics notebook's four agents (trained by train_agent, drawn by
+plot_basics) add their training function and their value/policy maps.
+
+Adding an agent: its module (or folder, as agents/mpo/), its parameter dataclass with its schema
+definition and config section, and one class and one line of AGENTS here. The rules' list of the
+agents and their files (workflow/rules/basics_common.smk) is checked against AGENTS by a test."""
 
 from __future__ import annotations
 
@@ -17,22 +22,22 @@ from rlstudy.core.io import load_npy, load_tensors, save_npy, save_tensors
 
 from . import ddpg, dqn, tabular
 from .episodes import make_env
+from .mpo import environment as mpo_environment
+from .mpo import networks as mpo_networks
+from .mpo.config import MPOParams
 
 
 class Agent(ABC):
-    """What the commands need of an agent."""
+    """What every step needs of an agent: its environment, its greedy policy, its model file."""
 
     name: str
     params: type
     model_file = "model.pt"
+    train_step = "train_agent"  # the step (agents/cli/<train_step>.py) that trains it
+    curve_x = "step"  # the x axis of its learning curves: "step" (a budget of steps) or "episode"
 
     @abstractmethod
     def make_env(self, env_id: str, params, render_mode: str | None = None) -> gym.Env: ...
-
-    @abstractmethod
-    def train(self, env: gym.Env, params, seed: int, rng: np.random.Generator, generator: torch.Generator,
-              log: DiagnosticsLog | None = None):
-        """(model, Returns); each update's statistics go to `log`."""
 
     @abstractmethod
     def policy(self, model) -> Callable[[object], object]:
@@ -43,6 +48,22 @@ class Agent(ABC):
 
     @abstractmethod
     def load(self, path, env: gym.Env, params): ...
+
+
+class BasicsAgent(Agent):
+    """An agent of the basics notebook: train_agent trains it, plot_basics draws its maps."""
+
+    value_map: str  # the kind of its value/policy maps (figures.VALUE_MAPS: grid, max_q, pendulum)
+    value_figure_suffix = "value_policy"  # their file: figures/agents/<name>_<suffix>.<fmt>
+
+    @abstractmethod
+    def train(self, env: gym.Env, params, seed: int, rng: np.random.Generator, generator: torch.Generator,
+              log: DiagnosticsLog | None = None):
+        """(model, Returns); each update's statistics go to `log`."""
+
+    @property
+    def value_figure_name(self) -> str:
+        return f"{self.name}_{self.value_figure_suffix}"
 
 
 class NetworkAgent(Agent):
@@ -64,16 +85,20 @@ class NetworkAgent(Agent):
         return model.eval()
 
 
-class GridAgent(Agent):
+class GridAgent(BasicsAgent):
     """An agent of the discretised MountainCar: its model gives a table Q(cell, action)."""
 
     params = tabular.TabularParams
+    curve_x, value_map = "episode", "grid"  # its budget is episodes
 
     def make_env(self, env_id, params, render_mode=None):
         return tabular.make_grid_env(env_id, params, self.name, render_mode)
 
     @abstractmethod
     def table(self, model) -> np.ndarray: ...
+
+    def grid(self, params) -> tabular.Grid:
+        return tabular.Grid.of(params)
 
     def policy(self, model):
         table = self.table(model)
@@ -115,8 +140,9 @@ class LinearQ(GridAgent, NetworkAgent):
         return tabular.linear_q_network(env, torch.Generator())
 
 
-class DQN(NetworkAgent):
+class DQN(BasicsAgent, NetworkAgent):
     name, params = "dqn", dqn.DQNParams
+    value_map, value_figure_suffix = "max_q", "max_q"
 
     def make_env(self, env_id, params, render_mode=None):
         return make_env(env_id, gym.spaces.Discrete, self.name, render_mode=render_mode)
@@ -131,8 +157,8 @@ class DQN(NetworkAgent):
         return dqn.q_network(env, params, torch.Generator())
 
 
-class DDPG(NetworkAgent):
-    name, params = "ddpg", ddpg.DDPGParams
+class DDPG(BasicsAgent, NetworkAgent):
+    name, params, value_map = "ddpg", ddpg.DDPGParams, "pendulum"
 
     def make_env(self, env_id, params, render_mode=None):
         return make_env(env_id, gym.spaces.Box, self.name, render_mode=render_mode)
@@ -147,4 +173,36 @@ class DDPG(NetworkAgent):
         return ddpg.ActorCritic(env, params, torch.Generator())
 
 
-AGENTS: dict[str, Agent] = {agent.name: agent for agent in (QTable(), LinearQ(), DQN(), DDPG())}
+class MPO(Agent):
+    """MPO (agents/mpo/): its own training step (train_mpo: its seed streams and records), figures
+    (plot_mpo, beside DDPG) and rollout (rollout_mpo). Its model file holds the whole learner's
+    state; loaded, it is the trained Gaussian policy, acting with its (clipped) mean."""
+
+    name, params, train_step = "mpo", MPOParams, "train_mpo"
+
+    def make_env(self, env_id, params, render_mode=None):
+        return mpo_environment.make_env(env_id, render_mode=render_mode)
+
+    def policy(self, model):
+        def act(observation):
+            with torch.no_grad():
+                mean, _ = model(torch.as_tensor(observation, dtype=torch.float32).unsqueeze(0))
+                return model.clip(mean)[0].numpy()
+        return act
+
+    def save(self, path, model, record):
+        save_tensors(path, model.state_dict(), record)
+
+    def load(self, path, env, params):
+        try:
+            policy = mpo_networks.policy_from_state_dict(load_tensors(path, "MPO model"), params.policy_layer_sizes)
+        except (KeyError, RuntimeError) as err:
+            raise InputError(f"{path}: not an MPO model for this config ({err})") from err
+        if policy.low.shape != env.action_space.shape:
+            raise InputError(f"{path}: an MPO policy of {policy.low.shape} actions, {env.spec.id} takes "
+                             f"{env.action_space.shape}")
+        return policy
+
+
+AGENTS: dict[str, Agent] = {agent.name: agent for agent in (QTable(), LinearQ(), DQN(), DDPG(), MPO())}
+BASICS: dict[str, BasicsAgent] = {name: agent for name, agent in AGENTS.items() if isinstance(agent, BasicsAgent)}

@@ -25,7 +25,7 @@ most coordinates. Nothing explores. Options beyond the notebook, all off in its 
     level of Q, which otherwise dominates the loss while the error metric ignores it.
 BFF's second next state uses the increment of the next action; when that action differs, E[j * j^]
 is a product of two different factors, unbounded below, and a selection method drives it negative.
-`cbo-adaptive` therefore runs the estimator BFF-matched (residuals.py), which keeps only the
+`cbo-adaptive` therefore runs the estimator BFF-matched (estimators/bff.py), which keeps only the
 transitions with a_{m+1} = a_m.
 Samples are drawn uniformly with replacement (m << n; a randperm of 1e6 per step costs more
 than a whole step of the small swarms).
@@ -47,7 +47,10 @@ from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.errors import DivergenceError
 from rlstudy.core.progress import progress
 
+from .batching import epoch_batches
+from .estimators import Estimator, get_estimator
 from .metrics import ErrorMeter
+from .optimizer import Fit, Optimizer, Run, named_settings
 from .qnet import SHAPE, forward_no_grad, init_params
 from .residuals import (
     ResidualBatch,
@@ -58,8 +61,7 @@ from .residuals import (
     rows_per_sample,
     start_pool,
 )
-from .sde import Dynamics
-from .sgd import epoch_batches
+from .sde import Problem
 
 
 @dataclass(frozen=True)
@@ -71,14 +73,13 @@ class CBOParams:
     epochs: int
     lam: float  # lambda, drift towards the consensus
     eta: float  # step size
-    tau: float  # noise scale (the notebook's sigma of CBO)
+    tau: float  # scale of the multiplicative noise (the notebook's sigma of CBO; never a Polyak rate here)
     beta: float  # inverse temperature of the weights
-    gamma: float = 0.9
-    ur_action: str = "recorded"
-    output_bias_init: str = "default"  # "default" (torch's init) or "reward_level": mean(r)/(1-gamma)
-    kick: float = 0.0  # standard deviation of the additive kick at step 0 (times sqrt(eta))
-    kick_decay: float = 1.0  # the kick at step k is kick * kick_decay**k
-    ess_target: float = 0.0  # > 0: beta is re-chosen each step so that ESS = ess_target * M; beta is ignored
+    ur_action: str  # UR's fresh next state: the recorded action, or "policy" (the notebook's)
+    output_bias_init: str  # "default" (torch's init) or "reward_level": mean(r)/(1-gamma)
+    kick: float  # standard deviation of the additive kick at step 0 (times sqrt(eta)); 0: none
+    kick_decay: float  # the kick at step k is kick * kick_decay**k
+    ess_target: float  # > 0: beta is re-chosen each step so that ESS = ess_target * M; beta is ignored
 
 
 @dataclass
@@ -94,11 +95,17 @@ class CBOHistory:
     diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)  # per epoch: the steps' statistics
 
 
-def initial_swarm(params: CBOParams, generator: torch.Generator, mean_reward: float) -> torch.Tensor:
-    """N particles drawn as torch initialises a network; see output_bias_init above."""
+def reward_level(mean_reward: float, gamma: float) -> float:
+    """The level of Q, mean(r)/(1 - gamma): where output_bias_init="reward_level" starts the output biases."""
+    return mean_reward / (1.0 - gamma)
+
+
+def initial_swarm(params: CBOParams, generator: torch.Generator, q_level: float) -> torch.Tensor:
+    """N particles drawn as torch initialises a network; with output_bias_init="reward_level" every
+    output bias is moved by q_level (reward_level above)."""
     particles = init_params(params.particles, generator)
     if params.output_bias_init == "reward_level":
-        particles[:, -SHAPE.actions:] += mean_reward / (1.0 - params.gamma)
+        particles[:, -SHAPE.actions:] += q_level
     elif params.output_bias_init != "default":
         raise ValueError(f"output_bias_init must be 'default' or 'reward_level', got {params.output_bias_init!r}")
     return particles
@@ -156,8 +163,8 @@ def particle_batch_schedule(params: CBOParams, generator: torch.Generator):
         yield from batches
 
 
-def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, task: str, params: CBOParams,
-              dynamics: Dynamics, generator: torch.Generator, meter: ErrorMeter | None = None,
+def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, estimator: str | Estimator, task: str,
+              params: CBOParams, problem: Problem, generator: torch.Generator, meter: ErrorMeter | None = None,
               label: str = "CBO", stop_on_divergence: bool = False) -> tuple[torch.Tensor, CBOHistory]:
     """Run CBO from the initial swarm (N, d); returns the final consensus and the history.
 
@@ -169,7 +176,8 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
     # Indices and random draws live on the CPU (the generator's device); make_batch and the lines
     # below move what they draw to the particles' device, a no-op on the CPU.
     device = particles.device
-    starts_pool = start_pool(method, traj.action_indices)
+    estimator = get_estimator(estimator)
+    starts_pool = start_pool(estimator, traj.action_indices)
     if len(starts_pool) == 0:
         raise ValueError(f"{label}: the trajectory has no usable transitions")
     particles = particles.clone()
@@ -186,8 +194,8 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
             chosen = chosen.to(device)
             step = len(history.loss)
             starts = starts_pool[torch.randint(len(starts_pool), (params.samples,), generator=generator)]
-            batch = make_batch(traj, starts, method, task, dynamics, generator, params.ur_action)
-            losses = particle_losses(particles[chosen], batch, params.gamma)
+            batch = make_batch(traj, starts, estimator, task, problem.dynamics, generator, params.ur_action)
+            losses = particle_losses(particles[chosen], batch, problem.gamma)
             beta = beta_for_ess(losses, params.ess_target * len(chosen)) if params.ess_target else params.beta
             weights = consensus_weights(losses, beta)
             noise = torch.randn(len(chosen), particles.shape[1], generator=generator).to(device)
@@ -210,7 +218,7 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
             history.ess.append(effective_sample_size(weights))
             history.beta.append(beta)
             history.spread.append(float((moved - consensus).pow(2).sum(dim=1).mean().sqrt()))
-            history.evaluations.append(history.evaluations[-1] + len(chosen) * params.samples * rows_per_sample(method))
+            history.evaluations.append(history.evaluations[-1] + len(chosen) * params.samples * rows_per_sample(estimator))
             history.seconds.append(time.perf_counter() - start)
             log.add({"loss_consensus": history.loss[-1], "loss_min": float(losses.min()),
                      "loss_mean": float(losses.mean()), "ess": history.ess[-1], "beta": beta,
@@ -222,3 +230,17 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, method: str, tas
     log.write("iteration", len(history.loss) - 1)  # the window a divergence cut short
     history.diagnostics = log.frame()
     return consensus, history
+
+
+def fit_cbo(params: CBOParams, run: Run) -> Fit:
+    """One run of run_method: CBO from a swarm drawn by run.init."""
+    swarm = initial_swarm(params, run.init, reward_level(run.mean_reward, run.problem.gamma)).to(run.device)
+    consensus, history = train_cbo(swarm, run.traj, run.estimator, run.task, params, run.problem, run.sampling,
+                                   run.meter, run.label, stop_on_divergence=run.stop_on_divergence)
+    return Fit(consensus, history, {"loss": history.loss, "ess": history.ess, "beta": history.beta,
+                                    "spread": history.spread, "diverged": history.diverged_at is not None})
+
+
+# CBO runs are the longest jobs: a high priority starts them first so that they do not finish last.
+CBO = Optimizer("cbo", CBOParams, fit_cbo, named_settings("cbo"), diagnostics_per="epoch of the swarm",
+                params_key="cbo.settings.{setting}", runtime_minutes=30, priority=5)

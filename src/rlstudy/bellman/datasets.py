@@ -61,7 +61,7 @@ def checked_trajectory(arrays: Mapping[str, np.ndarray], paths: Mapping[str, str
 
 
 def check_rewards(traj: Trajectory, dynamics: Dynamics, path: str | Path) -> None:
-    """Refuse rewards that are not r = sin(s) + 1 of the state config 'dynamics.reward_of' names:
+    """Refuse rewards that are not r = sin(s) + 1 of the state config 'problem.dynamics.reward_of' names:
     training on them would mix two conventions without a sign (the authors' files hold rewards
     of the current state)."""
     n = len(traj) - 1  # the rewards of the n transitions
@@ -74,7 +74,7 @@ def check_rewards(traj: Trajectory, dynamics: Dynamics, path: str | Path) -> Non
         follows = (f"; they are those of reward_of: {other.reward_of}"
                    if np.allclose(traj.rewards[:n], other.rewards(traj.states)[:n], rtol=0, atol=REWARD_TOLERANCE)
                    else "")
-        raise InputError(f"{path}: reward {m} is {traj.rewards[m]:.6g}, but config 'dynamics.reward_of: "
+        raise InputError(f"{path}: reward {m} is {traj.rewards[m]:.6g}, but config 'problem.dynamics.reward_of: "
                          f"{dynamics.reward_of}' makes it sin({state}) + 1 = {expected[m]:.6g}{follows}")
 
 

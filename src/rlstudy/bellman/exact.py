@@ -171,18 +171,6 @@ def load_exact(path, points: int) -> np.ndarray:
     return values[:: len(values) // points]
 
 
-def discount_config_problems(config: dict, schema: dict) -> list[str]:
-    """Q*, the exact Q and every run must share one discount: a run with another gamma would be
-    measured against the values of a different problem."""
-    gamma = config["reference"]["gamma"]
-    others = {f"sgd.{task}.gamma": config["sgd"][task]["gamma"] for task in ("evaluation", "control")}
-    others |= {f"cbo.settings.{name}.params.gamma": setting["params"]["gamma"]
-               for name, setting in config["cbo"]["settings"].items()}
-    others["cbo_sweep.base.gamma"] = config["cbo_sweep"]["base"]["gamma"]
-    return [f"config key '{key}': {value} differs from reference.gamma ({gamma}); the learned Q*, the exact Q "
-            "and every run must share one discount" for key, value in others.items() if value != gamma]
-
-
 def interpolate(values: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Q on the periodic grid `values` (n, actions) at angles s, linearly interpolated (for drawing:
     the grids solve_exact writes are fine enough that the lines are indistinguishable from `at`)."""

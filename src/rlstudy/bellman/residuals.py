@@ -5,7 +5,8 @@ For a transition (s_m, a_m, r_m, s_{m+1}) the residual is
     j = r_m + gamma * V(s_{m+1}) - Q(s_m, a_m)
 
 with V(s') = sum_a pi(a|s') Q(s', a) for evaluation and max_a Q(s', a) for control. The mean
-squared residual E[j]^2 needs two independent next states; each method supplies the second one:
+squared residual E[j]^2 needs two independent next states; each estimator supplies the second one
+(one module each under estimators/, registered in estimators/__init__.py):
 
     DS  (double sampling, here: none)  s^_{m+1} = s_{m+1}            (biased: j^ = j)
     UR  (uncorrelated resampling)      s^_{m+1} = s_m + a*eps + sigma*sqrt(eps)*Z'
@@ -13,7 +14,7 @@ squared residual E[j]^2 needs two independent next states; each method supplies 
     BFF-matched                        BFF on the transitions with a_{m+1} = a_m only
 
 and j^ is j with s^_{m+1} in place of s_{m+1}. SGD follows mean(j * grad j^) (the notebook's
-`j^.backward(j)`, see sgd_grad_q), CBO minimises L = mean(j * j^) / 2. Both optimisers use this module alone.
+`j^.backward(j)`, see sgd_grad_q), CBO minimises L = mean(j * j^) / 2. Every optimiser uses this module alone.
 
 What each is unbiased for: UR's s^_{m+1} is an independent draw from the kernel of (s_m, a_m), so
 E[j j^ | s_m, a_m] is the squared Bellman residual (the notebook's `policy` variant draws a fresh
@@ -32,20 +33,12 @@ from dataclasses import dataclass
 
 import torch
 
+from .estimators import Draw, Estimator, get_estimator
 from .qnet import features
 from .sde import Dynamics
 
-METHODS = ("DS", "UR", "BFF", "BFF-matched")
-BORROWING = ("BFF", "BFF-matched")  # the methods that borrow the next increment
 TASKS = ("evaluation", "control")
 POLICY_OF_TASK = {"evaluation": "evaluation", "control": "uniform"}
-
-
-def prob_plus_torch(task: str, states: torch.Tensor) -> torch.Tensor:
-    """pi(a=+1|s) of the task's policy (the target policy of evaluation, the behaviour policy of control)."""
-    if task == "evaluation":
-        return 0.5 + torch.sin(states) / 5.0
-    return torch.full_like(states, 0.5)
 
 
 @dataclass(frozen=True)
@@ -70,27 +63,16 @@ class TrajectoryTensors:
                                  self.features.to(device))
 
 
-def rows_per_sample(method: str) -> int:
+def rows_per_sample(estimator: str | Estimator) -> int:
     """Network evaluations (one state each) a residual needs per transition: Q at s and s^', and at s'
     when it differs from s^' (UR, BFF)."""
-    return 2 if method == "DS" else 3
+    return get_estimator(estimator).rows_per_sample
 
 
-def usable_starts(method: str, n_states: int) -> int:
-    """How many start indices m have all the states a method needs (BFF looks two steps ahead)."""
-    return n_states - 2 if method in BORROWING else n_states - 1
-
-
-def start_pool(method: str, action_indices: torch.Tensor) -> torch.Tensor:
-    """The start indices m a method draws its transitions from (on the CPU): every usable one, or
-    for BFF-matched those whose next action repeats the action (a_{m+1} = a_m)."""
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    pool = torch.arange(usable_starts(method, len(action_indices)))
-    if method == "BFF-matched":
-        actions = action_indices.cpu()
-        pool = pool[actions[pool + 1] == actions[pool]]
-    return pool
+def start_pool(estimator: str | Estimator, action_indices: torch.Tensor) -> torch.Tensor:
+    """The start indices m an estimator draws its transitions from (on the CPU): every usable one, or
+    those its start filter keeps (BFF-matched: a_{m+1} = a_m)."""
+    return get_estimator(estimator).start_pool(action_indices)
 
 
 @dataclass(frozen=True)
@@ -111,12 +93,13 @@ class ResidualBatch:
     next_probs: torch.Tensor | None  # float32 (m, 2): pi(.|s')
 
 
-def make_batch(traj: TrajectoryTensors, starts: torch.Tensor, method: str, task: str,
+def make_batch(traj: TrajectoryTensors, starts: torch.Tensor, estimator: str | Estimator, task: str,
                dynamics: Dynamics, generator: torch.Generator, ur_action: str = "recorded") -> ResidualBatch:
-    """Gather the transitions starting at `starts` and the method's second next state.
+    """Gather the transitions starting at `starts` and the estimator's second next state.
 
     The random numbers come from `generator` on the CPU and are moved to the trajectory's device, so
     a run draws the same numbers on any device (and on the CPU nothing is moved)."""
+    estimator = get_estimator(estimator)
     device = traj.states.device
     # index_select: 3x faster than tensor[index] here, and this runs every step.
     starts = starts.to(device)
@@ -125,23 +108,7 @@ def make_batch(traj: TrajectoryTensors, starts: torch.Tensor, method: str, task:
     a_idx = traj.action_indices.index_select(0, starts)
     rewards = traj.rewards.index_select(0, starts)
     feats_s, feats_next = traj.features.index_select(0, starts), traj.features.index_select(0, following)
-    if method == "DS":
-        s_alt = None
-    elif method == "UR":
-        if ur_action == "recorded":
-            a = a_idx.to(torch.float64) * 2.0 - 1.0
-        elif ur_action == "policy":  # the notebook's variant: a fresh action from the policy at s
-            uniform = torch.rand(s.shape, generator=generator, dtype=torch.float64).to(device)
-            plus = uniform < prob_plus_torch(task, s)
-            a = plus.to(torch.float64) * 2.0 - 1.0
-        else:
-            raise ValueError(f"ur_action must be 'recorded' or 'policy', got {ur_action!r}")
-        z = torch.randn(s.shape, generator=generator, dtype=torch.float64).to(device)
-        s_alt = dynamics.step(s, a, z)
-    elif method in BORROWING:
-        s_alt = s + (traj.states.index_select(0, starts + 2) - traj.states.index_select(0, following))
-    else:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    s_alt = estimator.second_state(Draw(traj.states, starts, s, a_idx, task, dynamics, generator, ur_action))
     feats_alt = feats_next if s_alt is None else features(s_alt)
     alt_rewards = rewards
     if dynamics.reward_of == "next" and s_alt is not None:

@@ -19,12 +19,13 @@ ACTIONS = np.array([-1.0, 1.0])
 
 @dataclass(frozen=True)
 class Dynamics:
-    """Parameters of the SDE and of the reward (the notebook's values by default)."""
+    """Parameters of the SDE and of the reward, config `problem.dynamics`. `eps` is the SDE's time step
+    throughout the bellman study (never an exploration rate)."""
     SCHEMA: ClassVar[str] = "dynamics"  # its definition in workflow/schemas/config.schema.yaml
 
-    eps: float = 2 * math.pi / 32
-    sigma: float = 0.2
-    reward_of: str = "current"  # "current": r = sin(s_m) + 1 (the notebook's code); "next": sin(s_{m+1}) + 1
+    eps: float  # the time step (the notebook's 2*pi/32)
+    sigma: float  # the noise's scale
+    reward_of: str  # "current": r = sin(s_m) + 1 (the notebook's code); "next": sin(s_{m+1}) + 1
 
     def step(self, s, a, z):
         """Next state for states s, actions a in {-1,+1} and standard normals z (vectorised)."""
@@ -34,6 +35,30 @@ class Dynamics:
         """The reward of each transition of a trajectory's states: sin(s_m) + 1, or sin(s_{m+1}) + 1
         with reward_of "next" (NaN for the last state, which has no next one)."""
         return reward(states if self.reward_of == "current" else np.append(states[1:], np.nan))
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The MDP every stage solves, config `problem`: its dynamics and its discount. The one home of
+    gamma: the learned Q*, the exact Q, SGD and CBO all read it here, so they cannot disagree."""
+
+    dynamics: Dynamics
+    gamma: float
+
+    @classmethod
+    def from_config(cls, section: dict, where: str = "config 'problem'") -> "Problem":
+        """From a dict shaped like config `problem` ({dynamics: {...}, gamma}), every value checked
+        by the schema's `problem` definition, as a step run by hand must refuse what a config would."""
+        from rlstudy.core.config import section_problems
+        from rlstudy.core.errors import InputError
+
+        if not isinstance(section, dict) or set(section) != {"dynamics", "gamma"}:
+            raise InputError(f"{where}: expected the keys ['dynamics', 'gamma'], got {section!r}")
+        problems = section_problems(section, "problem")
+        if problems or set(section["dynamics"]) != {"eps", "sigma", "reward_of"}:
+            raise InputError(f"{where}: " + ("; ".join(problems) or
+                                             f"dynamics needs eps, sigma and reward_of, got {section['dynamics']}"))
+        return cls(Dynamics(**section["dynamics"]), section["gamma"])
 
 
 def reward(s):

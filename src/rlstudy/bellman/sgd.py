@@ -1,7 +1,8 @@
 """Plain SGD on the Bellman residual, with the notebook's epoch and mini-batch scheme.
 
 Each epoch draws a fresh permutation of the usable start indices, prepends the indices left
-over from the previous epoch and cuts as many full mini-batches as fit; the rest carries over.
+over from the previous epoch and cuts as many full mini-batches as fit; the rest carries over
+(batching.py, shared with CBO's particle batches).
 The step is theta <- theta - lr_k * mean(j * grad j^), lr_k = lr0 * decay**k for epoch k.
 Each step's statistics are averaged per epoch (History.diagnostics, docs/diagnostics.md).
 """
@@ -20,8 +21,11 @@ from rlstudy.core.diagnostics import DiagnosticsLog, td_statistics
 from rlstudy.core.errors import DivergenceError
 from rlstudy.core.progress import progress
 
+from .batching import epoch_batches
+from .estimators import Estimator, get_estimator
 from .metrics import ErrorMeter
-from .qnet import backward, forward_cached, forward_no_grad
+from .optimizer import Fit, Optimizer, Run, one_setting_per_task
+from .qnet import backward, forward_cached, forward_no_grad, init_params
 from .residuals import (
     TrajectoryTensors,
     cbo_loss,
@@ -31,7 +35,7 @@ from .residuals import (
     sgd_grad_q,
     start_pool,
 )
-from .sde import Dynamics
+from .sde import Problem
 
 
 @dataclass(frozen=True)
@@ -41,17 +45,7 @@ class SGDParams:
     batch_size: int  # M, transitions per mini-batch
     lr0: float  # learning rate of epoch 0
     lr_decay: float  # lr_k = lr0 * lr_decay**k
-    gamma: float = 0.9
-    ur_action: str = "recorded"  # UR's fresh next state: the recorded action, or "policy" (the notebook's)
-
-
-def epoch_batches(n_items: int, batch_size: int, remainder: torch.Tensor,
-                  generator: torch.Generator) -> tuple[list[torch.Tensor], torch.Tensor]:
-    """Full mini-batches of one epoch, and the indices carried over to the next."""
-    order = torch.cat([remainder, torch.randperm(n_items, generator=generator)])
-    n_full = len(order) // batch_size
-    batches = list(order[:n_full * batch_size].view(n_full, batch_size)) if n_full else []
-    return batches, order[n_full * batch_size:]
+    ur_action: str  # UR's fresh next state: the recorded action, or "policy" (the notebook's)
 
 
 @dataclass
@@ -75,12 +69,13 @@ def step_statistics(loss: torch.Tensor, j: torch.Tensor, q_main: torch.Tensor, b
         return {**td_statistics(loss, q, j + q), "grad_norm": float(torch.linalg.vector_norm(grad)), "lr": lr}
 
 
-def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: str, params: SGDParams,
-              dynamics: Dynamics, generator: torch.Generator, meter: ErrorMeter | None = None,
+def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, estimator: str | Estimator, task: str,
+              params: SGDParams, problem: Problem, generator: torch.Generator, meter: ErrorMeter | None = None,
               label: str = "SGD") -> tuple[torch.Tensor, History]:
     """Run SGD from theta0; returns the final parameters and the history (error only with a meter)."""
     theta = theta0.clone()
-    pool = start_pool(method, traj.action_indices)
+    estimator = get_estimator(estimator)
+    pool = start_pool(estimator, traj.action_indices)
     n_starts = len(pool)
     if n_starts < params.batch_size:
         raise ValueError(f"{label}: the trajectory has {n_starts} usable transitions, fewer than "
@@ -88,7 +83,7 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: 
     history = History([math.nan], [math.nan], [meter(theta) if meter else {}], [0], [0.0])
     # A step evaluates the network on rows_per_sample rows per transition and backpropagates through
     # the 2 rows of [s; s^'], each backward costing about two forward evaluations.
-    step_evaluations = params.batch_size * (rows_per_sample(method) + 2 * 2)
+    step_evaluations = params.batch_size * (rows_per_sample(estimator) + 2 * 2)
     start = time.perf_counter()
     remainder = torch.empty(0, dtype=torch.long)
     log = DiagnosticsLog()
@@ -97,11 +92,11 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: 
         lr = params.lr0 * params.lr_decay ** epoch
         batches, remainder = epoch_batches(n_starts, params.batch_size, remainder, generator)
         for positions in batches:
-            batch = make_batch(traj, pool[positions], method, task, dynamics, generator, params.ur_action)
+            batch = make_batch(traj, pool[positions], estimator, task, problem.dynamics, generator, params.ur_action)
             q_main, cache = forward_cached(theta, batch.feats)
             q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
-            j, j_hat = residual_pair(q_main, q_next, batch, params.gamma)
-            grad = backward(theta, cache, sgd_grad_q(j, q_main, batch, params.gamma))
+            j, j_hat = residual_pair(q_main, q_next, batch, problem.gamma)
+            grad = backward(theta, cache, sgd_grad_q(j, q_main, batch, problem.gamma))
             theta -= lr * grad
             residual_loss = cbo_loss(j, j_hat)
             log.add(step_statistics(residual_loss, j, q_main, batch, grad, lr))
@@ -120,3 +115,15 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, method: str, task: 
     bar.close()
     history.diagnostics = log.frame()
     return theta.detach(), history
+
+
+def fit_sgd(params: SGDParams, run: Run) -> Fit:
+    """One run of run_method: SGD from a network drawn by run.init."""
+    theta0 = init_params(1, run.init)[0].to(run.device)
+    theta, history = train_sgd(theta0, run.traj, run.estimator, run.task, params, run.problem, run.sampling,
+                               run.meter, run.label)
+    return Fit(theta, history, {"lr": history.lr, "loss": history.loss})
+
+
+SGD = Optimizer("sgd", SGDParams, fit_sgd, one_setting_per_task("sgd"), diagnostics_per="epoch", params_key="sgd",
+                runtime_minutes=10)

@@ -1,5 +1,8 @@
 """The CBO parameter sweep: grids of two parameters each, every other parameter at the base setting.
 
+config `cbo_sweep.setting` names the CBO setting the sweep starts from and `cbo_sweep.overrides` the
+parameters it changes (resolve_sweep: the base is that setting's parameters with the overrides).
+
 config `cbo_sweep.grids` maps a grid's name to {parameter: [values], parameter: [values]}, and
 optionally `with: {parameter: value}` to move the grid's fixed point away from the base; every
 pair of values is one sweep point, one CBO run per seed. The workflow (to name the runs) and the table
@@ -47,7 +50,35 @@ def sweep_points(sweep: dict) -> list[SweepPoint]:
             if "particles" in axes and "particle_batch" not in axes:
                 params["particle_batch"] = params["particles"]
             points.append(SweepPoint(grid, x, x_value, y, y_value, params))
+    refuse_repeated_labels(points)
     return points
+
+
+def refuse_repeated_labels(points: list[SweepPoint]) -> None:
+    """A label names a point's run folder: two points of a grid whose values print alike (1234567.0
+    and 1234568.0 are both 1.23457e+06) would share one run, so they are refused, naming both."""
+    seen = {}
+    for point in points:
+        other = seen.setdefault((point.grid, point.label), point)
+        if other is not point:
+            raise ValueError(f"config key 'cbo_sweep.grids.{point.grid}': the points "
+                             f"{point.x}={other.x_value!r}, {point.y}={other.y_value!r} and "
+                             f"{point.x}={point.x_value!r}, {point.y}={point.y_value!r} are both labelled "
+                             f"{point.label!r} and would share one run folder; give values that differ "
+                             "in their first 6 significant digits")
+
+
+def resolve_sweep(config: dict) -> dict:
+    """config `cbo_sweep` with its base resolved: {task, method, seeds, base, grids}, the base being
+    the parameters of the setting `cbo_sweep.setting` with `cbo_sweep.overrides` over them."""
+    sweep = config["cbo_sweep"]
+    settings = config["cbo"]["settings"]
+    if sweep["setting"] not in settings:
+        raise ValueError(f"config key 'cbo_sweep.setting': {sweep['setting']!r} is not a CBO setting; "
+                         f"allowed: {sorted(settings)}")
+    base = {**settings[sweep["setting"]]["params"], **sweep["overrides"]}
+    return {"task": sweep["task"], "method": sweep["method"], "seeds": sweep["seeds"], "base": base,
+            "grids": sweep["grids"]}
 
 
 def sweep_config_problems(config: dict, schema: dict) -> list[str]:
@@ -58,7 +89,7 @@ def sweep_config_problems(config: dict, schema: dict) -> list[str]:
     validator = subschema_validator(schema, "cbo_params")
     problems = {}
     try:
-        points = sweep_points(config["cbo_sweep"])
+        points = sweep_points(resolve_sweep(config))
     except ValueError as err:
         return [str(err)]
     for point in points:

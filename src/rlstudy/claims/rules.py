@@ -148,6 +148,48 @@ def ratio(test: dict, table: pd.DataFrame, claim: str, rng, resamples: int) -> O
 
 KINDS = {"ranking": ranking, "share": share, "ratio": ratio}
 
+# The values a column of the result tables can hold, whatever the config: a `where` naming another
+# value (a typo such as `agent: qtabel`) is refused. A known value a table lacks (the authors'
+# dataset without config `authors_data`, a task left out of config `tasks`) selects no row, and
+# the test is inconclusive, as with too few seeds. Columns not listed (optimizer, env) take names
+# from the config, so an absent value there cannot be told from a typo.
+KNOWN_VALUES = {
+    "dataset": {"ours", "authors"},
+    "task": {"evaluation", "control"},
+    "method": {"DS", "UR", "BFF", "BFF-matched"},
+    "agent": {"qtable", "linear_q", "dqn", "ddpg", "mpo"},
+    "learner": {"behavioural", "bcq", "dqn"},
+}
+GROUPS = ("lower", "higher", "numerator", "denominator")
+
+
+def check_selection(table: pd.DataFrame, where: dict, claim: str, rows: str) -> None:
+    """Refuse a `where` value that is neither in the table nor a value its column can hold."""
+    for column, value in where.items():
+        known = KNOWN_VALUES.get(column)
+        if known is not None and value not in known and not (table[column] == value).any():
+            raise InputError(f"claim {claim!r}: {column} = {value!r} selects none of {rows}, and {column} is one of "
+                             f"{sorted(known)}; a typo?")
+
+
+def check_test(test: dict, table: pd.DataFrame, claim: str) -> None:
+    """A test's columns exist and its metrics are numbers; each `where` selects rows (check_selection)."""
+    name = test["table"]
+    metrics = [test["metric"], *(test[k] for k in ("at_most_column", "at_least_column") if k in test)]
+    wheres = [test.get("where", {}), *(test[k] for k in GROUPS if k in test)]
+    for column in [*metrics, *(c for where in wheres for c in where)]:
+        if column not in table.columns:
+            raise InputError(f"claim {claim!r}: no column {column!r} in table {name!r} (columns: {list(table.columns)})")
+    for column in metrics:
+        if not pd.api.types.is_numeric_dtype(table[column]):
+            raise InputError(f"claim {claim!r}: metric {column!r} of table {name!r} is a text column, not a number")
+    check_selection(table, wheres[0], claim, f"the rows of table {name!r}")
+    base = select(table, wheres[0], claim)
+    if not base.empty:
+        for key in GROUPS:
+            if key in test:
+                check_selection(base, test[key], claim, f"the rows of table {name!r} where {wheres[0]} ({key!r})")
+
 
 def combine(verdicts: list[str]) -> str:
     if any(v == FAILS for v in verdicts):
@@ -163,6 +205,7 @@ def evaluate(claim: dict, tables: dict[str, pd.DataFrame], rng_of, resamples: in
         if test["table"] not in tables:  # e.g. a by-hand evaluation of one study's tables
             outcomes.append(Outcome(INCONCLUSIVE, f"table {test['table']!r} not given", ""))
             continue
+        check_test(test, tables[test["table"]], claim["id"])
         outcomes.append(KINDS[test["kind"]](test, tables[test["table"]], claim["id"], rng_of(index), resamples))
     verdict = combine([o.verdict for o in outcomes])
     return {"id": claim["id"], "source": claim["source"], "statement": claim["statement"], "verdict": verdict,

@@ -33,6 +33,20 @@ def json_arg(text: str) -> dict:
     return value
 
 
+def is_finite_number(value) -> bool:
+    """A JSON number (not a boolean), finite."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def run_seed_of(folder) -> int:
+    """N of a run folder named seed<N>, or a one-line error naming the folder."""
+    name = os.path.basename(os.path.normpath(str(folder)))
+    digits = name.removeprefix("seed")
+    if not (name.startswith("seed") and digits.isascii() and digits.isdigit()):
+        raise InputError(f"{folder}: a run folder is named seed<N>, got {name!r}")
+    return int(digits)
+
+
 def integer_from(low: int) -> Callable[[str], int]:
     """An argparse type: an integer of at least `low` (a count of steps, a seed: never negative)."""
     def parse(text: str) -> int:

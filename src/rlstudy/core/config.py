@@ -24,6 +24,57 @@ class ConfigError(ValueError):
     pass
 
 
+# The config and claims files are a few KB; a bigger one is refused before it is parsed.
+MAX_YAML_BYTES = 1 << 20
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """YAML's safe loader without anchors and aliases: no file of the project needs them, and nested
+    aliases (a "billion laughs") make a few lines a structure that takes hours to walk."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise ConfigError(f"{mark.name}, line {mark.line + 1}: YAML aliases (*name) are not allowed here; "
+                              "write the values out")
+        return super().compose_node(parent, index)
+
+
+def load_yaml(path: str | Path, what: str):
+    """A YAML (or JSON) file of the project's configuration, read with limits: at most MAX_YAML_BYTES,
+    no aliases, safe types only. Errors are one line naming the file."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_YAML_BYTES + 1)
+    except OSError as err:
+        raise ConfigError(f"cannot read the {what} {path}: {err.strerror or err}") from err
+    if len(data) > MAX_YAML_BYTES:
+        raise ConfigError(f"the {what} {path} is larger than {MAX_YAML_BYTES >> 20} MiB; not a file of ours")
+    try:
+        loader = _NoAliasLoader(data.decode("utf-8"))
+        loader.name = str(path)
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"the {what} {path} is not UTF-8 text ({err.reason} at byte {err.start})") from err
+    except yaml.YAMLError as err:
+        where = getattr(err, "problem_mark", None)
+        at = f", line {where.line + 1}" if where is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(f"the {what} {path}{at}: not valid YAML ({problem})") from err
+
+
+def check_config_files(paths) -> None:
+    """Read the raw config files Snakemake merged (config.yaml, a profile's, --configfile) with
+    load_yaml's limits before the merged config is walked: Snakemake's own loader accepts aliases,
+    and validating a "billion laughs" would hang every start."""
+    for path in paths:
+        load_yaml(path, "config file")
+
+
 Check = Callable[[dict, dict], list[str]]
 
 

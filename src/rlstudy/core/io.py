@@ -19,6 +19,7 @@ import io
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -152,6 +153,15 @@ def ensure_writable(folder: str | Path) -> None:
         raise OutputError(f"cannot write in {folder}: {err.strerror or err}") from err
 
 
+def ensure_writable_paths(*paths: str | Path) -> None:
+    """Probe where each output goes before any is written, so that a step writing two files does not
+    write the first and then fail on the second (a folder given as a file, a read-only folder)."""
+    for path in map(Path, paths):
+        if path.is_dir():
+            raise OutputError(f"cannot write {path}: it is a folder")
+        ensure_writable(path.parent)
+
+
 def save_npy(path, array: np.ndarray, record: dict | None) -> None:
     buffer = io.BytesIO()
     np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
@@ -178,16 +188,46 @@ def inputs_read() -> dict[str, Path]:
     return dict(_INPUTS_READ)
 
 
-def _check_against_record(path: Path, what: str) -> None:
-    """Compare a file with the sha256 its provenance record gives, when it has one."""
+# A record lists a few hundred inputs at most (a few hundred KB): a bigger file is not one of ours.
+MAX_RECORD_BYTES = 8 << 20
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def read_record(path: str | Path, what: str) -> dict | None:
+    """The provenance record of artefact `path`, read with a size limit (a record replaced by, or
+    linked to, a huge file fails at once instead of filling the memory); None when there is none."""
+    path = Path(path)
     record_path = provenance_path(path)
     if not record_path.is_file():
-        return
+        return None
+    fail = f"unreadable provenance record {record_path} ({what})"
     try:
-        recorded = json.loads(record_path.read_text())["artefact"]["sha256"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise InputError(f"unreadable provenance record {record_path} ({what}): {err!r}; rerun the rule "
-                         f"that writes {path}") from err
+        with open(record_path, "rb") as f:
+            data = f.read(MAX_RECORD_BYTES + 1)
+    except OSError as err:
+        raise InputError(f"{fail}: {err.strerror or err}; rerun the rule that writes {path}") from err
+    if len(data) > MAX_RECORD_BYTES:
+        raise InputError(f"{fail}: larger than {MAX_RECORD_BYTES >> 20} MiB, not a provenance record; "
+                         f"rerun the rule that writes {path}")
+    try:
+        record = json.loads(data)
+    except (ValueError, RecursionError) as err:
+        raise InputError(f"{fail}: not JSON ({first_line(err)}); rerun the rule that writes {path}") from err
+    if not isinstance(record, dict):
+        raise InputError(f"{fail}: expected a JSON object; rerun the rule that writes {path}")
+    return record
+
+
+def _check_against_record(path: Path, what: str) -> None:
+    """Compare a file with the sha256 its provenance record gives, when it has one."""
+    record = read_record(path, what)
+    if record is None:
+        return
+    artefact = record.get("artefact")
+    recorded = artefact.get("sha256") if isinstance(artefact, dict) else None
+    if not isinstance(recorded, str) or not SHA256_HEX.fullmatch(recorded):
+        raise InputError(f"unreadable provenance record {provenance_path(path)} ({what}): field 'artefact.sha256' "
+                         f"is {recorded!r}, not a sha256; rerun the rule that writes {path}")
     try:
         digest = sha256_file(path)
     except OSError as err:
@@ -195,6 +235,37 @@ def _check_against_record(path: Path, what: str) -> None:
     if digest != recorded:
         raise InputError(f"{path} ({what}) changed or truncated since it was written (sha256 {digest[:12]}..., "
                          f"its provenance record says {recorded[:12]}...); rerun its rule")
+
+
+_ABSENT = object()
+
+
+def check_recorded_run(path: str | Path, what: str, expected: dict) -> None:
+    """Refuse `path` unless its provenance record names the run it is read as: each key of
+    `expected` (a dotted path into the record, e.g. "parameters.run_seed") holds the given value.
+    A run folder copied over another (cp -a seed1 seed0) keeps its record, which names seed 1."""
+    record = read_record(path, what)
+    if record is None:
+        raise InputError(f"{path} ({what}): no provenance record beside it, so nothing says which run it is; "
+                         "rerun its rule")
+    for key, value in expected.items():
+        found = record
+        for part in key.split("."):
+            found = found.get(part, _ABSENT) if isinstance(found, dict) else _ABSENT
+        if found is _ABSENT or found != value or isinstance(found, bool) != isinstance(value, bool):
+            shown = "nothing" if found is _ABSENT else repr(found)
+            raise InputError(f"{path} ({what}): its provenance record gives {key} {shown}, but it is read as "
+                             f"{value!r}; a copied or misplaced run? rerun its rule")
+
+
+def refuse_repeated_runs(runs: list[tuple[str | Path, dict]]) -> None:
+    """Runs read together must be distinct: (path, the keys naming its run) for each."""
+    seen = {}
+    for path, key in runs:
+        frozen = tuple(sorted((k, str(v)) for k, v in key.items()))
+        if frozen in seen:
+            raise InputError(f"{path} and {seen[frozen]} hold the same run {key}")
+        seen[frozen] = path
 
 
 def _load(path, what: str, read):

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from rlstudy.core.diagnostics import td_statistics
+from rlstudy.core.errors import InputError
 
 from .buffer import Batch
 from .double_dqn import Learner, LearnerParams, double_q_target
@@ -51,6 +52,8 @@ def bcq_loss(q: torch.Tensor, logits: torch.Tensor, actions: torch.Tensor, targe
 
 class BCQ(Learner):
     def __init__(self, info: EnvInfo, params: LearnerParams, threshold: float, device: torch.device):
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold < 1:
+            raise InputError(f"config 'offline.bcq_threshold': a number in [0, 1) expected, got {threshold!r}")
         super().__init__(BCQNetwork(info), params, device)
         self.threshold = threshold
 

@@ -13,8 +13,12 @@ import seaborn as sns  # noqa: E402
 
 from rlstudy.core.io import inputs_read, provenance, write_artefact  # noqa: E402
 
-# The estimators in the order figures draw and list them.
-METHOD_COLOURS = dict(zip(("UR", "DS", "BFF", "BFF-matched"), sns.color_palette("colorblind", 4)))
+
+def palette(names) -> dict:
+    """A colour per name, in order, from the colour-blind palette (a study passes its registry, so a
+    new entry gets a colour of its own and the others keep theirs)."""
+    names = list(names)
+    return dict(zip(names, sns.color_palette("colorblind", len(names))))
 DATASET_NAMES = {"ours": "our trajectory", "authors": "the authors' trajectory"}  # for titles
 
 

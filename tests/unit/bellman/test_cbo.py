@@ -3,10 +3,10 @@ import math
 import pytest
 import torch
 
-from rlstudy.bellman.cbo import CBOParams, cbo_update, consensus_weights, initial_swarm, train_cbo
+from rlstudy.bellman.cbo import CBOParams, cbo_update, consensus_weights, initial_swarm, reward_level, train_cbo
 from rlstudy.bellman.qnet import SHAPE
-from rlstudy.bellman.sde import Dynamics
 from rlstudy.core.errors import DivergenceError
+from bellman_fixtures import PROBLEM
 
 
 def test_weights_match_hand_computed_softmax():
@@ -58,7 +58,8 @@ def test_single_dominant_particle_is_the_consensus():
 
 
 def params(**overrides):
-    base = dict(particles=6, particle_batch=6, samples=200, epochs=3, lam=1.0, eta=0.01, tau=1.0, beta=10.0)
+    base = dict(particles=6, particle_batch=6, samples=200, epochs=3, lam=1.0, eta=0.01, tau=1.0, beta=10.0,
+                ur_action="recorded", output_bias_init="default", kick=0.0, kick_decay=1.0, ess_target=0.0)
     return CBOParams(**{**base, **overrides})
 
 
@@ -68,7 +69,7 @@ def test_train_cbo_is_deterministic_and_reports_every_step(small_trajectory):
     for _ in range(2):
         g = torch.Generator().manual_seed(5)
         swarm = initial_swarm(params(), g, 1.0)
-        runs.append(train_cbo(swarm, traj, "UR", "control", params(), Dynamics(), g))
+        runs.append(train_cbo(swarm, traj, "UR", "control", params(), PROBLEM, g))
     torch.testing.assert_close(runs[0][0], runs[1][0], rtol=0, atol=0)
     assert len(runs[0][1].loss) == 4 and runs[0][1].ess[1] >= 1.0
 
@@ -77,14 +78,15 @@ def test_particle_batches_cycle_with_a_remainder(small_trajectory):
     """With M < N the notebook cycles through random particle batches: floor(epochs*N/M) steps."""
     g = torch.Generator().manual_seed(0)
     p = params(particles=5, particle_batch=2, epochs=3)
-    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, Dynamics(), g)
+    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, PROBLEM, g)
     assert len(history.loss) - 1 == (3 * 5) // 2
 
 
 def test_reward_level_init_shifts_the_output_bias_only():
     g1, g2 = torch.Generator().manual_seed(1), torch.Generator().manual_seed(1)
-    default = initial_swarm(params(), g1, 1.0)
-    shifted = initial_swarm(params(output_bias_init="reward_level"), g2, 1.0)
+    assert reward_level(1.0, 0.9) == pytest.approx(10.0)  # mean(r)/(1 - gamma)
+    default = initial_swarm(params(), g1, reward_level(1.0, 0.9))
+    shifted = initial_swarm(params(output_bias_init="reward_level"), g2, reward_level(1.0, 0.9))
     diff = shifted - default
     assert torch.allclose(diff[:, -SHAPE.actions:], torch.full((6, 2), 10.0))
     assert torch.equal(diff[:, :-SHAPE.actions], torch.zeros(6, SHAPE.size - SHAPE.actions))
@@ -94,14 +96,14 @@ def test_divergence_fails_loudly(small_trajectory):
     g = torch.Generator().manual_seed(0)
     p = params(tau=1e30, eta=1.0, epochs=20)
     with pytest.raises(DivergenceError, match="diverged at step"):
-        train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, Dynamics(), g)
+        train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, PROBLEM, g)
 
 
 def test_divergence_ends_a_sweep_run_at_the_last_finite_consensus(small_trajectory):
     g = torch.Generator().manual_seed(0)
     p = params(tau=1e30, eta=1.0, epochs=20)
     swarm = initial_swarm(p, g, 1.0)
-    consensus, history = train_cbo(swarm, small_trajectory(), "DS", "control", p, Dynamics(), g,
+    consensus, history = train_cbo(swarm, small_trajectory(), "DS", "control", p, PROBLEM, g,
                                    stop_on_divergence=True)
     assert history.diverged_at is not None and history.diverged_at == len(history.loss)
     assert torch.isfinite(consensus).all()
@@ -112,9 +114,9 @@ def test_network_evaluations_count_every_particle_on_every_sample(small_trajecto
     """UR evaluates each particle at s, s^' and s' for each of the m samples: 3 * m * N per step."""
     g = torch.Generator().manual_seed(0)
     p = params(particles=5, particle_batch=5, samples=40, epochs=3)
-    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "UR", "control", p, Dynamics(), g)
+    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "UR", "control", p, PROBLEM, g)
     assert history.evaluations == [0, 600, 1200, 1800]
-    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, Dynamics(), g)
+    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, PROBLEM, g)
     assert history.evaluations[1] == 2 * 40 * 5
 
 
@@ -130,7 +132,7 @@ def test_kick_moves_coinciding_particles_and_shrinks(small_trajectory):
     """lambda*eta = 1 restarts every particle at the consensus; the kick alone spreads them."""
     p = params(particles=4, particle_batch=4, epochs=3, lam=1.0, eta=1.0, tau=0.0, kick=0.1, kick_decay=0.5)
     g = torch.Generator().manual_seed(0)
-    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "UR", "control", p, Dynamics(), g)
+    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "UR", "control", p, PROBLEM, g)
     # spread after step k is the root mean squared kick: 0.1 * 0.5**k * sqrt(d), within sampling noise
     for k, spread in enumerate(history.spread[1:]):
         assert spread == pytest.approx(0.1 * 0.5 ** k * math.sqrt(SHAPE.size), rel=0.1)
@@ -149,7 +151,7 @@ def test_bff_matched_draws_only_transitions_that_repeat_the_action(small_traject
     traj = small_trajectory()
     p = params()
     g = torch.Generator().manual_seed(0)
-    train_cbo(initial_swarm(p, g, 1.0), traj, "BFF-matched", "control", p, Dynamics(), g)
+    train_cbo(initial_swarm(p, g, 1.0), traj, "BFF-matched", "control", p, PROBLEM, g)
     starts = torch.cat(seen)
     assert torch.equal(traj.action_indices[starts + 1], traj.action_indices[starts])
     assert int(starts.max()) <= len(traj.states) - 3

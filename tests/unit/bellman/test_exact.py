@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rlstudy.bellman.exact import EVALUATED_POLICY, solve, solve_on_grid
-from rlstudy.bellman.sde import Dynamics
+from bellman_fixtures import dynamics as shipped_dynamics
 
 GAMMA = 0.9
 
@@ -24,7 +24,7 @@ def closed_form_uniform(s, a, gamma, dynamics):
 
 
 def test_uniform_policy_matches_its_closed_form():
-    dynamics = Dynamics()
+    dynamics = shipped_dynamics()
     solution = solve_on_grid(64, "uniform", GAMMA, dynamics)
     s = np.array([0.0, 0.7, 2.0, 4.5])
     for index, a in enumerate((-1.0, 1.0)):
@@ -33,9 +33,9 @@ def test_uniform_policy_matches_its_closed_form():
 
 def test_gamma_zero_is_the_one_step_reward():
     s = np.linspace(0, 6, 7)
-    current = solve_on_grid(64, "evaluation", 0.0, Dynamics(reward_of="current"))
+    current = solve_on_grid(64, "evaluation", 0.0, shipped_dynamics(reward_of="current"))
     np.testing.assert_allclose(current.at(s), np.stack([np.sin(s) + 1] * 2, axis=1), atol=1e-12)
-    dynamics = Dynamics(reward_of="next")
+    dynamics = shipped_dynamics(reward_of="next")
     nxt = solve_on_grid(64, None, 0.0, dynamics)
     damping = math.exp(-0.5 * dynamics.sigma ** 2 * dynamics.eps)  # E[sin(s + a eps + c Z)] by hand
     expected = np.stack([np.sin(s + a * dynamics.eps) * damping + 1 for a in (-1, 1)], axis=1)
@@ -43,7 +43,7 @@ def test_gamma_zero_is_the_one_step_reward():
 
 
 def test_refinement_stops_once_doubling_changes_less_than_rtol():
-    solution, history = solve(None, GAMMA, Dynamics(), rtol=1e-5)
+    solution, history = solve(None, GAMMA, shipped_dynamics(), rtol=1e-5)
     assert math.isnan(history[0].relative_change)
     assert history[-1].relative_change < 1e-5 <= history[-2].relative_change
     assert solution.n == history[-1].points == 100 * 2 ** (len(history) - 1)
@@ -51,7 +51,7 @@ def test_refinement_stops_once_doubling_changes_less_than_rtol():
 
 
 def test_the_optimal_q_dominates_the_evaluation_policys():
-    dynamics = Dynamics()
+    dynamics = shipped_dynamics()
     optimal, _ = solve(None, GAMMA, dynamics, rtol=1e-5)
     evaluation, _ = solve("evaluation", GAMMA, dynamics)
     assert (optimal.on_grid(100) >= evaluation.on_grid(100) - 1e-9).all()
@@ -75,7 +75,7 @@ def monte_carlo_q(s0, a0, policy_plus, dynamics, gamma, episodes, rng, horizon=2
 @pytest.mark.parametrize("reward_of", ["current", "next"])
 @pytest.mark.parametrize("task", ["evaluation", "control"])
 def test_rollouts_agree_with_the_solution(task, reward_of):
-    dynamics = Dynamics(reward_of=reward_of)
+    dynamics = shipped_dynamics(reward_of=reward_of)
     solution, _ = solve(EVALUATED_POLICY[task], GAMMA, dynamics, rtol=1e-5)
     if task == "evaluation":
         def policy_plus(s):

@@ -8,7 +8,7 @@ import torch
 from rlstudy.bellman.exact import interpolate, solve_on_grid
 from rlstudy.bellman.figures.q import plot_q_figure
 from rlstudy.bellman.qnet import init_params, q_values
-from rlstudy.bellman.sde import Dynamics
+from bellman_fixtures import dynamics
 
 
 def curves(method, finals):
@@ -25,7 +25,7 @@ def figure():
     thetas = init_params(3, torch.Generator().manual_seed(0))
     reference = thetas[0]
     data = pd.concat([curves("UR", [0.1, 0.2]), curves("DS", [1.3, 1.1])])
-    exact = solve_on_grid(200, None, 0.9, Dynamics()).values
+    exact = solve_on_grid(200, None, 0.9, dynamics()).values
     fig = plot_q_figure(reference, exact, {"UR": [thetas[1], thetas[2]], "DS": [thetas[2], thetas[1]]}, data,
                         "test", converged_below=0.5)
     yield fig, reference, exact

@@ -5,9 +5,9 @@ import torch
 
 from rlstudy.bellman.metrics import ErrorMeter, centred_error, grid, q_on_grid
 from rlstudy.bellman.qnet import q_values
-from rlstudy.bellman.sde import Dynamics
 from rlstudy.bellman.sgd import SGDParams, epoch_batches, train_sgd
 from rlstudy.core.errors import DivergenceError
+from bellman_fixtures import PROBLEM
 
 
 def test_centred_error_by_hand():
@@ -54,8 +54,8 @@ def test_epoch_batches_carry_the_remainder():
 
 def test_one_sgd_step_is_theta_minus_lr_times_mean_j_grad_j_hat(small_trajectory, theta):
     traj = small_trajectory(n=101)  # 100 usable DS transitions: one epoch is one batch of all of them
-    params = SGDParams(epochs=1, batch_size=100, lr0=0.2, lr_decay=0.5)
-    final, history = train_sgd(theta, traj, "DS", "control", params, Dynamics(), torch.Generator())
+    params = SGDParams(epochs=1, batch_size=100, lr0=0.2, lr_decay=0.5, ur_action="recorded")
+    final, history = train_sgd(theta, traj, "DS", "control", params, PROBLEM, torch.Generator())
     leaf = theta.clone().requires_grad_(True)
     s, s_next = traj.states[:100], traj.states[1:101]
     q = q_values(leaf, s).gather(1, traj.action_indices[:100].view(-1, 1)).squeeze(1)
@@ -70,12 +70,12 @@ def test_one_sgd_step_is_theta_minus_lr_times_mean_j_grad_j_hat(small_trajectory
 
 
 def test_sgd_divergence_fails_loudly(small_trajectory, theta):
-    params = SGDParams(epochs=5, batch_size=500, lr0=1e6, lr_decay=1.0)
+    params = SGDParams(epochs=5, batch_size=500, lr0=1e6, lr_decay=1.0, ur_action="recorded")
     with pytest.raises(DivergenceError, match="diverged at iteration"):
-        train_sgd(theta, small_trajectory(), "UR", "control", params, Dynamics(), torch.Generator())
+        train_sgd(theta, small_trajectory(), "UR", "control", params, PROBLEM, torch.Generator())
 
 
 def test_batch_larger_than_the_data_is_refused(small_trajectory, theta):
     with pytest.raises(ValueError, match="batch_size"):
-        train_sgd(theta, small_trajectory(n=100), "DS", "control", SGDParams(1, 1000, 0.1, 1.0), Dynamics(),
+        train_sgd(theta, small_trajectory(n=100), "DS", "control", SGDParams(1, 1000, 0.1, 1.0, "recorded"), PROBLEM,
                   torch.Generator())

@@ -8,11 +8,12 @@ import torch
 
 from rlstudy.bellman import qnet, trig
 from rlstudy.bellman.qnet import backward, forward, forward_cached, forward_no_grad, init_params, unflatten
-from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q, usable_starts
-from rlstudy.bellman.sde import Dynamics
+from rlstudy.bellman.estimators import ESTIMATORS
+from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q
+from bellman_fixtures import PROBLEM, dynamics
 
 GAMMA = 0.9
-DYN = Dynamics()
+DYN = dynamics()
 
 
 def q_scalar(theta, s):
@@ -69,10 +70,10 @@ def test_residual_pair_matches_scalar_arithmetic(small_trajectory, theta, task, 
 
 def test_ur_policy_variant_draws_a_fresh_action(small_trajectory):
     """The notebook's UR draws a new action from the policy; ours reuses a_m unless asked."""
-    traj = small_trajectory("uniform", n=5000, dynamics=Dynamics(sigma=0.0))
+    traj = small_trajectory("uniform", n=5000, dynamics=dynamics(sigma=0.0))
     starts = torch.arange(4000)
-    recorded = make_batch(traj, starts, "UR", "control", Dynamics(sigma=0.0), torch.Generator().manual_seed(0))
-    fresh = make_batch(traj, starts, "UR", "control", Dynamics(sigma=0.0), torch.Generator().manual_seed(0),
+    recorded = make_batch(traj, starts, "UR", "control", dynamics(sigma=0.0), torch.Generator().manual_seed(0))
+    fresh = make_batch(traj, starts, "UR", "control", dynamics(sigma=0.0), torch.Generator().manual_seed(0),
                        ur_action="policy")
     # With sigma = 0, s^' = s + a*eps: the recorded action reproduces s' exactly, a fresh one half the time.
     assert torch.equal(recorded.feats[4000:], recorded.next_feats)
@@ -81,9 +82,9 @@ def test_ur_policy_variant_draws_a_fresh_action(small_trajectory):
 
 
 def test_reward_of_next_pairs_the_alt_state_with_its_own_reward(small_trajectory):
-    traj = small_trajectory("uniform", dynamics=Dynamics(reward_of="next"))
+    traj = small_trajectory("uniform", dynamics=dynamics(reward_of="next"))
     starts = torch.tensor([3, 9])
-    batch = make_batch(traj, starts, "BFF", "control", Dynamics(reward_of="next"), torch.Generator())
+    batch = make_batch(traj, starts, "BFF", "control", dynamics(reward_of="next"), torch.Generator())
     s_alt = traj.states[starts] + traj.states[starts + 2] - traj.states[starts + 1]
     torch.testing.assert_close(batch.alt_rewards, (torch.sin(s_alt) + 1).float())
     torch.testing.assert_close(batch.rewards, (torch.sin(traj.states[starts + 1]) + 1).float())
@@ -125,13 +126,14 @@ def test_ds_gradient_is_half_the_gradient_of_the_squared_residual(small_trajecto
 
 
 def test_usable_starts():
-    assert usable_starts("DS", 10) == 9
-    assert usable_starts("UR", 10) == 9
-    assert usable_starts("BFF", 10) == 8
+    assert ESTIMATORS["DS"].usable_starts(10) == 9
+    assert ESTIMATORS["UR"].usable_starts(10) == 9
+    assert ESTIMATORS["BFF"].usable_starts(10) == 8
+    assert ESTIMATORS["BFF-matched"].usable_starts(10) == 8
 
 
-def test_unknown_method_is_refused(small_trajectory):
-    with pytest.raises(ValueError, match="method must be one of"):
+def test_unknown_estimator_is_refused(small_trajectory):
+    with pytest.raises(ValueError, match="estimator must be one of"):
         make_batch(small_trajectory(), torch.arange(3), "TD", "control", DYN, torch.Generator())
 
 
@@ -214,9 +216,9 @@ def test_an_sgd_run_repeats_bit_for_bit_with_the_compiled_kernels(small_trajecto
     from rlstudy.bellman.sgd import SGDParams, train_sgd
 
     traj = small_trajectory(n=3000)
-    params = SGDParams(epochs=2, batch_size=500, lr0=0.5, lr_decay=0.9)
+    params = SGDParams(epochs=2, batch_size=500, lr0=0.5, lr_decay=0.9, ur_action="recorded")
     for method in ("DS", "UR"):
-        runs = [train_sgd(theta, traj, method, "evaluation", params, DYN, torch.Generator().manual_seed(4))
+        runs = [train_sgd(theta, traj, method, "evaluation", params, PROBLEM, torch.Generator().manual_seed(4))
                 for _ in range(2)]
         assert torch.equal(runs[0][0], runs[1][0])
         assert runs[0][1].loss == runs[1][1].loss

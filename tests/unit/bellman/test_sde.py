@@ -3,9 +3,10 @@ import math
 import numpy as np
 import pytest
 
-from rlstudy.bellman.sde import Dynamics, prob_plus, sample_trajectory
+from rlstudy.bellman.sde import prob_plus, sample_trajectory
+from bellman_fixtures import dynamics
 
-DYN = Dynamics()
+DYN = dynamics()
 
 
 def redraw(seed, n):
@@ -56,7 +57,7 @@ def test_uniform_policy_is_balanced_and_seed_determined():
 
 def test_reward_of_next_state():
     """The notebook's text says r = sin(s_{m+1}) + 1, its code sin(s_m) + 1: both are offered."""
-    traj = sample_trajectory("uniform", 100, Dynamics(reward_of="next"), np.random.default_rng(0))
+    traj = sample_trajectory("uniform", 100, dynamics(reward_of="next"), np.random.default_rng(0))
     np.testing.assert_array_equal(traj.rewards[:-1], np.sin(traj.states[1:]) + 1.0)
     assert np.isnan(traj.rewards[-1])
 

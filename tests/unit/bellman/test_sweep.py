@@ -7,6 +7,7 @@ import pytest
 from rlstudy.bellman.cli.summarise_sweep import sweep_table
 from rlstudy.bellman.figures.sweep import grid_matrix, tick_label
 from rlstudy.bellman.sweep import format_value, sweep_points
+from rlstudy.core.errors import InputError
 from rlstudy.core.io import save_csv
 
 BASE = {"particles": 30, "particle_batch": 30, "samples": 1000, "beta": 10.0, "tau": 0.3}
@@ -48,13 +49,15 @@ def test_tick_labels_read_numbers_back_from_text():
     assert [tick_label(v) for v in ("0.0", 1000.0, "reward_level", "30")] == ["0", "1000", "reward_level", "30"]
 
 
-def write_curve(path, finals, diverged=False):
-    """An errors.csv as run_method writes it (its run keys, errors and evaluation counts)."""
+def write_curve(path, finals, diverged=False, params=None):
+    """An errors.csv as run_method writes it (its run keys, errors and evaluation counts), with the
+    provenance record naming the run: its task, method, seed and CBO parameters."""
     rel = np.array([1.0, *finals])
     keys = {"dataset": "ours", "task": "control", "optimizer": "cbo", "method": "UR", "seed": int(path.parent.name[4:])}
+    record = {"parameters": {**keys, "optimizer": "cbo-sweep", "params": params or {}}}
     save_csv(path, pd.DataFrame({**keys, "iteration": range(len(rel)), "evaluations": 10 * np.arange(len(rel)),
                                  "error": 2.0 * rel, "rel_error": rel, "error_exact": 3.0 * rel,
-                                 "rel_error_exact": rel, "diverged": diverged}), None)
+                                 "rel_error_exact": rel, "diverged": diverged}), record)
 
 
 def test_table_has_one_row_per_run_and_marks_divergence(tmp_path):
@@ -63,7 +66,7 @@ def test_table_has_one_row_per_run_and_marks_divergence(tmp_path):
         for seed in config["seeds"]:
             diverged = point.x_value == 100.0 and seed == 1
             write_curve(tmp_path / point.grid / point.label / f"seed{seed}" / "errors.csv",
-                        [0.7, 0.4 + 0.1 * seed], diverged)
+                        [0.7, 0.4 + 0.1 * seed], diverged, point.params)
     table, inputs = sweep_table(config, tmp_path, converged_below=0.45)
     assert len(table) == len(inputs) == 4
     assert {"grid", "x", "x_value", "y", "y_value", "seed", "particles", "samples", "beta", "tau", "evaluations",
@@ -83,3 +86,26 @@ def test_table_names_a_missing_run(tmp_path):
     with pytest.raises(Exception, match="beta_tau/beta=1,tau=0/seed0/errors.csv"):
         sweep_table(sweep(beta_tau={"beta": [1.0], "tau": [0.0]}), tmp_path, converged_below=0.5)
 
+
+
+def test_two_values_printing_alike_are_refused_naming_both():
+    """beta 1234567.0 and 1234568.0 both print as 1.23457e+06: they would share one run folder."""
+    with pytest.raises(ValueError, match=r"beta=1234567.0, tau=0.0 and beta=1234568.0, tau=0.0 .* labelled"):
+        sweep_points(sweep(g={"beta": [1234567.0, 1234568.0], "tau": [0.0]}))
+
+
+def test_the_table_refuses_a_run_whose_record_names_other_parameters(tmp_path):
+    """A run copied into another point's folder (or made with other values) is not that point's row."""
+    config = sweep(beta_tau={"beta": [1.0, 100.0], "tau": [0.0]}, )
+    config["seeds"] = [0]
+    first, second = sweep_points(config)
+    write_curve(tmp_path / first.grid / first.label / "seed0" / "errors.csv", [0.5], params=first.params)
+    write_curve(tmp_path / second.grid / second.label / "seed0" / "errors.csv", [0.5], params=first.params)
+    with pytest.raises(InputError, match=r"beta=100,tau=0/seed0/errors.csv .*record gives parameters.params.beta 1.0, "
+                                         r"but it is read as 100.0"):
+        sweep_table(config, tmp_path, converged_below=0.5)
+
+
+def test_a_sweep_given_by_hand_is_checked():
+    with pytest.raises(InputError, match="--sweep: not a valid config 'cbo_sweep'"):
+        sweep_table({"task": "control"}, None, converged_below=0.5)

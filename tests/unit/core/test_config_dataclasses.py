@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlstudy.agents.mpo import MPOParams
+from rlstudy.agents.mpo.config import MPOParams
 from rlstudy.agents.registry import AGENTS
 from rlstudy.bellman.cbo import CBOParams
 from rlstudy.bellman.sde import Dynamics
@@ -59,7 +59,7 @@ def fields(cls) -> set[str]:
 
 
 SECTIONS = [
-    (("dynamics",), Dynamics, set()),
+    (("problem", "dynamics"), Dynamics, set()),
     (("reference",), SGDParams, {"method"}),  # the residual Q* is trained with; not an SGD parameter
     (("sgd", "evaluation"), SGDParams, set()),
     (("sgd", "control"), SGDParams, set()),
@@ -78,5 +78,24 @@ def test_schema_config_and_dataclass_agree(path, cls, run_keys):
     assert config_keys(path) - run_keys == fields(cls), "shipped config section and dataclass differ"
 
 
-def test_every_cbo_setting_and_the_sweep_base_are_cbo_parameters():
-    assert set(CONFIG["cbo_sweep"]["base"]) == fields(CBOParams)
+def test_the_bellman_problem_is_one_section_and_gamma_has_one_home():
+    """The dynamics and the discount are config `problem`'s alone: no other bellman section, and no
+    parameter dataclass, holds a gamma (the learned Q*, the exact Q, SGD and CBO read the problem's)."""
+    assert schema_keys(("problem",)) == config_keys(("problem",)) == {"dynamics", "gamma"}
+    for cls in (SGDParams, CBOParams, Dynamics):
+        assert "gamma" not in fields(cls)
+    bellman = ("reference", "sgd", "cbo", "cbo_sweep")
+    assert "gamma:" not in yaml.safe_dump({key: CONFIG[key] for key in bellman})
+
+
+@pytest.mark.parametrize("cls", [SGDParams, CBOParams, Dynamics])
+def test_bellman_dataclasses_carry_no_defaults_that_the_config_holds(cls):
+    defaulted = [f.name for f in dataclasses.fields(cls)
+                 if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING]
+    assert defaulted == []
+
+
+def test_the_sweep_derives_from_a_cbo_setting_by_overrides():
+    sweep = CONFIG["cbo_sweep"]
+    assert sweep["setting"] in CONFIG["cbo"]["settings"]
+    assert set(sweep["overrides"]) <= fields(CBOParams)

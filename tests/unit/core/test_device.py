@@ -19,17 +19,18 @@ from rlstudy.bellman.metrics import ErrorMeter, q_on_grid
 from rlstudy.bellman.qnet import init_params
 from rlstudy.bellman.exact import solve_on_grid
 from rlstudy.bellman.residuals import TrajectoryTensors, make_batch
-from rlstudy.bellman.sde import Dynamics, sample_trajectory
+from rlstudy.bellman.sde import sample_trajectory
 from rlstudy.core import cli as common
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import PROVENANCE_SUFFIX, save_npy
+from bellman_fixtures import dynamics
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="PyTorch sees no CUDA GPU")
-DYNAMICS = {"eps": 0.19634954084936207, "sigma": 0.2, "reward_of": "current"}
-SGD = {"epochs": 1, "batch_size": 500, "lr0": 0.05, "lr_decay": 0.9, "gamma": 0.9, "ur_action": "policy"}
+PROBLEM_JSON = json.dumps({"dynamics": {"eps": 0.19634954084936207, "sigma": 0.2, "reward_of": "current"}, "gamma": 0.9})
+SGD = {"epochs": 1, "batch_size": 500, "lr0": 0.05, "lr_decay": 0.9, "ur_action": "policy"}
 CBO = {"particles": 6, "particle_batch": 4, "samples": 300, "epochs": 3, "lam": 1.0, "eta": 0.5, "tau": 0.3,
-       "beta": 1.0, "gamma": 0.9, "ur_action": "policy", "output_bias_init": "reward_level", "kick": 0.1,
+       "beta": 1.0, "ur_action": "policy", "output_bias_init": "reward_level", "kick": 0.1,
        "kick_decay": 0.9, "ess_target": 0.5}
 
 
@@ -92,7 +93,7 @@ def test_moving_to_the_cpu_changes_nothing(small_trajectory):
 
 def batch_on(traj: TrajectoryTensors, device) -> list[torch.Tensor]:
     starts = torch.randint(len(traj.states) - 2, (64,), generator=torch.Generator().manual_seed(3))
-    batch = make_batch(traj.to(device), starts, "UR", "evaluation", Dynamics(), torch.Generator().manual_seed(4),
+    batch = make_batch(traj.to(device), starts, "UR", "evaluation", dynamics(), torch.Generator().manual_seed(4),
                        "policy")
     return [batch.feats, batch.next_feats, batch.rewards, batch.alt_probs]
 
@@ -108,7 +109,7 @@ def test_a_batch_on_cuda_draws_the_cpu_numbers(small_trajectory):
 @pytest.fixture
 def trajectory(tmp_path):
     folder = tmp_path / "trajectory"
-    save_trajectory(folder, sample_trajectory("evaluation", 3000, Dynamics(), np.random.default_rng(5)), None)
+    save_trajectory(folder, sample_trajectory("evaluation", 3000, dynamics(), np.random.default_rng(5)), None)
     return folder
 
 
@@ -120,24 +121,25 @@ def cli(module, monkeypatch, *args):
 def exact_file(out):
     """A (coarse) exact Q of the evaluation task, as solve_exact writes it."""
     if not out.exists():
-        save_npy(out, solve_on_grid(200, "evaluation", 0.9, Dynamics()).values, None)
+        save_npy(out, solve_on_grid(200, "evaluation", 0.9, dynamics()).values, None)
     return out
 
 
 def train(monkeypatch, trajectory, out, *device):
-    cli(train_reference, monkeypatch, "--task", "evaluation", "--trajectory", trajectory, "--params",
-        json.dumps(SGD), "--dynamics", json.dumps(DYNAMICS), "--seed", 7, "--out", out,
+    cli(train_reference, monkeypatch, "--task", "evaluation", "--estimator", "UR", "--trajectory", trajectory,
+        "--params", json.dumps(SGD), "--problem", PROBLEM_JSON, "--seed", 7, "--out", out,
         "--exact", exact_file(out.parent / "q_exact.npy"), "--curve-out", out.parent / "errors.csv", *device)
     return out.read_bytes()
 
 
 def fit(monkeypatch, trajectory, reference, optimizer, params, out_dir, *device):
     """SGD with UR (random next states), CBO with BFF-matched (a masked pool of starts)."""
-    method = "UR" if optimizer == "sgd" else "BFF-matched"
-    cli(run_method, monkeypatch, "--dataset", "ours", "--optimizer", optimizer, "--task", "evaluation", "--method", method,
+    estimator = "UR" if optimizer == "sgd" else "BFF-matched"
+    cli(run_method, monkeypatch, "--dataset", "ours", "--optimizer", optimizer, "--setting", optimizer,
+        "--task", "evaluation", "--estimator", estimator,
         "--run-seed", 0, "--seed", 7, "--trajectory", trajectory, "--reference", reference,
         "--exact", exact_file(reference.parent / "q_exact.npy"),
-        "--params", json.dumps(params), "--dynamics", json.dumps(DYNAMICS), "--out-dir", out_dir, *device)
+        "--params", json.dumps(params), "--problem", PROBLEM_JSON, "--out-dir", out_dir, *device)
     return (out_dir / "q.pt").read_bytes(), (out_dir / "errors.csv").read_bytes()
 
 

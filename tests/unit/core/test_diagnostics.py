@@ -16,12 +16,12 @@ from rlstudy.agents import ddpg, dqn, tabular
 from rlstudy.agents.replay import ReplayBuffer
 from rlstudy.bellman import sgd
 from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
-from rlstudy.bellman.sde import Dynamics
 from rlstudy.core.diagnostics import DiagnosticsLog, grad_norm, td_statistics
 from rlstudy.offline import bcq, double_dqn
 from rlstudy.offline.double_dqn import DQN, LearnerParams
 from rlstudy.offline.envs import EnvInfo
-from rlstudy.plotting.diagnostics import DiagnosticsRun, columns_of, diagnostics_figure
+from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, columns_of, diagnostics_figure
+from bellman_fixtures import PROBLEM
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "diagnostics.md"
@@ -142,7 +142,7 @@ def test_ddpg_rows_by_hand():
 def test_mpo_update_reports_the_duals_it_leaves():
     from mpo_fixtures import random_batch, tiny_agent
 
-    from rlstudy.agents.mpo import dual_value
+    from rlstudy.agents.mpo.losses import dual_value
     agent = tiny_agent()
     stats = agent.update(random_batch())
     # the duals step before the M-step, which uses (and reports) them; nothing moves them after
@@ -182,8 +182,8 @@ def test_an_sgd_steps_statistics_by_hand():
 
 
 def test_sgd_rows_are_epochs(small_trajectory, theta):
-    params = sgd.SGDParams(epochs=3, batch_size=500, lr0=0.1, lr_decay=0.5)
-    _, history = sgd.train_sgd(theta, small_trajectory(), "DS", "control", params, Dynamics(), torch.Generator())
+    params = sgd.SGDParams(epochs=3, batch_size=500, lr0=0.1, lr_decay=0.5, ur_action="recorded")
+    _, history = sgd.train_sgd(theta, small_trajectory(), "DS", "control", params, PROBLEM, torch.Generator())
     frame = history.diagnostics
     # 1999 usable transitions: 3 batches in epoch 0, 4 in 1 (with the carried-over rest), 4 in 2
     assert frame["iteration"].tolist() == [3, 7, 11]
@@ -194,9 +194,9 @@ def test_sgd_rows_are_epochs(small_trajectory, theta):
 
 def test_cbo_rows_are_its_steps_when_every_particle_moves_every_step(small_trajectory):
     p = CBOParams(particles=6, particle_batch=6, samples=200, epochs=4, lam=1.0, eta=0.25, tau=1.0, beta=10.0,
-                  kick=0.2, kick_decay=0.5)
+                  ur_action="recorded", output_bias_init="default", kick=0.2, kick_decay=0.5, ess_target=0.0)
     g = torch.Generator().manual_seed(5)
-    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "UR", "control", p, Dynamics(), g)
+    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "UR", "control", p, PROBLEM, g)
     frame = history.diagnostics
     assert frame["iteration"].tolist() == [1, 2, 3, 4]
     for column in ("ess", "beta", "spread"):
@@ -265,11 +265,11 @@ def test_computing_the_statistics_changes_nothing_in_offline_updates(monkeypatch
 
 
 def test_computing_the_statistics_changes_nothing_in_sgd(small_trajectory, theta, monkeypatch):
-    params = sgd.SGDParams(epochs=2, batch_size=500, lr0=0.1, lr_decay=0.5)
-    measured, history = sgd.train_sgd(theta, small_trajectory(), "UR", "control", params, Dynamics(),
+    params = sgd.SGDParams(epochs=2, batch_size=500, lr0=0.1, lr_decay=0.5, ur_action="recorded")
+    measured, history = sgd.train_sgd(theta, small_trajectory(), "UR", "control", params, PROBLEM,
                                       torch.Generator().manual_seed(3))
     _no_statistics(monkeypatch, sgd)
-    bare, bare_history = sgd.train_sgd(theta, small_trajectory(), "UR", "control", params, Dynamics(),
+    bare, bare_history = sgd.train_sgd(theta, small_trajectory(), "UR", "control", params, PROBLEM,
                                        torch.Generator().manual_seed(3))
     assert torch.equal(measured, bare) and history.loss == bare_history.loss
     assert bare_history.diagnostics.columns.tolist() == ["iteration"]  # the no-op statistics were used
@@ -318,12 +318,13 @@ def test_every_column_a_learner_writes_is_documented(small_trajectory, theta):
         "epsilon"}
     written["bcq"] = set(bcq.BCQ(info, LearnerParams(), 0.3, torch.device("cpu")).update(batch))
     written["mpo"] = set(tiny_agent().update(random_batch())) | {"skipped_nonfinite_batches"}
-    _, history = sgd.train_sgd(theta, small_trajectory(), "DS", "control", sgd.SGDParams(1, 500, 0.1, 1.0),
-                               Dynamics(), torch.Generator())
+    _, history = sgd.train_sgd(theta, small_trajectory(), "DS", "control", sgd.SGDParams(1, 500, 0.1, 1.0, "recorded"),
+                               PROBLEM, torch.Generator())
     written["sgd"] = set(history.diagnostics.columns) - {"iteration"}
-    p = CBOParams(particles=4, particle_batch=4, samples=100, epochs=1, lam=1.0, eta=0.1, tau=1.0, beta=1.0)
+    p = CBOParams(particles=4, particle_batch=4, samples=100, epochs=1, lam=1.0, eta=0.1, tau=1.0, beta=1.0,
+                  ur_action="recorded", output_bias_init="default", kick=0.0, kick_decay=1.0, ess_target=0.0)
     g = torch.Generator().manual_seed(0)
-    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, Dynamics(), g)
+    _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, PROBLEM, g)
     written["cbo"] = set(history.diagnostics.columns) - {"iteration"}
     for learner, columns in written.items():
         names = {re.sub(r"_\d+$", "_{i}", column) for column in columns}

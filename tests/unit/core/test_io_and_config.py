@@ -10,12 +10,12 @@ import torch
 import yaml
 
 from rlstudy.bellman.datasets import load_trajectory, save_trajectory
-from rlstudy.bellman.sde import Dynamics, sample_trajectory
-from rlstudy.bellman.exact import discount_config_problems
-from rlstudy.bellman.sweep import sweep_config_problems
+from rlstudy.bellman.sde import sample_trajectory
+from rlstudy.bellman.config_checks import CHECKS
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError, OutputError
 from rlstudy.core.io import PROVENANCE_SUFFIX, load_tensors, provenance, save_npy, save_tensors, write_artefact
+from bellman_fixtures import dynamics
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -63,7 +63,7 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
 
 
 def test_trajectory_round_trip_and_clear_errors(tmp_path):
-    traj = sample_trajectory("uniform", 50, Dynamics(), np.random.default_rng(0))
+    traj = sample_trajectory("uniform", 50, dynamics(), np.random.default_rng(0))
     save_trajectory(tmp_path, traj, None)
     loaded = load_trajectory(tmp_path)
     np.testing.assert_array_equal(loaded.states, traj.states)
@@ -79,17 +79,22 @@ def test_trajectory_round_trip_and_clear_errors(tmp_path):
 
 
 def test_shipped_config_and_smoke_overrides_are_valid():
-    validate_config(shipped_config(), SCHEMA, checks=[sweep_config_problems, discount_config_problems])
+    validate_config(shipped_config(), SCHEMA, checks=CHECKS)
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda c: c["dynamics"].update(reward_of="future"),
-     re.escape("'dynamics.reward_of': 'future' is not allowed; allowed values: ['current', 'next']")),
+    (lambda c: c["problem"]["dynamics"].update(reward_of="future"),
+     re.escape("'problem.dynamics.reward_of': 'future' is not allowed; allowed values: ['current', 'next']")),
+    (lambda c: c["problem"].update(gamma=1.0), "'problem.gamma': 1.0 is greater than or equal to the maximum of 1"),
     (lambda c: c["sgd"]["control"].update(momentum=0.9), "'sgd.control'.*'momentum' was unexpected.*allowed keys"),
     (lambda c: c["cbo"]["settings"]["cbo"]["params"].update(beta=-1), "'cbo.settings.cbo.params.beta'"),
-    (lambda c: c["cbo"]["settings"]["cbo"].update(methods=["BFF-matching"]), "'cbo.settings.cbo.methods.0'"),
-    (lambda c: c["sgd"]["control"].update(gamma=0.95),
-     re.escape("'sgd.control.gamma': 0.95 differs from reference.gamma (0.9)")),
+    (lambda c: c["cbo"]["settings"]["cbo"].update(methods=["BFF-matching"]),
+     re.escape("'cbo.settings.cbo.methods': 'BFF-matching' is not a registered estimator")),
+    (lambda c: c["reference"].update(method="TD"), re.escape("'reference.method': 'TD' is not a registered estimator")),
+    # gamma has one home, config `problem`: a section that names its own is refused.
+    (lambda c: c["sgd"]["control"].update(gamma=0.95), "'sgd.control'.*'gamma' was unexpected"),
+    (lambda c: c["cbo_sweep"].update(setting="cbo-fast"), re.escape("'cbo_sweep.setting': 'cbo-fast' is not a CBO setting")),
+    (lambda c: c["cbo_sweep"]["overrides"].update(gamma=0.5), "'cbo_sweep.overrides'.*'gamma'"),
     (lambda c: c.update(tasks=["planning"]), "'tasks.0': 'planning' is not allowed"),
     (lambda c: c.pop("seed"), "'seed' is a required property"),
     (lambda c: c["cbo_sweep"]["grids"]["plain_beta_tau"].update(tau=[0.1, -1.0]),
@@ -106,15 +111,17 @@ def test_bad_config_names_the_key(mutate, message):
     config = shipped_config()
     mutate(config)
     with pytest.raises(ConfigError, match=message):
-        validate_config(config, SCHEMA, checks=[sweep_config_problems, discount_config_problems])
+        validate_config(config, SCHEMA, checks=CHECKS)
 
 
 def test_cli_reports_a_missing_input_without_traceback(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "rlstudy.bellman.cli.run_method", "--dataset", "ours", "--optimizer", "sgd", "--task", "control",
-         "--method", "DS", "--run-seed", "0", "--seed", "1", "--trajectory", str(tmp_path / "none"),
-         "--reference", str(tmp_path / "q.pt"), "--exact", str(tmp_path / "q_exact.npy"), "--params", "{}",
-         "--dynamics", "{}", "--out-dir", str(tmp_path)],
+        [sys.executable, "-m", "rlstudy.bellman.cli.run_method", "--dataset", "ours", "--optimizer", "sgd",
+         "--setting", "sgd", "--task", "control", "--estimator", "DS", "--run-seed", "0", "--seed", "1",
+         "--trajectory", str(tmp_path / "none"), "--reference", str(tmp_path / "q.pt"),
+         "--exact", str(tmp_path / "q_exact.npy"), "--out-dir", str(tmp_path),
+         "--params", '{"epochs": 1, "batch_size": 10, "lr0": 0.1, "lr_decay": 1.0, "ur_action": "recorded"}',
+         "--problem", '{"dynamics": {"eps": 0.1, "sigma": 0.2, "reward_of": "current"}, "gamma": 0.9}'],
         capture_output=True, text=True)
     assert result.returncode == 2
     assert "missing input file" in result.stderr and "states.npy" in result.stderr
@@ -127,5 +134,5 @@ def test_cli_reports_unknown_parameters(tmp_path):
          "--steps", "10", "--dynamics", '{"eps": 0.1, "sigmaa": 1}', "--seed", "0", "--out-dir", str(tmp_path)],
         capture_output=True, text=True)
     assert result.returncode == 2
-    assert "config 'dynamics': unknown keys ['sigmaa']" in result.stderr
+    assert "config 'problem.dynamics': unknown keys ['sigmaa']" in result.stderr
     assert not any(tmp_path.iterdir())

@@ -14,7 +14,7 @@ from rlstudy.core.cli import finite_float, integer_from, parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
 from rlstudy.plotting.curves import evaluation_label
-from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure
+from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, diagnostics_figure
 
 
 def learning_curve(methods: dict[str, list[pd.DataFrame]], evaluations: dict[str, list[tuple[str, float]]],

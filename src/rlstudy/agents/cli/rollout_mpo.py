@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 
-import torch
-
-from rlstudy.agents.mpo import make_env, policy_from_state_dict
+from rlstudy.agents.mpo.config import MPOParams
+from rlstudy.agents.registry import AGENTS
 from rlstudy.agents.rollout import greedy_rollout, save_gif
 from rlstudy.core import seeding
 from rlstudy.core.cli import integer_from, parser, run
-from rlstudy.core.io import load_tensors, provenance
+from rlstudy.core.io import provenance
 
 
 def main() -> None:
@@ -27,14 +26,9 @@ def main() -> None:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame renders without a display
-    policy = policy_from_state_dict(load_tensors(args.model, "MPO model"), tuple(args.policy_layer_sizes))
-    env = make_env(args.env, "mpo.env", render_mode="rgb_array")
-
-    def act(observation):
-        with torch.no_grad():
-            mean, _ = policy(torch.as_tensor(observation, dtype=torch.float32).unsqueeze(0))
-            return policy.clip(mean)[0].numpy()
-
+    agent, params = AGENTS["mpo"], MPOParams(policy_layer_sizes=tuple(args.policy_layer_sizes))
+    env = agent.make_env(args.env, params, render_mode="rgb_array")
+    act = agent.policy(agent.load(args.model, env, params))
     rollout_seed = seeding.stream_seed(args.seed, "mpo", "rollout", str(args.run_seed))
     frames, _, rewards = greedy_rollout(env, act, rollout_seed, args.max_steps)
     env.close()

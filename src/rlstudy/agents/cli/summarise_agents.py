@@ -5,21 +5,42 @@ in each job's logs/agents/**.benchmark.tsv (docs/agents.md)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.core.cli import json_arg, parser, run
+from rlstudy.core.cli import is_finite_number, json_arg, parser, run, run_seed_of
 from rlstudy.core.errors import InputError
 from rlstudy.agents.episodes import load_evaluation, load_returns
-from rlstudy.core.io import provenance, save_csv
+from rlstudy.core.io import check_recorded_run, provenance, refuse_repeated_runs, save_csv
+
+
+def check_agents(agents: dict) -> dict:
+    """--agents by hand: each agent an object with its env (a string) and a finite solved_return."""
+    for agent, entry in agents.items():
+        if not (isinstance(entry, dict) and isinstance(entry.get("env"), str)
+                and is_finite_number(entry.get("solved_return"))):
+            raise InputError(f"--agents: agent {agent!r} must be {{\"env\": <gymnasium id>, \"solved_return\": "
+                             f"<number>}}, got {json.dumps(entry)[:200]}")
+    return agents
+
+
+def run_identity(agent: str, env: str, seed: int) -> dict:
+    """What a run's provenance record must say for it to be <agent>/seed<seed> on env (MPO's record
+    has no agent key: train_mpo trains MPO alone)."""
+    names = {"parameters.env": env, "parameters.run_seed": seed}
+    return names if agent == "mpo" else {"parameters.agent": agent, **names}
 
 
 def summary_row(folder: Path, agents: dict) -> dict:
-    """The row of run folder <...>/<agent>/seed<N>; `agents` maps an agent to its env and solved_return."""
-    agent, seed = folder.parent.name, int(folder.name.removeprefix("seed"))
+    """The row of run folder <...>/<agent>/seed<N>; `agents` maps an agent to its env and solved_return.
+    Each file's provenance record must name this agent, env and seed: a copied folder is refused."""
+    agent, seed = folder.parent.name, run_seed_of(folder)
     if agent not in agents:
         raise InputError(f"{folder}: agent {agent!r} is not in --agents {sorted(agents)}")
+    for name in ("returns.csv", "evaluation.csv"):
+        check_recorded_run(folder / name, f"{agent} run", run_identity(agent, agents[agent]["env"], seed))
     returns = load_returns(folder / "returns.csv", f"{agent} training returns")
     evaluation = load_evaluation(folder / "evaluation.csv", f"{agent} evaluation")
     final = float(evaluation["return"].mean())
@@ -36,7 +57,9 @@ def main() -> None:
                    help='JSON: agent -> {"env": gymnasium id, "solved_return": number}')
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    table = pd.DataFrame([summary_row(Path(r), args.agents) for r in args.runs])
+    agents = check_agents(args.agents)
+    refuse_repeated_runs([(r, {"run": Path(r).resolve()}) for r in args.runs])
+    table = pd.DataFrame([summary_row(Path(r), agents) for r in args.runs])
     print(table.to_string(index=False))
     failing = table[~table["solved"]]
     for row in failing.itertuples():

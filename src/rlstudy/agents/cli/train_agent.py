@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from rlstudy.agents.episodes import evaluate
-from rlstudy.agents.registry import AGENTS
+from rlstudy.agents.episodes import evaluate, evaluation_frame
+from rlstudy.agents.registry import BASICS
 from rlstudy.core import seeding
 from rlstudy.core.cli import add_tensorboard_argument, build, integer_from, json_arg, parser, run, setup_torch
 from rlstudy.core.diagnostics import DiagnosticsLog
@@ -32,7 +31,7 @@ def agent_params(agent, values: dict):
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--agent", choices=sorted(AGENTS), required=True)
+    p.add_argument("--agent", choices=sorted(BASICS), required=True)
     p.add_argument("--env", required=True, help="gymnasium environment id")
     p.add_argument("--params", type=json_arg, required=True, help="JSON of the agent's parameters")
     p.add_argument("--evaluation-episodes", type=integer_from(1), default=10)
@@ -42,7 +41,7 @@ def main() -> None:
     add_tensorboard_argument(p)
     args = p.parse_args()
     setup_torch("cpu")  # networks this small train fastest on the CPU
-    agent = AGENTS[args.agent]
+    agent = BASICS[args.agent]
     params = agent_params(agent, args.params)
     names = (agent.name, str(args.run_seed))
     env = agent.make_env(args.env, params)
@@ -67,8 +66,7 @@ def main() -> None:
                         args.seed, {})
     out = Path(args.out_dir)
     save_csv(out / "returns.csv", curve, record)
-    save_csv(out / "evaluation.csv", pd.DataFrame({"episode": np.arange(1, len(evaluation) + 1),
-                                                   "return": evaluation}), record)
+    save_csv(out / "evaluation.csv", evaluation_frame(evaluation), record)
     save_csv(out / "diagnostics.csv", log.frame(), record)
     agent.save(out / agent.model_file, model, record)
 

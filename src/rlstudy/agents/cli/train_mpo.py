@@ -11,7 +11,10 @@ from pathlib import Path
 
 import torch
 
-from rlstudy.agents.mpo import MPOParams, evaluate, make_env, train
+from rlstudy.agents.episodes import evaluate, evaluation_frame
+from rlstudy.agents.mpo.config import MPOParams
+from rlstudy.agents.mpo.environment import make_env
+from rlstudy.agents.mpo.loop import train
 from rlstudy.core import seeding
 from rlstudy.core.cli import (add_device_argument, add_tensorboard_argument, build, device_record, integer_from,
                               json_arg, parser, run, setup_torch)
@@ -31,7 +34,7 @@ def main() -> None:
     args = p.parse_args()
     device = setup_torch(args.device)
     params = build(MPOParams, args.params, "config 'mpo'")
-    env = make_env(args.env, "mpo.env")
+    env = make_env(args.env)
     ensure_writable(args.out_dir)
     seed = str(args.run_seed)
     torch.manual_seed(seeding.stream_seed(args.seed, "mpo", "init", seed))  # network initialisation
@@ -41,8 +44,9 @@ def main() -> None:
                    rng=seeding.numpy_rng(args.seed, "mpo", "replay", seed),
                    generator=seeding.torch_generator(args.seed, "mpo", "sampling", seed), label=label, log=log)
     log.close()
-    evaluation = evaluate(env, result.agent, params.eval_episodes,
-                          seeding.stream_seed(args.seed, "mpo", "evaluation", seed))
+    evaluation = evaluation_frame(evaluate(env, lambda observation: result.agent.act(observation, greedy=True)[0],
+                                           seeding.stream_seed(args.seed, "mpo", "evaluation", seed),
+                                           params.eval_episodes))
     env.close()
     last = result.returns["return"].tail(10).mean()
     print(f"{label}: last 10 training episodes {last:.1f}; greedy evaluation {evaluation['return'].mean():.1f} "

@@ -29,6 +29,10 @@ def originals_folder(source: str, download_dir: Path, names: list[str]) -> Path 
     return folder if all((folder / name).is_file() for name in names) else None
 
 
+# As config 'trajectories.short': the fewest steps a run can learn from (the schema's minimum).
+MIN_STEPS = 3
+
+
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--task", choices=TASKS, required=True)
@@ -41,6 +45,9 @@ def main() -> None:
     args = p.parse_args()
     if not (args.trajectory_out or args.reference_out):
         raise InputError("nothing to do: give --trajectory-out, --reference-out, or both")
+    if 0 < args.steps < MIN_STEPS:
+        raise InputError(f"--steps {args.steps} (config 'trajectories.authors'): at least {MIN_STEPS} steps "
+                         "(a run needs transitions to learn from), or 0 for all")
     if args.reference_out and args.task != "control":
         raise InputError("the authors published a reference Q* for the control task only")
     k = ad.SUFFIX_OF_TASK[args.task]
@@ -58,6 +65,9 @@ def main() -> None:
             npz = Path(args.source) / ad.NPZ_OF_TASK[args.task]
             traj = ad.trajectory_from_npz(npz)
             inputs = {npz.name: npz}
+        if args.steps > len(traj.states):
+            raise InputError(f"--steps {args.steps} (config 'trajectories.authors'): the authors' {args.task} "
+                             f"trajectory has {len(traj.states):,} steps; give at most that, or 0 for all")
         if args.steps:
             traj = Trajectory(*(getattr(traj, name)[: args.steps] for name in FILES))
         save_trajectory(args.trajectory_out, traj, provenance(params, None, inputs))

@@ -1,22 +1,24 @@
-"""The training diagnostics of one task and optimiser (SGD or a CBO setting): every run (method and
-seed) overlaid, a run whose final e_k/e_0 exceeds --converged-below (not converged, as in
+"""The training diagnostics of one task and optimiser setting (SGD or a CBO setting): every run
+(estimator and seed) overlaid, a run whose final e_k/e_0 exceeds --converged-below (not converged, as in
 results/summary.csv) dashed."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from rlstudy.bellman.optimizers import OPTIMIZERS
 from rlstudy.bellman.residuals import TASKS
 from rlstudy.core.cli import finite_float, integer_from, parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
-from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure
+from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, diagnostics_figure
 
 
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--task", choices=TASKS, required=True)
-    p.add_argument("--optimizer", required=True)
+    p.add_argument("--optimizer", choices=OPTIMIZERS, required=True, help="the setting's optimiser")
+    p.add_argument("--setting", required=True, help="the setting's name (sgd, cbo, cbo-adaptive, ...)")
     p.add_argument("--runs", nargs="+", required=True, help="run folders, each with errors.csv and diagnostics.csv")
     p.add_argument("--converged-below", type=finite_float, required=True, help="config 'summary.converged_below'")
     p.add_argument("--out-prefix", required=True)
@@ -33,8 +35,8 @@ def main() -> None:
                  + (f" NOT converged (> {args.converged_below:g})" if failing else ""))
         runs.append(DiagnosticsRun(label, load_csv(folder / "diagnostics.csv", "diagnostics"), failing))
     data = style.DATASET_NAMES[curve["dataset"].iloc[0]]
-    per = "epoch" if args.optimizer == "sgd" else "epoch of the swarm"
-    title = f"Q-{args.task}, {args.optimizer.upper()} on {data}: training diagnostics, means per {per}"
+    per = OPTIMIZERS[args.optimizer].diagnostics_per
+    title = f"Q-{args.task}, {args.setting.upper()} on {data}: training diagnostics, means per {per}"
     style.save(diagnostics_figure(runs, "iteration", "iteration", title), args.out_prefix, args.formats, args.dpi)
 
 

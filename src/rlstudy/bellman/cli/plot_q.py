@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.bellman.curves import load_error_curves
+from rlstudy.bellman.error_curves import load_error_curves
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.figures.q import plot_q_figure
 from rlstudy.bellman.qnet import load_network
@@ -21,7 +21,7 @@ EXACT_POINTS_DRAWN = 200  # every grid solve_exact writes has a multiple of 100 
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--task", choices=TASKS, required=True)
-    p.add_argument("--optimizer", required=True)
+    p.add_argument("--setting", required=True, help="the optimiser setting's name (sgd, cbo, cbo-adaptive, ...)")
     p.add_argument("--reference", required=True, help="the learned Q* state dict (.pt)")
     p.add_argument("--exact", required=True, help="the task's exact Q (q_exact.npy)")
     p.add_argument("--reference-note", default="", help="how Q* was made, for the title")
@@ -36,7 +36,7 @@ def main() -> None:
     for folder, curve in zip(folders, curves):
         networks[curve["method"].iloc[0]].append(load_network(Path(folder) / "q.pt", "a run's network"))
     data = style.DATASET_NAMES[curves[0]["dataset"].iloc[0]]
-    title = (f"Q-{args.task}, {args.optimizer.upper()} on {data}"
+    title = (f"Q-{args.task}, {args.setting.upper()} on {data}"
              + (f"; {args.reference_note}" if args.reference_note else ""))
     exact = load_exact(args.exact, EXACT_POINTS_DRAWN)
     fig = plot_q_figure(load_network(args.reference, "reference Q*"), exact, dict(networks), pd.concat(curves),

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from rlstudy.bellman.curves import load_error_curves
+from rlstudy.bellman.error_curves import load_error_curves
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.figures.reference import plot_reference_figure
 from rlstudy.bellman.metrics import GRID_POINTS, centred_norm

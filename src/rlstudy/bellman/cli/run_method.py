@@ -1,10 +1,12 @@
-"""Fit Q on the short trajectory with one optimiser (SGD or CBO) and one residual (residuals.METHODS).
+"""Fit Q on the short trajectory with one optimiser setting (optimizers.OPTIMIZERS) and one residual
+estimator (estimators.ESTIMATORS).
 
 Writes the final network (for CBO, the consensus); the error curves with the network evaluations
 spent so far (errors.csv: `error` against the learned Q*, the notebook's metric, `error_exact`
 against the exact Q, and `rel_error*` each divided by the initial network's); and the wall time of
 each iteration (wall_time.csv: the one output that differs between reruns, kept apart so that the
-others stay byte-identical).
+others stay byte-identical). The artefacts keep their column and provenance names: `optimizer` holds
+the setting's name, `method` the estimator's.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
 from rlstudy.bellman.datasets import load_trajectory, trajectory_paths
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, q_on_grid
-from rlstudy.bellman.qnet import init_params, load_network, to_state_dict
-from rlstudy.bellman.residuals import METHODS, TASKS, TrajectoryTensors
-from rlstudy.bellman.sde import Dynamics
-from rlstudy.bellman.sgd import SGDParams, train_sgd
+from rlstudy.bellman.estimators import ESTIMATORS
+from rlstudy.bellman.optimizers import OPTIMIZERS, Run
+from rlstudy.bellman.qnet import load_network, to_state_dict
+from rlstudy.bellman.residuals import TASKS, TrajectoryTensors
+from rlstudy.bellman.sde import Problem
 from rlstudy.core import seeding
 from rlstudy.core.cli import (
     add_device_argument,
@@ -39,56 +41,56 @@ from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--optimizer", required=True, help="'sgd', or a CBO setting's name (cbo, cbo-...)")
+    p.add_argument("--optimizer", choices=OPTIMIZERS, required=True, help="the optimiser (optimizers.OPTIMIZERS)")
+    p.add_argument("--setting", required=True,
+                   help="the setting's name: labels the run and seeds its streams (sgd, cbo, cbo-adaptive, ...)")
     p.add_argument("--dataset", required=True, help="the dataset's name in tables and figures (ours, authors)")
     p.add_argument("--task", choices=TASKS, required=True)
-    p.add_argument("--method", choices=METHODS, required=True)
+    p.add_argument("--estimator", choices=ESTIMATORS, required=True)
     p.add_argument("--run-seed", type=integer_from(0), required=True, help="the replicate's seed")
     p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--trajectory", required=True, help="folder of the short trajectory")
     p.add_argument("--reference", required=True, help="the learned Q* state dict (.pt)")
     p.add_argument("--exact", required=True, help="the task's exact Q (q_exact.npy of solve_exact)")
-    p.add_argument("--params", type=json_arg, required=True, help="JSON of SGDParams or CBOParams")
-    p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics")
+    p.add_argument("--params", type=json_arg, required=True, help="JSON of the optimiser's parameter dataclass")
+    p.add_argument("--problem", type=json_arg, required=True, help="JSON of config 'problem' (dynamics, gamma)")
     p.add_argument("--out-dir", required=True)
     p.add_argument("--stop-on-divergence", action="store_true",
-                   help="CBO: end a diverging run at its last finite consensus instead of failing (sweeps)")
+                   help="end a diverging run at its last finite iterate instead of failing (CBO's sweeps)")
     add_device_argument(p)
     args = p.parse_args()
     device = setup_torch(args.device)
-    dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
-    data = load_trajectory(args.trajectory, dynamics)
+    optimizer = OPTIMIZERS[args.optimizer]
+    problem = Problem.from_config(args.problem)
+    params = build(optimizer.params, args.params, f"config '{optimizer.params_key.format(setting=args.setting)}'")
+    data = load_trajectory(args.trajectory, problem.dynamics)
     traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards).to(device)
     exact = torch.from_numpy(load_exact(args.exact, GRID_POINTS)).to(device)
     meter = ErrorMeter({"error": q_on_grid(load_network(args.reference, "reference Q*").to(device)),
                         "error_exact": exact})
     ensure_writable(args.out_dir)  # before the training, not after it
-    init = seeding.torch_generator(args.seed, "init", args.task, args.optimizer, str(args.run_seed))
-    sampling = seeding.torch_generator(args.seed, "sampling", args.task, args.optimizer, args.method,
-                                       str(args.run_seed))
-    label = f"{args.optimizer} {args.method} {args.task} seed {args.run_seed}"
-    if args.optimizer == "sgd":
-        params = build(SGDParams, args.params, "config 'sgd'")
-        theta, history = train_sgd(init_params(1, init)[0].to(device), traj, args.method, args.task, params,
-                                   dynamics, sampling, meter, label)
-        columns = {"lr": history.lr, "loss": history.loss}
-    else:
-        params = build(CBOParams, args.params, f"config 'cbo.settings.{args.optimizer}'")
-        swarm = initial_swarm(params, init, float(np.nanmean(data.rewards))).to(device)
-        theta, history = train_cbo(swarm, traj, args.method, args.task, params, dynamics, sampling, meter, label,
-                                   stop_on_divergence=args.stop_on_divergence)
-        columns = {"loss": history.loss, "ess": history.ess, "beta": history.beta,
-                   "spread": history.spread, "diverged": history.diverged_at is not None}
-    keys = {"dataset": args.dataset, "task": args.task, "optimizer": args.optimizer, "method": args.method,
+    inputs = Run(traj, ESTIMATORS[args.estimator], args.task, problem,
+                 init=seeding.torch_generator(args.seed, "init", args.task, args.setting, str(args.run_seed)),
+                 sampling=seeding.torch_generator(args.seed, "sampling", args.task, args.setting, args.estimator,
+                                                  str(args.run_seed)),
+                 meter=meter, label=f"{args.setting} {args.estimator} {args.task} seed {args.run_seed}",
+                 mean_reward=float(np.nanmean(data.rewards)), device=device,
+                 stop_on_divergence=args.stop_on_divergence)
+    fit = optimizer.fit(params, inputs)
+    theta, history, label = fit.theta, fit.history, inputs.label
+    keys = {"dataset": args.dataset, "task": args.task, "optimizer": args.setting, "method": args.estimator,
             "seed": args.run_seed}
     iterations = np.arange(len(history.error))
     errors = pd.DataFrame(history.error)
     relative = {f"rel_{name}": errors[name] / errors[name].iloc[0] for name in errors}
     curve = pd.DataFrame({**keys, "iteration": iterations, "evaluations": history.evaluations, **errors,
-                          **relative, **columns})
+                          **relative, **fit.columns})
     print(f"{label}: e_k/e_0 final {curve['rel_error'].iloc[-1]:.4g} against the learned Q*, "
           f"{curve['rel_error_exact'].iloc[-1]:.4g} against the exact Q, after {len(curve) - 1} iterations")
-    record = provenance({**keys, "params": args.params, "dynamics": args.dynamics,
+    # The record keeps the form it had when each section held its own gamma: the parameters with the
+    # problem's discount beside them.
+    record = provenance({**keys, "params": {**args.params, "gamma": problem.gamma},
+                         "dynamics": args.problem["dynamics"],
                          "device": device_record(args.device, device)},
                         args.seed, {**trajectory_paths(args.trajectory), "reference": args.reference, "exact": args.exact})
     out = Path(args.out_dir)

@@ -14,8 +14,8 @@ import pandas as pd
 
 from rlstudy.bellman.exact import EVALUATED_POLICY, solve
 from rlstudy.bellman.residuals import TASKS
-from rlstudy.bellman.sde import Dynamics
-from rlstudy.core.cli import build, finite_float, json_arg, parser, run
+from rlstudy.bellman.sde import Problem
+from rlstudy.core.cli import finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import provenance, save_csv, save_npy
 
@@ -24,21 +24,20 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--task", choices=TASKS, required=True,
                    help="evaluation: Q of the evaluation policy; control: the optimal Q")
-    p.add_argument("--gamma", type=finite_float, required=True, help="the discount, in (0, 1)")
-    p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics (reward_of included)")
+    p.add_argument("--problem", type=json_arg, required=True,
+                   help="JSON of config 'problem': the dynamics (reward_of included) and the discount gamma")
     p.add_argument("--rtol", type=finite_float, default=1e-6, help="stop doubling the grid once Q moves less than this")
     p.add_argument("--out-dir", required=True)
     args = p.parse_args()
-    dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
-    if not 0 < args.gamma < 1 or not 0 < args.rtol <= 0.01:
-        raise InputError(f"--gamma must be in (0, 1) and --rtol in (0, 0.01], got {args.gamma} and {args.rtol} "
-                         "(config keys 'reference.gamma' and 'exact.rtol')")
-    solution, refinement = solve(EVALUATED_POLICY[args.task], args.gamma, dynamics, rtol=args.rtol)
+    problem = Problem.from_config(args.problem)
+    if not 0 < args.rtol <= 0.01:
+        raise InputError(f"--rtol must be in (0, 0.01], got {args.rtol} (config key 'exact.rtol')")
+    solution, refinement = solve(EVALUATED_POLICY[args.task], problem.gamma, problem.dynamics, rtol=args.rtol)
     table = pd.DataFrame([asdict(r) for r in refinement])
     print(table.to_string(index=False))
     final = refinement[-1]
     record = provenance({"task": args.task, "policy": EVALUATED_POLICY[args.task] or "optimal",
-                         "gamma": args.gamma, "dynamics": args.dynamics, "rtol": args.rtol,
+                         "gamma": problem.gamma, "dynamics": args.problem["dynamics"], "rtol": args.rtol,
                          "grid_points": final.points, "relative_change_of_last_doubling": final.relative_change},
                         None, {})
     out = Path(args.out_dir)

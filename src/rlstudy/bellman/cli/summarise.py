@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rlstudy.bellman.curves import RUN_KEYS as KEYS
-from rlstudy.bellman.curves import load_error_curves
+from rlstudy.bellman.error_curves import RUN_KEYS as KEYS
+from rlstudy.bellman.error_curves import load_error_curves
 from rlstudy.core import seeding
 from rlstudy.core.cli import finite_float, integer_from, parser, run
-from rlstudy.core.io import provenance, save_csv
+from rlstudy.core.io import ensure_writable_paths, provenance, save_csv
 from rlstudy.core.statistics import seed_summary
 
 GROUP = KEYS[:-1]  # a run's keys but its seed
@@ -57,6 +57,7 @@ def main() -> None:
     p.add_argument("--out", required=True, help="the per-run table (csv)")
     p.add_argument("--stats-out", required=True, help="the per-group table over seeds (csv)")
     args = p.parse_args()
+    ensure_writable_paths(args.out, args.stats_out)  # both, before either is written
     curves = pd.concat(load_error_curves(args.curves))
     table = summarise(curves, args.converged_below)
     stats = summary_stats(table, args.seed, args.resamples)

@@ -32,10 +32,16 @@ def main() -> None:
                         '"made_by": how Q* was made}, ...]}')
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    entries = args.entries.get("rows", [])
+    entries = args.entries.get("rows")
+    if not isinstance(entries, list) or not entries:
+        raise InputError('--entries: expected {"rows": [...]} with at least one row')
     for entry in entries:
-        if set(entry) != ENTRY_KEYS:
-            raise InputError(f"--entries: each row needs exactly the keys {sorted(ENTRY_KEYS)}, got {sorted(entry)}")
+        if not isinstance(entry, dict) or set(entry) != ENTRY_KEYS:
+            got = sorted(entry) if isinstance(entry, dict) else type(entry).__name__
+            raise InputError(f"--entries: each row needs exactly the keys {sorted(ENTRY_KEYS)}, got {got}")
+        not_text = sorted(key for key, value in entry.items() if not isinstance(value, str))
+        if not_text:
+            raise InputError(f"--entries: row {entry.get('dataset')!r} {entry.get('task')!r}: keys {not_text} must be text")
     table = pd.DataFrame([reference_row(entry) for entry in entries])
     print(table.to_string(index=False))
     inputs = {f"{e['dataset']} {e['task']} {kind}": e[kind] for e in entries for kind in ("reference", "exact")}

@@ -7,17 +7,33 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rlstudy.bellman.curves import load_error_curve
+from rlstudy.bellman.error_curves import load_error_curve
 from rlstudy.bellman.sweep import sweep_points
 from rlstudy.core.cli import finite_float, json_arg, parser, run
-from rlstudy.core.io import provenance, save_csv
+from rlstudy.core.errors import InputError, first_line
+from rlstudy.core.io import check_recorded_run, provenance, save_csv
+
+
+def run_identity(sweep: dict, point, seed: int) -> dict:
+    """What the record of a sweep run's errors.csv must say: this task, method and seed, and every
+    CBO parameter of this point (a run copied or moved to another point's folder is refused)."""
+    return {"parameters.optimizer": "cbo-sweep", "parameters.task": sweep["task"],
+            "parameters.method": sweep["method"], "parameters.seed": seed,
+            **{f"parameters.params.{name}": value for name, value in point.params.items()}}
 
 
 def sweep_table(sweep: dict, results_dir: Path, converged_below: float) -> tuple[pd.DataFrame, dict]:
+    """One row per run; each run's record must name its point's parameters, so every row is a run
+    that was made with the values it shows (sweep_points refuses two points sharing a folder)."""
     rows, inputs = [], {}
-    for point in sweep_points(sweep):
+    try:
+        points = sweep_points(sweep)
+    except (ValueError, KeyError, TypeError, AttributeError) as err:  # a --sweep JSON given by hand
+        raise InputError(f"--sweep: not a valid config 'cbo_sweep' ({first_line(err)})") from err
+    for point in points:
         for seed in sweep["seeds"]:
             path = results_dir / point.grid / point.label / f"seed{seed}" / "errors.csv"
+            check_recorded_run(path, "sweep error curve", run_identity(sweep, point, seed))
             curve = load_error_curve(path, "sweep error curve", columns=["diverged"])
             inputs[str(path)] = path
             diverged = bool(curve["diverged"].iloc[-1])

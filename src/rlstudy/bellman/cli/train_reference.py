@@ -16,8 +16,9 @@ from rlstudy.bellman.datasets import load_trajectory, trajectory_paths
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, centred_norm
 from rlstudy.bellman.qnet import init_params, to_state_dict
-from rlstudy.bellman.residuals import METHODS, TASKS, TrajectoryTensors
-from rlstudy.bellman.sde import Dynamics
+from rlstudy.bellman.estimators import ESTIMATORS
+from rlstudy.bellman.residuals import TASKS, TrajectoryTensors
+from rlstudy.bellman.sde import Problem
 from rlstudy.bellman.sgd import SGDParams, train_sgd
 from rlstudy.core import seeding
 from rlstudy.core.cli import (
@@ -36,10 +37,10 @@ from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--task", choices=TASKS, required=True)
-    p.add_argument("--method", choices=METHODS, default="UR")
+    p.add_argument("--estimator", choices=ESTIMATORS, required=True, help="config 'reference.method'")
     p.add_argument("--trajectory", required=True, help="folder of the long trajectory")
     p.add_argument("--params", type=json_arg, required=True, help="JSON of sgd.SGDParams")
-    p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics")
+    p.add_argument("--problem", type=json_arg, required=True, help="JSON of config 'problem' (dynamics, gamma)")
     p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--exact", required=True, help="the task's exact Q (q_exact.npy)")
     p.add_argument("--out", required=True, help="the .pt file of the network's state dict")
@@ -48,14 +49,14 @@ def main() -> None:
     args = p.parse_args()
     device = setup_torch(args.device)
     params = build(SGDParams, args.params, "config 'reference'")
-    dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
-    data = load_trajectory(args.trajectory, dynamics)
+    problem = Problem.from_config(args.problem)
+    data = load_trajectory(args.trajectory, problem.dynamics)
     ensure_writable(Path(args.out).parent)
     traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards).to(device)
-    stream = ("reference", args.task, args.method)
+    stream = ("reference", args.task, args.estimator)
     theta0 = init_params(1, seeding.torch_generator(args.seed, "init", *stream))[0].to(device)
     exact = torch.from_numpy(load_exact(args.exact, GRID_POINTS)).to(device)
-    theta, history = train_sgd(theta0, traj, args.method, args.task, params, dynamics,
+    theta, history = train_sgd(theta0, traj, args.estimator, args.task, params, problem,
                                seeding.torch_generator(args.seed, "sampling", *stream),
                                ErrorMeter({"error_exact": exact}), label=f"Q* {args.task}")
     curve = pd.DataFrame({"task": args.task, "iteration": range(len(history.error)), "lr": history.lr,
@@ -63,7 +64,9 @@ def main() -> None:
     curve["error_exact_normalised"] = curve["error_exact"] / centred_norm(exact)
     print(f"Q* {args.task}: centred error against the exact Q {curve['error_exact_normalised'].iloc[-1]:.4g} "
           "of the exact Q's centred norm")
-    record = provenance({"task": args.task, "method": args.method, "sgd": args.params, "dynamics": args.dynamics,
+    # The record keeps its form of when config `reference` held its own gamma.
+    record = provenance({"task": args.task, "method": args.estimator, "sgd": {**args.params, "gamma": problem.gamma},
+                         "dynamics": args.problem["dynamics"],
                          "device": device_record(args.device, device)},
                         args.seed, {**trajectory_paths(args.trajectory), "exact": args.exact})
     save_tensors(args.out, to_state_dict(theta), record)

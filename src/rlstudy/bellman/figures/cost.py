@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rlstudy.bellman.figures import ESTIMATOR_COLOURS
 from rlstudy.plotting import style
 
 AXES = {"evaluations": "network evaluations", "seconds": "wall time of the run (s)"}
@@ -19,15 +20,15 @@ def plot_cost_figure(curves: pd.DataFrame, cost: str, title: str):
     import matplotlib.pyplot as plt
 
     tasks = list(dict.fromkeys(curves["task"]))
-    methods = [m for m in style.METHOD_COLOURS if m in set(curves["method"])]
+    estimators = [m for m in ESTIMATOR_COLOURS if m in set(curves["method"])]
     optimizers = list(dict.fromkeys(curves["optimizer"]))
-    fig, axes = plt.subplots(len(tasks), len(methods), figsize=(4.2 * len(methods), 3.3 * len(tasks)),
+    fig, axes = plt.subplots(len(tasks), len(estimators), figsize=(4.2 * len(estimators), 3.3 * len(tasks)),
                              squeeze=False, sharex=True, sharey=True)
     for row, task in enumerate(tasks):
-        for col, method in enumerate(methods):
+        for col, estimator in enumerate(estimators):
             ax = axes[row][col]
             for i, optimizer in enumerate(optimizers):
-                runs = curves[(curves["task"] == task) & (curves["method"] == method)
+                runs = curves[(curves["task"] == task) & (curves["method"] == estimator)
                               & (curves["optimizer"] == optimizer)]
                 if runs.empty:
                     continue
@@ -37,7 +38,7 @@ def plot_cost_figure(curves: pd.DataFrame, cost: str, title: str):
                 ax.plot(stats["cost"], stats["mean"], color=f"C{i}", label=optimizer)
                 ax.fill_between(stats["cost"], stats["low"], stats["high"], color=f"C{i}", alpha=0.2, linewidth=0)
             ax.axhline(1.0, color="grey", lw=0.8, ls=":")
-            ax.set(xscale="log", yscale="log", title=f"Q-{task}, {method}")
+            ax.set(xscale="log", yscale="log", title=f"Q-{task}, {estimator}")
             if row == len(tasks) - 1:
                 ax.set_xlabel(AXES[cost])
             if col == 0:

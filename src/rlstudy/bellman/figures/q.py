@@ -15,6 +15,7 @@ import pandas as pd
 import torch
 
 from rlstudy.bellman.exact import interpolate
+from rlstudy.bellman.figures import ESTIMATOR_COLOURS
 from rlstudy.bellman.qnet import q_values
 from rlstudy.plotting import style
 
@@ -44,8 +45,8 @@ def plot_q_figure(reference: torch.Tensor, exact: np.ndarray, networks: dict[str
         axes[i].plot(x, q_star[:, i], color="black", lw=2, label="learned Q*")
         axes[i].plot(x, q_exact[:, i], color="black", lw=1.5, ls=":", label="exact Q (offset to Q*'s mean)")
         axes[i].set(xlabel="$s$", ylabel=f"$Q(a_{i}, s)$", title=f"$a_{i} = {2 * i - 1:+d}$")
-    for method in [m for m in style.METHOD_COLOURS if m in networks]:
-        colour = style.METHOD_COLOURS[method]
+    for method in [m for m in ESTIMATOR_COLOURS if m in networks]:
+        colour = ESTIMATOR_COLOURS[method]
         runs = curves[curves["method"] == method]
         finals = runs.groupby("seed")["rel_error"].last()
         failed = (finals > converged_below).any()

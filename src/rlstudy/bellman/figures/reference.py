@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rlstudy.bellman.figures import ESTIMATOR_COLOURS
 from rlstudy.plotting import style
 
 
@@ -22,12 +23,12 @@ def plot_reference_figure(reference_curves: pd.DataFrame, run_curves: pd.DataFra
         ax.plot(q_star["evaluations"], q_star["error_exact_normalised"], color="black", lw=2,
                 label=f"Q*: SGD on the long trajectory (final {q_star['error_exact_normalised'].iloc[-1]:.3f})")
         runs = run_curves[(run_curves["task"] == task) & (run_curves["iteration"] > 0)]
-        for method in [m for m in style.METHOD_COLOURS if m in set(runs["method"])]:
-            stats = runs[runs["method"] == method].groupby("iteration").agg(
+        for estimator in [m for m in ESTIMATOR_COLOURS if m in set(runs["method"])]:
+            stats = runs[runs["method"] == estimator].groupby("iteration").agg(
                 cost=("evaluations", "mean"), mean=("error_exact_normalised", "mean"),
                 low=("error_exact_normalised", "min"), high=("error_exact_normalised", "max"))
-            colour = style.METHOD_COLOURS[method]
-            ax.plot(stats["cost"], stats["mean"], color=colour, label=f"SGD-{method} run (final {stats['mean'].iloc[-1]:.3f})")
+            colour = ESTIMATOR_COLOURS[estimator]
+            ax.plot(stats["cost"], stats["mean"], color=colour, label=f"SGD-{estimator} run (final {stats['mean'].iloc[-1]:.3f})")
             ax.fill_between(stats["cost"], stats["low"], stats["high"], color=colour, alpha=0.2, linewidth=0)
         ax.set(xscale="log", yscale="log", xlabel="network evaluations",
                ylabel="centred error / exact Q's centred norm", title=f"Q-{task}")

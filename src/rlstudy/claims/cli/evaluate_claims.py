@@ -7,30 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from rlstudy.claims.loading import load_claims
 from rlstudy.claims.rules import evaluate
 from rlstudy.core import seeding
 from rlstudy.core.cli import integer_from, parser, run
-from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv, provenance, save_csv
-
-
-def load_claims(path: Path, schema: Path) -> dict:
-    try:
-        claims = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise InputError(f"cannot read the claims file {path}: {err}") from err
-    try:
-        validate_config(claims, schema, document=str(path))
-    except ConfigError as err:
-        raise InputError(str(err)) from err
-    ids = [claim["id"] for claim in claims["claims"]]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        raise InputError(f"{path}: claim ids must be unique; repeated: {duplicates}")
-    return claims
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
-"""The offline figures of one environment: evaluation return against updates for BCQ and offline
-DQN (mean line, min-max band over seeds), with the behavioural policy and the buffer as
-reference lines (means over seeds); and the training diagnostics of each learner (behavioural DQN,
-BCQ, offline DQN), every seed, dashed where its final return is below the buffer's (the summary's
+"""The offline figures of one environment: evaluation return against updates for every offline
+learner (rlstudy.offline.learners; mean line, min-max band over seeds), with the behavioural policy
+and the buffer as reference lines (means over seeds); and the training diagnostics of each learner
+(the behavioural DQN, then the offline learners), every seed, dashed where its final return is below the buffer's (the summary's
 `at_least_buffer` false)."""
 
 from __future__ import annotations
@@ -13,13 +13,11 @@ import matplotlib.pyplot as plt
 from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.offline.evaluation import load_evaluations, load_performance
+from rlstudy.offline.learners import DIAGNOSED, LEARNERS
 from rlstudy.plotting import style
 from rlstudy.plotting.curves import plot_curves
-from rlstudy.plotting.diagnostics import DiagnosticsRun, diagnostics_figure
+from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, diagnostics_figure
 
-LEARNERS = {"bcq": "BCQ", "dqn": "offline DQN"}
-DIAGNOSED = {"behavioural": ("behavioural DQN", "environment steps"), "bcq": ("BCQ", "updates"),
-             "dqn": ("offline DQN", "updates")}
 REFERENCES = {"behavioural": ("behavioural policy", "k", "--"), "buffer": ("buffer episodes", "0.45", ":")}
 
 
@@ -50,8 +48,9 @@ def main() -> None:
                    help="each learner's diagnostics figure is <prefix>_<learner>_diagnostics.<fmt>")
     args = p.parse_args()
     runs = [Path(folder) for folder in args.runs]
-    curves = {label: [load_evaluations(folder / name / "evaluations.csv", f"{label} evaluations") for folder in runs]
-              for name, label in LEARNERS.items()}
+    curves = {learner.label: [load_evaluations(folder / name / "evaluations.csv", f"{learner.label} evaluations")
+                              for folder in runs]
+              for name, learner in LEARNERS.items()}
     performance = [load_performance(folder / "buffer" / "performance.csv") for folder in runs]
     style.setup()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_csv
+from rlstudy.core.io import load_csv, refuse_repeated_runs
 
 RUN_KEYS = ["dataset", "task", "optimizer", "method", "seed"]
 
@@ -35,13 +35,10 @@ def load_error_curves(paths: Sequence[str | Path]) -> list[pd.DataFrame]:
     """The curves of distinct runs; the seeds of one setting must have run equally long (run_method
     fails on divergence, so a shorter one is a cut file)."""
     curves = [load_error_curve(path) for path in paths]
-    runs, lengths = {}, {}
+    refuse_repeated_runs([(path, dict(zip(RUN_KEYS, curve[RUN_KEYS].iloc[0]))) for path, curve in zip(paths, curves)])
+    lengths = {}
     for path, curve in zip(paths, curves):
-        key = tuple(curve[RUN_KEYS].iloc[0])
-        if key in runs:
-            raise InputError(f"{path} and {runs[key]} hold the same run {dict(zip(RUN_KEYS, key))}")
-        runs[key] = path
-        setting = key[:-1]
+        setting = tuple(curve[RUN_KEYS].iloc[0])[:-1]
         if setting in lengths and lengths[setting][1] != len(curve):
             other, n = lengths[setting]
             raise InputError(f"{path}: {len(curve) - 1} iterations, but {other} of the same setting has {n - 1}; "

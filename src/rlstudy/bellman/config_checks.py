@@ -1,0 +1,34 @@
+"""The bellman study's checks of the config that its schema cannot express, run by the Snakefile
+before any job (core.config.validate_config): the names the registries must know, and the
+cross-field rules. One place for them: the solvers and optimisers trust a config that passed."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .estimators import ESTIMATORS
+from .optimizers import OPTIMIZERS
+from .sweep import sweep_config_problems
+
+# A setting's name is a folder and a wildcard value: letters, digits, '_' and '-', no other optimiser's name.
+SETTING_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+def registry_config_problems(config: dict, schema: dict) -> list[str]:
+    """Every estimator the config names is registered (estimators.ESTIMATORS); every setting of every
+    optimiser (optimizers.OPTIMIZERS) has a unique, file-safe name."""
+    named = [("reference.method", config["reference"]["method"]), ("cbo_sweep.method", config["cbo_sweep"]["method"])]
+    settings = [setting for optimizer in OPTIMIZERS.values() for setting in optimizer.settings(config)]
+    named += [(f"{setting.where}.methods", name) for setting in settings for name in setting.estimators]
+    problems = [f"config key '{key}': {name!r} is not a registered estimator; allowed: {list(ESTIMATORS)}"
+                for key, name in named if name not in ESTIMATORS]
+    counts = Counter(setting.name for setting in settings)
+    problems += [f"config key '{setting.where}': the setting name {setting.name!r} is used twice (each labels "
+                 "its own runs)" for setting in settings if counts[setting.name] > 1]
+    problems += [f"config key '{setting.where}': a setting's name must match {SETTING_NAME.pattern}"
+                 for setting in settings if not SETTING_NAME.match(setting.name)]
+    return problems
+
+
+CHECKS = (registry_config_problems, sweep_config_problems)

@@ -1,0 +1,28 @@
+"""The registry of residual estimators: one module per estimator (base.py says what it fills in), one
+line here. The order is the one figures draw and list them in (and gives each its colour). The config
+schema, the workflow's wildcards and the figures' colours all derive from this registry
+(tests/unit/bellman/test_registries.py)."""
+
+from .base import Draw, Estimator
+from .bff import BFF, BFF_MATCHED
+from .ds import DS
+from .ur import UR
+
+ESTIMATORS: dict[str, Estimator] = {estimator.name: estimator for estimator in (
+    UR,
+    DS,
+    BFF,
+    BFF_MATCHED,
+)}
+
+
+def get_estimator(estimator: str | Estimator) -> Estimator:
+    """The registered estimator of that name (an Estimator passes through: tests register toys)."""
+    if isinstance(estimator, Estimator):
+        return estimator
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}")
+    return ESTIMATORS[estimator]
+
+
+__all__ = ["ESTIMATORS", "Draw", "Estimator", "get_estimator"]

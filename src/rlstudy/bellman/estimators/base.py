@@ -1,0 +1,54 @@
+"""What a residual estimator is: the record each estimator module fills in (the registry: __init__.py).
+
+An estimator supplies the second next state s^_{m+1} of the transitions it draws (residuals.py says
+why one is needed), which start indices m it may draw from, and how many network evaluations a
+transition costs it. Everything else (the residuals, SGD's step, CBO's loss) is shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from ..sde import Dynamics
+
+
+@dataclass(frozen=True)
+class Draw:
+    """What a second next state may be made of, for m transitions (tensors on the trajectory's device;
+    the random stream lives on the CPU, so a run draws the same numbers on any device)."""
+
+    states: torch.Tensor  # float64 (n,): the whole trajectory
+    starts: torch.Tensor  # int64 (m,): the start indices m
+    s: torch.Tensor  # float64 (m,): s_m
+    action_indices: torch.Tensor  # int64 (m,): a_m
+    task: str
+    dynamics: Dynamics
+    generator: torch.Generator
+    ur_action: str  # the optimiser's `ur_action`: how a resampled state picks its action
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """One residual estimator: its name (in config, file names, tables and figures) and what it samples."""
+
+    name: str
+    samples: str  # one line: what its second next state is (the docs' table, --help)
+    second_state: Callable[[Draw], torch.Tensor | None]  # s^_{m+1}; None: s_{m+1} itself (then j^ = j)
+    lookahead: int  # states after s_m it reads: 1 (s_{m+1}) or 2 (s_{m+2}, borrowed from the future)
+    rows_per_sample: int  # network evaluations per transition: Q at s_m and s^_{m+1}, and at s_{m+1} if it differs
+    # (start indices, action indices on the CPU) -> the starts kept; None keeps every usable start
+    start_filter: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None
+
+    def usable_starts(self, n_states: int) -> int:
+        """How many start indices m have all the states the estimator reads."""
+        return n_states - self.lookahead
+
+    def start_pool(self, action_indices: torch.Tensor) -> torch.Tensor:
+        """The start indices m the estimator draws its transitions from (on the CPU)."""
+        pool = torch.arange(self.usable_starts(len(action_indices)))
+        if self.start_filter is not None:
+            pool = self.start_filter(pool, action_indices.cpu())
+        return pool

@@ -1,0 +1,23 @@
+"""Reading claims.yaml: checked against its schema, claim ids unique. The library's, so that the
+Snakefile (which checks the file before any job runs) and the evaluate_claims step share it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlstudy.core.config import ConfigError, load_yaml, validate_config
+from rlstudy.core.errors import InputError
+
+
+def load_claims(path: Path, schema: Path) -> dict:
+    """The claims file, or a one-line InputError naming what is wrong with it."""
+    try:
+        claims = load_yaml(path, "claims file")
+        validate_config(claims, schema, document=str(path))
+    except ConfigError as err:
+        raise InputError(str(err)) from err
+    ids = [claim["id"] for claim in claims["claims"]]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise InputError(f"{path}: claim ids must be unique; repeated: {duplicates}")
+    return claims
