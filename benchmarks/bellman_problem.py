@@ -10,5 +10,7 @@ from rlstudy.bellman.sde import Dynamics, Problem
 _SHIPPED = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
 DYNAMICS = Dynamics(**_SHIPPED["problem"]["dynamics"])
 PROBLEM = Problem(DYNAMICS, _SHIPPED["problem"]["gamma"])
-# The notebook's CBO setting, as the shipped config gives it.
-CBO_NOTEBOOK = _SHIPPED["cbo"]["settings"]["cbo"]["params"]
+# The CBO settings (name -> parameters) and SGD's control-task parameters, as the shipped config gives them.
+CBO_SETTINGS = {name: setting["params"] for name, setting in _SHIPPED["cbo"]["settings"].items()}
+CBO_NOTEBOOK = CBO_SETTINGS["cbo"]  # the notebook's CBO setting
+SGD_CONTROL = _SHIPPED["sgd"]["control"]

@@ -2,8 +2,8 @@
 
 The step is compute-bound: per particle, two cosine layers over every input row and three small
 matmuls. The floor is (cosines / measured cosine rate) + (flops / measured matmul rate), the
-cosine rate being that of qnet.cos_ (NumPy's on the CPU); PyTorch's own cosine, which the loop
-used before, is timed beside it. Also times the alternative the loop was chosen over: one batched
+cosine rate being that of trig.cos (the compiled kernel qnet uses on the CPU); PyTorch's own
+cosine is timed beside it. benchmarks/floor.py is the fuller account (every kernel, every primitive). Also times the alternative the loop was chosen over: one batched
 matmul over all particles.
 
     python benchmarks/cbo_step.py [--particles 100 --samples 10000 --method UR]
@@ -18,7 +18,8 @@ import numpy as np
 import torch
 
 from rlstudy.bellman.cbo import particle_losses
-from rlstudy.bellman.qnet import SHAPE, backward, cos_, forward_cached, forward_no_grad, init_params, unflatten
+from rlstudy.bellman import trig
+from rlstudy.bellman.qnet import SHAPE, backward, forward_cached, forward_no_grad, init_params, unflatten
 from rlstudy.bellman.residuals import TrajectoryTensors, make_batch, residual_pair, sgd_grad_q
 from rlstudy.bellman.sde import sample_trajectory
 
@@ -36,11 +37,10 @@ def best_time(fn, repeats=5):
 
 
 def machine_rates(rows: int) -> tuple[float, float, float]:
-    """Cosines per second of qnet.cos_ and of torch.cos, float32; matmul flops per second."""
+    """Cosines per second of trig.cos and of torch.cos, float32; matmul flops per second."""
     x = torch.randn(rows, SHAPE.hidden)
     out = torch.empty_like(x)
-    copy = best_time(lambda: out.copy_(x), 20)  # cos_ works in place: time a fresh copy apart
-    cos_rate = x.numel() / (best_time(lambda: cos_(out.copy_(x)), 20) - copy)
+    cos_rate = x.numel() / best_time(lambda: trig.cos(x.numpy()), 20)
     torch_cos_rate = x.numel() / best_time(lambda: torch.cos(x, out=out), 20)
     a, b = torch.randn(rows, SHAPE.hidden), torch.randn(SHAPE.hidden, SHAPE.hidden)
     gemm_rate = 2 * rows * SHAPE.hidden ** 2 / best_time(lambda: a @ b, 20)
@@ -79,7 +79,7 @@ def main() -> None:
     batch = make_batch(traj, torch.randint(999_000, (args.samples,), generator=g), args.method, "control", dyn, g)
     rows = batch.feats.shape[0] + (0 if batch.next_feats is None else batch.next_feats.shape[0])
     cos_rate, torch_cos_rate, gemm_rate = machine_rates(rows)
-    print(f"machine ({args.threads} thread): float32 cosine {cos_rate / 1e9:.2f} G/s (qnet.cos_; "
+    print(f"machine ({args.threads} thread): float32 cosine {cos_rate / 1e9:.2f} G/s (trig.cos; "
           f"torch.cos {torch_cos_rate / 1e9:.2f} G/s), "
           f"matmul ({rows}x50 @ 50x50) {gemm_rate / 1e9:.1f} GFLOP/s")
 

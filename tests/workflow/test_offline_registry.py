@@ -1,13 +1,16 @@
 """Adding an offline learner is one module and one registry line (and its config): a toy learner
-registered in a copy of the project runs through the workflow at smoke scale, and every step that
-lists the learners (the figure, the summary) takes it up."""
+registered in a copy of the shared smoke build runs through the workflow at smoke scale, and every
+step that lists the learners (the figure, the summary) takes it up."""
 
 import json
 import shutil
 from pathlib import Path
 
 import pandas as pd
-from project_copy import SMOKE, copy_project, snakemake
+import pytest
+from project_copy import SMOKE, snakemake
+
+pytestmark = pytest.mark.integration
 
 HERE = Path(__file__).parent
 REGISTRY_END = '    OfflineLearner("dqn", "offline DQN", "double_dqn", "DQN"),\n'
@@ -15,8 +18,11 @@ TOY_LINE = '    OfflineLearner("toy", "myopic Q", "toy_learner", "MyopicQ"),\n'
 RUN = "results/offline/CartPole-v1/seed0"
 
 
-def test_a_registered_toy_offline_learner_runs_through_the_workflow(tmp_path):
-    workdir = copy_project(tmp_path / "project")
+def test_a_registered_toy_offline_learner_runs_through_the_workflow(smoke_project, tmp_path):
+    # A copy of the finished smoke run: the behavioural policy and the buffer (whose steps do not
+    # import the registry) are up to date, so only the toy's training job runs.
+    workdir = tmp_path / "project"
+    shutil.copytree(smoke_project, workdir, symlinks=True)
     shutil.copy(HERE / "toy_offline_learner.py", workdir / "src/rlstudy/offline/toy_learner.py")
     registry = workdir / "src/rlstudy/offline/learners.py"
     text = registry.read_text()

@@ -2,14 +2,15 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
-from rlstudy.bellman import qnet
+from rlstudy.bellman import qnet, trig
 from rlstudy.bellman.qnet import backward, forward, forward_cached, forward_no_grad, init_params, unflatten
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q
-from bellman_fixtures import dynamics
+from bellman_fixtures import PROBLEM, dynamics
 
 GAMMA = 0.9
 DYN = dynamics()
@@ -144,15 +145,80 @@ def test_init_matches_torch_linear_bounds():
     assert not torch.equal(theta[0], theta[1])
 
 
-def test_the_fast_cosine_and_sine_match_torchs_and_cos_works_in_place():
-    """qnet.cos_ and qnet.sin take NumPy's vectorised kernels on the CPU: the same values as
-    PyTorch's to float32 rounding, over the range the pre-activations span and beyond."""
-    z = torch.linspace(-200.0, 200.0, 100_001)
-    expected_cos, expected_sin = torch.cos(z.double()), torch.sin(z.double())
-    got_sin = qnet.sin(z)
-    buffer = z.clone()
-    assert qnet.cos_(buffer) is buffer
-    assert torch.allclose(buffer.double(), expected_cos, rtol=0, atol=2e-7)
-    assert torch.allclose(got_sin.double(), expected_sin, rtol=0, atol=2e-7)
-    needs_grad = z[:10].clone().requires_grad_()  # autograd keeps PyTorch's own kernels
-    assert torch.allclose(qnet.sin(needs_grad), torch.sin(z[:10]))
+def test_the_compiled_cosine_and_sine_match_float64_within_float32_rounding():
+    """trig.cos and trig.sincos against the float64 functions over the range the pre-activations span
+    (and up to LIMIT): within 2e-7 absolute, as NumPy's float32 cosine (7e-8) and PyTorch's are."""
+    z = np.linspace(-trig.LIMIT, trig.LIMIT, 400_001, dtype=np.float32)[:-1]
+    z = np.concatenate([z, np.linspace(-7.0, 7.0, 100_000, dtype=np.float32), np.float32([0.0, -0.0])])
+    cosine = trig.cos(z)
+    sine, cosine2 = trig.sincos(z)
+    assert cosine.dtype == sine.dtype == np.float32
+    assert np.array_equal(cosine, cosine2)
+    assert np.array_equal(trig.sincos(z, negate_sine=True)[0], -sine)
+    assert np.abs(cosine - np.cos(z.astype(np.float64))).max() < 2e-7
+    assert np.abs(sine - np.sin(z.astype(np.float64))).max() < 2e-7
+    assert np.isnan(trig.cos(np.float32([np.nan, np.inf, -np.inf]))).all()
+
+
+def test_the_compiled_kernels_give_the_same_bits_on_every_call_and_shape():
+    """No state and no reassociation: an element's value does not depend on the call, on its position
+    in the array (vector lanes or the loop's scalar tail) or on the array's length."""
+    z = (np.random.default_rng(3).standard_normal(10_007) * 4).astype(np.float32)
+    first = trig.cos(z)
+    assert np.array_equal(first, trig.cos(z.copy()))
+    assert np.array_equal(first[5:], trig.cos(z[5:].copy()))
+    assert np.array_equal(first[:13], trig.cos(z[:13].copy()))
+    assert np.array_equal(trig.sincos(z)[1], first)
+
+
+def test_layers_take_the_compiled_cosine_only_where_the_weights_bound_the_arguments():
+    """Within LIMIT the layers use trig's kernels; weights that allow |z| >= LIMIT, or NaN, fall back
+    to torch's cosine (exact for large arguments, NaN for NaN), as does autograd."""
+    h = torch.rand(64, 50) * 2 - 1
+    w, b = torch.rand(50, 50) - 0.5, torch.rand(50) - 0.5
+    z = torch.addmm(b, h, w.t())
+    assert torch.equal(qnet.cos_layer(z, w, b), torch.from_numpy(trig.cos(z.numpy())))
+    big_w = w * 1e4
+    z_big = torch.addmm(b, h, big_w.t())
+    assert torch.equal(qnet.cos_layer(z_big, big_w, b), torch.cos(z_big))
+    dcos, cosine = qnet.dcos_cos_layer(z_big, big_w, b)
+    assert torch.equal(dcos, -torch.sin(z_big)) and torch.equal(cosine, torch.cos(z_big))
+    nan_b = b.clone()
+    nan_b[0] = float("nan")
+    assert not trig.bounded(w.numpy(), nan_b.numpy())
+    needs_grad = z.clone().requires_grad_()
+    assert torch.equal(qnet.cos_layer(needs_grad, w, b), torch.cos(needs_grad))
+    assert trig.bounded(np.ones((2, 3), np.float32), np.float32([1.0, 8190.0])) is False  # 8193 > LIMIT
+    assert trig.bounded(np.ones((2, 3), np.float32), np.float32([1.0, 8188.0])) is True
+
+
+def test_the_compiled_forward_matches_the_previous_kernels_within_float32_tolerance():
+    """forward_no_grad and forward_cached with the compiled kernels against the same network with
+    NumPy's cosine and sine (the kernels before trig.py): Q within float32 tolerance."""
+    gen = torch.Generator().manual_seed(11)
+    theta = init_params(1, gen)[0]
+    feats = qnet.features(torch.rand(5000, generator=gen, dtype=torch.float64) * 20 - 10)
+    (w1, b1), (w2, b2), (w3, b3) = unflatten(theta)
+    z1 = torch.addmm(b1, feats, w1.t()).numpy()
+    h1 = torch.from_numpy(np.cos(z1))
+    z2 = torch.addmm(b2, h1, w2.t()).numpy()
+    expected = torch.addmm(b3, torch.from_numpy(np.cos(z2)), w3.t())
+    assert torch.allclose(forward_no_grad(theta, feats), expected, rtol=1e-5, atol=1e-6)
+    q, (_, _, dcos1, _, dcos2) = forward_cached(theta, feats)
+    assert torch.allclose(q, expected, rtol=1e-5, atol=1e-6)
+    assert torch.allclose(dcos1, -torch.from_numpy(np.sin(z1)), rtol=0, atol=2e-7)
+    assert torch.allclose(dcos2, -torch.from_numpy(np.sin(z2)), rtol=0, atol=1e-5)  # z2 carries h1's last bits
+
+
+def test_an_sgd_run_repeats_bit_for_bit_with_the_compiled_kernels(small_trajectory, theta):
+    """Two SGD runs of the same seed (sines and cosines by trig.py, every estimator's rows) end on the
+    same bits, with the same losses."""
+    from rlstudy.bellman.sgd import SGDParams, train_sgd
+
+    traj = small_trajectory(n=3000)
+    params = SGDParams(epochs=2, batch_size=500, lr0=0.5, lr_decay=0.9, ur_action="recorded")
+    for method in ("DS", "UR"):
+        runs = [train_sgd(theta, traj, method, "evaluation", params, PROBLEM, torch.Generator().manual_seed(4))
+                for _ in range(2)]
+        assert torch.equal(runs[0][0], runs[1][0])
+        assert runs[0][1].loss == runs[1][1].loss

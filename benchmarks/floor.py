@@ -1,0 +1,427 @@
+"""How far each hot kernel is from this machine's floor.
+
+For every hot kernel (an SGD mini-batch per estimator, a CBO step in both settings, the basics
+agents' updates, BCQ's update) this prints its measured time, its arithmetic counted from the
+shapes it works on (matrix-product flops, transcendental calls), the floor that arithmetic
+implies at the machine's best measured rate for each primitive, and floor / time.
+
+"Best measured" is per primitive, over every correct implementation at hand, not the one in use:
+a matrix product of each shape used is timed with PyTorch and with NumPy (OpenBLAS) and the
+faster counts; a float32 cosine (and sine and cosine of one argument) with NumPy, PyTorch and
+the compiled kernels of rlstudy.bellman.trig; exp, log, tanh with NumPy and PyTorch. Everything
+runs on one thread, as the workflow's rules do, and is timed in CPU time of the process (the least
+of a few repeats), so that other work on a shared machine does not count. What the floor leaves out: element-wise passes
+(bias adds, products with the derivative, sums), random numbers, Python and memory traffic; so
+a kernel at 100 % would be arithmetic and nothing else.
+
+The SGD and CBO kernels are timed inside train_sgd and train_cbo (so the error meter, the batch
+draw and the diagnostics are in); their arithmetic is counted from the network's shapes. The
+agents' updates are timed as the training loops call them, and their arithmetic is read from
+PyTorch's profiler (matrix products with their shapes, transcendental ops with their sizes).
+
+    PYTHONPATH=src python benchmarks/floor.py              # print the table
+    PYTHONPATH=src python benchmarks/floor.py --write      # and write it into docs/speed.md
+    PYTHONPATH=src python benchmarks/floor.py --quick      # fewer repeats (a smoke test)
+
+--write replaces the block between the `floor:begin` and `floor:end` markers of docs/speed.md,
+with the commit, the date and the machine read at run time.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"  # before NumPy and PyTorch start their thread pools: one thread, as the rules
+
+import argparse  # noqa: E402
+import collections  # noqa: E402
+import datetime  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "speed.md"
+BEGIN, END = "<!-- floor:begin (benchmarks/floor.py --write) -->", "<!-- floor:end -->"
+HIDDEN, ACTIONS, INPUTS = 50, 2, 2  # the Q network of bellman/qnet.py
+
+
+def best_time(fn, repeats: int) -> float:
+    """The least CPU time of this process over `repeats` calls, after a warm-up call. CPU time, not
+    wall time: on a shared machine a process waits for a core, and that wait is not the kernel's
+    (everything here runs on one thread, so the process's CPU time is the kernel's)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+# ---- primitives: the best measured implementation of each -----------------------------------
+
+class Primitives:
+    """Best measured times of matrix products (per shape) and rates of transcendentals."""
+
+    def __init__(self, repeats: int):
+        self.repeats = repeats
+        self.gemm_cache: dict[tuple[int, int, int], tuple[float, str]] = {}
+        self.rates: dict[str, tuple[float, str, dict[str, float]]] = {}
+        self._measure_transcendentals()
+
+    def gemm(self, m: int, k: int, n: int) -> float:
+        """Seconds of the fastest (m, k) @ (k, n) float32 product, PyTorch or NumPy."""
+        key = (m, k, n)
+        if key not in self.gemm_cache:
+            gen = torch.Generator().manual_seed(0)
+            a, b = torch.rand(m, k, generator=gen), torch.rand(k, n, generator=gen)
+            an, bn = a.numpy(), b.numpy()
+            repeats = max(3, min(self.repeats * 4, int(2e8 / max(1, m * k * n))))
+            times = {"torch.mm": best_time(lambda: torch.mm(a, b), repeats),
+                     "numpy.matmul": best_time(lambda: np.matmul(an, bn), repeats)}
+            name = min(times, key=times.get)
+            self.gemm_cache[key] = (times[name], name)
+        return self.gemm_cache[key][0]
+
+    def _measure_transcendentals(self) -> None:
+        from rlstudy.bellman import trig
+
+        x = (torch.rand(20_000, HIDDEN, generator=torch.Generator().manual_seed(1)) * 8 - 4).numpy()
+        positive = np.abs(x) + np.float32(0.1)
+        t = torch.from_numpy(x)
+        tp = torch.from_numpy(positive)
+        candidates = {
+            "cos": {"numpy": lambda: np.cos(x), "torch": lambda: torch.cos(t), "trig.cos (compiled)": lambda: trig.cos(x)},
+            "sin+cos": {"numpy": lambda: (np.sin(x), np.cos(x)), "torch": lambda: (torch.sin(t), torch.cos(t)),
+                        "trig.sincos (compiled)": lambda: trig.sincos(x)},
+            "exp": {"numpy": lambda: np.exp(x), "torch": lambda: torch.exp(t)},
+            "log": {"numpy": lambda: np.log(positive), "torch": lambda: torch.log(tp)},
+            "tanh": {"numpy": lambda: np.tanh(x), "torch": lambda: torch.tanh(t)},
+        }
+        for name, impls in candidates.items():
+            rates = {impl: x.size / best_time(fn, self.repeats * 4) for impl, fn in impls.items()}
+            winner = max(rates, key=rates.get)
+            self.rates[name] = (rates[winner], winner, rates)
+
+    def transcendental(self, name: str, count: float) -> float:
+        return count / self.rates[name][0]
+
+    def gemm_rate(self, m: int, k: int, n: int) -> float:
+        return 2 * m * k * n / self.gemm(m, k, n)
+
+
+# ---- the kernels ------------------------------------------------------------------------------
+
+@dataclass
+class Arithmetic:
+    """What a kernel computes: matrix products (shape -> count) and transcendentals (name -> calls)."""
+    gemms: collections.Counter = field(default_factory=collections.Counter)
+    calls: collections.Counter = field(default_factory=collections.Counter)
+
+    def add_gemm(self, m: int, k: int, n: int, count: int = 1) -> None:
+        self.gemms[(m, k, n)] += count
+
+    def flops(self) -> float:
+        return sum(2 * m * k * n * c for (m, k, n), c in self.gemms.items())
+
+    def floor(self, prims: Primitives) -> float:
+        return (sum(prims.gemm(*shape) * c for shape, c in self.gemms.items())
+                + sum(prims.transcendental(name, c) for name, c in self.calls.items()))
+
+    def describe(self) -> str:
+        calls = ", ".join(f"{c / 1e6:.3g} M {name}" for name, c in sorted(self.calls.items()) if c)
+        return f"{self.flops() / 1e9:.3g} GFLOP" + (f"; {calls}" if calls else "")
+
+
+def qnet_forward(arith: Arithmetic, rows: int, trig_name: str = "cos", count: int = 1) -> None:
+    """One forward pass of the 2-50-50-2 cosine network over `rows` inputs."""
+    for k, n in ((INPUTS, HIDDEN), (HIDDEN, HIDDEN), (HIDDEN, ACTIONS)):
+        arith.add_gemm(rows, k, n, count)
+    arith.calls[trig_name] += 2 * rows * HIDDEN * count
+
+
+def meter_arithmetic(arith: Arithmetic) -> None:
+    from rlstudy.bellman.metrics import GRID_POINTS
+    qnet_forward(arith, GRID_POINTS)  # one forward on the grid per step, both references share it
+
+
+def trajectory(n: int):
+    from bellman_problem import DYNAMICS
+    from rlstudy.bellman.residuals import TrajectoryTensors
+    from rlstudy.bellman.sde import sample_trajectory
+    traj = sample_trajectory("uniform", n, DYNAMICS, np.random.default_rng(0))
+    return TrajectoryTensors.from_arrays(traj.states, traj.action_indices, traj.rewards)
+
+
+def make_meter():
+    from rlstudy.bellman.metrics import ErrorMeter, q_on_grid
+    from rlstudy.bellman.qnet import init_params
+    refs = init_params(2, torch.Generator().manual_seed(5))
+    return ErrorMeter({"error": q_on_grid(refs[0]), "error_exact": q_on_grid(refs[1])})
+
+
+def sgd_kernel(method: str, batch: int, batches: int):
+    """Seconds per mini-batch of train_sgd (estimator `method`, control task) and its arithmetic."""
+    from bellman_problem import PROBLEM, SGD_CONTROL
+    from rlstudy.bellman.qnet import init_params
+    from rlstudy.bellman.residuals import rows_per_sample
+    from rlstudy.bellman.sgd import SGDParams, train_sgd
+
+    traj = trajectory(batch * batches + 3)
+    params = SGDParams(**{**SGD_CONTROL, "epochs": 1, "batch_size": batch})  # the shipped control setting, one epoch
+    theta = init_params(1, torch.Generator().manual_seed(2))[0]
+    meter = make_meter()
+
+    def run():
+        train_sgd(theta, traj, method, "control", params, PROBLEM, torch.Generator().manual_seed(3), meter)
+
+    seconds = best_time(run, 2) / batches
+    arith = Arithmetic()
+    grad_rows, next_rows = 2 * batch, batch * (rows_per_sample(method) - 2)
+    qnet_forward(arith, grad_rows, "sin+cos")  # forward_cached: sine and cosine of both layers
+    if next_rows:
+        qnet_forward(arith, next_rows)
+        arith.calls["sin+cos"] += next_rows  # features(s^') of UR and BFF's second next state (float64, small)
+    # backward(): dW3, dQ/dh2, dW2, dQ/dh1, dW1
+    for shape in ((ACTIONS, grad_rows, HIDDEN), (grad_rows, ACTIONS, HIDDEN), (HIDDEN, grad_rows, HIDDEN),
+                  (grad_rows, HIDDEN, HIDDEN), (INPUTS, grad_rows, HIDDEN)):
+        arith.add_gemm(*shape)
+    meter_arithmetic(arith)
+    return seconds, arith
+
+
+def cbo_kernel(setting: str, steps: int):
+    """Seconds per step of train_cbo in a setting of config.yaml (`cbo` is the notebook's) and its arithmetic."""
+    from bellman_problem import CBO_SETTINGS, PROBLEM
+    from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
+    from rlstudy.bellman.residuals import rows_per_sample
+
+    method = {"cbo": "UR", "cbo-adaptive": "BFF-matched"}[setting]
+    params = CBOParams(**{**CBO_SETTINGS[setting], "epochs": steps})
+    traj = trajectory(200_000)
+    swarm = initial_swarm(params, torch.Generator().manual_seed(4), 1.0)
+    meter = make_meter()
+
+    def run():
+        train_cbo(swarm, traj, method, "control", params, PROBLEM, torch.Generator().manual_seed(6), meter)
+
+    seconds = best_time(run, 2) / steps
+    arith = Arithmetic()
+    rows = params.samples * rows_per_sample(method)
+    qnet_forward(arith, params.samples * 2, count=params.particle_batch)  # [s; s^'] per particle
+    qnet_forward(arith, rows - 2 * params.samples, count=params.particle_batch)  # s' (UR, BFF)
+    meter_arithmetic(arith)
+    arith.calls["sin+cos"] += params.samples  # features of UR's s^'
+    return seconds, arith, f"{method}, N={params.particles}, m={params.samples}"
+
+
+def profiled_arithmetic(fn) -> Arithmetic:
+    """Matrix products and transcendental calls of one call of fn, read from PyTorch's profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        fn()
+    arith = Arithmetic()
+    names = {"aten::exp": "exp", "aten::log": "log", "aten::tanh": "tanh", "aten::cos": "cos", "aten::sin": "sin+cos",
+             "aten::_softmax": "exp", "aten::_log_softmax": "exp", "aten::softplus": "exp",
+             "aten::tanh_backward": None, "aten::log1p": "log", "aten::expm1": "exp"}
+    for event in prof.events():
+        shapes = event.input_shapes
+        if event.name == "aten::mm" and len(shapes) >= 2 and len(shapes[0]) == 2 and len(shapes[1]) == 2:
+            arith.add_gemm(shapes[0][0], shapes[0][1], shapes[1][1])
+        elif event.name == "aten::addmm" and len(shapes) >= 3 and len(shapes[1]) == 2 and len(shapes[2]) == 2:
+            arith.add_gemm(shapes[1][0], shapes[1][1], shapes[2][1])
+        elif event.name == "aten::bmm" and len(shapes) >= 2 and len(shapes[0]) == 3:
+            b, m, k = shapes[0]
+            arith.add_gemm(m, k, shapes[1][2], b)
+        elif names.get(event.name) and shapes and shapes[0]:
+            arith.calls[names[event.name]] += math.prod(shapes[0])
+    return arith
+
+
+def agent_kernels(updates: int):
+    """(name, seconds per update, arithmetic) of DQN, DDPG, MPO and BCQ as their loops run them."""
+    import gymnasium as gym
+    import torch.nn.functional as F
+
+    from rlstudy.agents import ddpg, dqn
+    from rlstudy.agents.mpo.config import MPOParams
+    from rlstudy.agents.mpo.learner import MPO
+    from rlstudy.agents.replay import Batch, ReplayBuffer
+
+    gen = torch.Generator().manual_seed(0)
+    out = []
+
+    def batch_of(obs_dim, act, size, discrete):
+        g = torch.Generator().manual_seed(1)
+        actions = torch.randint(act, (size,), generator=g) if discrete else torch.rand(size, act, generator=g) * 2 - 1
+        return Batch(torch.rand(size, obs_dim, generator=g), actions, torch.rand(size, generator=g),
+                     torch.rand(size, obs_dim, generator=g), torch.zeros(size))
+
+    # DQN, CartPole (4 -> 120 -> 84 -> 2), the update of dqn.train_dqn
+    env = gym.make("CartPole-v1")
+    p = dqn.DQNParams()
+    network, target = dqn.q_network(env, p, gen), dqn.q_network(env, p, gen)
+    opt = torch.optim.Adam(network.parameters(), lr=p.learning_rate)
+    batch = batch_of(4, 2, p.batch_size, True)
+
+    def dqn_update():
+        chosen = network(batch.observations).gather(1, batch.actions.unsqueeze(1)).squeeze(1)
+        loss = F.mse_loss(chosen, dqn.td_targets(target, batch, p.gamma))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    out.append(("DQN update (CartPole, batch 128, 120-84)", best_time(lambda: [dqn_update() for _ in range(updates)], 3)
+                / updates, profiled_arithmetic(dqn_update)))
+
+    # DDPG, Pendulum (256-256), critic and actor update of ddpg.train_ddpg (actor every policy_every)
+    env = gym.make("Pendulum-v1")
+    p = ddpg.DDPGParams()
+    model, tgt = ddpg.ActorCritic(env, p, gen), ddpg.ActorCritic(env, p, gen)
+    a_opt = torch.optim.Adam(model.actor.parameters(), lr=p.actor_learning_rate)
+    c_opt = torch.optim.Adam(model.critic.parameters(), lr=p.critic_learning_rate)
+    batch = batch_of(3, 1, p.batch_size, False)
+
+    def ddpg_update():
+        q = model.critic(batch.observations, batch.actions)
+        loss = F.mse_loss(q, ddpg.critic_targets(tgt, batch, p.gamma))
+        c_opt.zero_grad()
+        loss.backward()
+        c_opt.step()
+        actor_loss = -model.critic(batch.observations, model.actor(batch.observations)).mean()
+        a_opt.zero_grad()
+        actor_loss.backward()
+        a_opt.step()
+        ddpg.polyak_update(tgt, model, p.tau)
+    out.append(("DDPG critic+actor update (Pendulum, batch 256, 256-256)",
+                best_time(lambda: [ddpg_update() for _ in range(updates)], 3) / updates, profiled_arithmetic(ddpg_update)))
+
+    # MPO, Pendulum (128-128, 20 action samples)
+    p = MPOParams()
+    agent = MPO(3, 1, env.action_space.low, env.action_space.high, p, torch.device("cpu"), gen)
+    replay = ReplayBuffer(2000, (3,), (1,), extras={"actions_raw": (1,), "ends": (), "behaviour_log_probs": ()})
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=0)
+    for _ in range(600):
+        action, raw, logp = agent.act(obs, greedy=False)
+        nxt, reward, term, trunc, _ = env.step(action)
+        replay.add(obs, action, reward, nxt, term, actions_raw=raw, ends=term or trunc, behaviour_log_probs=logp)
+        obs = env.reset()[0] if term or trunc else nxt
+    mpo_batch = replay.sample_sequences(p.batch_size, 1, rng)  # as mpo/loop.py samples without Retrace
+    out.append(("MPO update (Pendulum, batch 128, 20 actions, 128-128)",
+                best_time(lambda: [agent.update(mpo_batch) for _ in range(updates)], 3) / updates,
+                profiled_arithmetic(lambda: agent.update(mpo_batch))))
+
+    # BCQ, CartPole (offline/bcq.py with the regular parameters)
+    from rlstudy.offline.bcq import BCQ
+    from rlstudy.offline.double_dqn import DQN, LearnerParams
+    from rlstudy.offline.envs import AtariPreprocessing, make_env
+    from rlstudy.offline.training import generate_buffer
+    params = LearnerParams()
+    env, info = make_env("CartPole-v1", AtariPreprocessing())
+    buffer, _ = generate_buffer(DQN(info, params, torch.device("cpu")), env, info, 2000, 0, np.random.default_rng(0),
+                                0.2, 0.2, 0.0, "floor buffer")
+    bcq = BCQ(info, params, 0.3, torch.device("cpu"))
+    sample = buffer.sample(params.batch_size, np.random.default_rng(1))
+    out.append(("BCQ update (CartPole, batch 64)", best_time(lambda: [bcq.update(sample) for _ in range(updates)], 3)
+                / updates, profiled_arithmetic(lambda: bcq.update(sample))))
+    return out
+
+
+# ---- the table --------------------------------------------------------------------------------
+
+def machine() -> str:
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+        flags = Path("/proc/cpuinfo").read_text()
+        simd = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    except OSError:
+        simd = "?"
+    return (f"{model} ({simd}), {os.cpu_count()} cores, one thread; Python {platform.python_version()}, "
+            f"torch {torch.__version__}, numpy {np.__version__}")
+
+
+def commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + (" with uncommitted changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def fmt_time(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
+def table(prims: Primitives, rows: list[tuple[str, float, Arithmetic]]) -> str:
+    lines = ["| kernel | CPU time | arithmetic | floor | floor / time |", "| --- | ---: | --- | ---: | ---: |"]
+    for name, seconds, arith in rows:
+        floor = arith.floor(prims)
+        lines.append(f"| {name} | {fmt_time(seconds)} | {arith.describe()} | {fmt_time(floor)} | {floor / seconds:.0%} |")
+    lines += ["", "Best measured rates of the primitives (one thread, float32, a 20000 x 50 block):", ""]
+    for name, (rate, winner, rates) in prims.rates.items():
+        others = ", ".join(f"{impl} {r / 1e9:.2f}" for impl, r in rates.items())
+        lines.append(f"- {name}: **{rate / 1e9:.2f} G/s** ({winner}; {others} G/s)")
+    big = sorted(prims.gemm_cache.items(), key=lambda kv: -kv[0][0] * kv[0][1] * kv[0][2])[:6]
+    shapes = "; ".join(f"{m}x{k} @ {k}x{n}: {2 * m * k * n / t / 1e9:.0f} GFLOP/s ({impl})"
+                       for (m, k, n), (t, impl) in big)
+    lines.append(f"- matrix products, the largest shapes used: {shapes}")
+    return "\n".join(lines)
+
+
+def write_block(text: str) -> None:
+    doc = DOC.read_text()
+    if BEGIN not in doc or END not in doc:
+        raise SystemExit(f"{DOC}: the markers {BEGIN!r} and {END!r} are missing")
+    head, rest = doc.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    DOC.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--write", action="store_true", help=f"write the table into {DOC.relative_to(ROOT)}")
+    p.add_argument("--quick", action="store_true", help="fewer repeats and steps (a smoke test of this script)")
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    load_before = os.getloadavg()[0]
+    repeats = 2 if args.quick else 5
+    prims = Primitives(repeats)
+    rows = []
+    for method in ("DS", "UR", "BFF"):
+        seconds, arith = sgd_kernel(method, 10_000, 2 if args.quick else 8)
+        rows.append((f"SGD mini-batch, {method}, batch 10000 (train_sgd, with the error meter)", seconds, arith))
+    for setting, label, steps in (("cbo", "notebook", 1 if args.quick else 3),
+                                  ("cbo-adaptive", "cbo-adaptive", 5 if args.quick else 40)):
+        seconds, arith, what = cbo_kernel(setting, steps)
+        rows.append((f"CBO step, {label} ({what}; train_cbo)", seconds, arith))
+    for name, seconds, arith in agent_kernels(5 if args.quick else 50):
+        rows.append((name, seconds, arith))
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    load = f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
+    text = (f"Generated by `python benchmarks/floor.py --write` at commit {commit()}, {now}, on {machine()} "
+            f"({load}: above {os.cpu_count()}, other work shared the cores).\n\n" + table(prims, rows))
+    print(text)
+    if args.write:
+        write_block(text)
+        print(f"\nwritten into {DOC.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""Float32 cosine, and sine and cosine of one argument together, compiled with Numba.
+
+The Q network's two cosine layers are most of the SGD and CBO steps' arithmetic, and SGD's
+backward pass needs the sine of the same pre-activations. NumPy computes each separately; here
+one pass reduces the argument once and evaluates both polynomials (benchmarks/floor.py measures
+both against NumPy's):
+
+    k = round(x * 2/pi),   r = x - k * pi/2   (pi/2 in three parts, Cody-Waite: exact for |x| < LIMIT)
+    sin r, cos r: Cephes' float32 minimax polynomials on |r| <= pi/4
+    (sin x, cos x) = (s, c), (c, -s), (-s, -c), (-c, s) for k = 0, 1, 2, 3 (mod 4)
+
+Max abs error about 1e-7 against the float64 cosine (NumPy's float32 cosine: 7e-8); the tests
+check it. Determinism: every step is an IEEE float32 operation with no fused multiply-add
+(`fastmath` off, which also forbids reassociation), so a value depends only on its input, not
+on the vector width the CPU gives LLVM: reruns are byte-identical, and so are machines with
+another SIMD unit (NumPy's own float32 cosine picks a different implementation per CPU).
+
+Range: NaN and inf give NaN as they should, but finite |x| >= LIMIT would be reduced inexactly.
+The kernels do not test every argument (that costs a fifth of their time); the caller passes
+them only arguments it has bounded below LIMIT (qnet: |W h + b| <= max_j(|b_j| + sum_i |W_ji|)
+for inputs |h_i| <= 1) and uses NumPy otherwise.
+
+The output must not be the input array: LLVM vectorises the loop only when they do not overlap.
+Numba is imported, and the kernels compiled (or loaded from its on-disk cache), at the first
+call only: processes that never evaluate the network do not pay for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+LIMIT = 8192.0  # beyond this |x| the three-part pi/2 no longer reduces exactly in float32 (Cephes' bound)
+
+_F32 = np.float32
+_TWO_OVER_PI = _F32(2.0 / math.pi)
+_PIO2 = (_F32(1.5703125), _F32(4.837512969970703125e-4), _F32(7.54978995489188216e-8))  # sums to pi/2
+_SIN = (_F32(-1.6666654611e-1), _F32(8.3321608736e-3), _F32(-1.9515295891e-4))
+_COS = (_F32(4.166664568298827e-2), _F32(-1.388731625493765e-3), _F32(2.443315711809948e-5))
+
+
+@functools.cache
+def kernels():
+    """(cos_kernel, sincos_kernel, layer_bound), compiled on first use."""
+    from numba import njit
+
+    two_over_pi, (p1, p2, p3), (s1, s2, s3), (c1, c2, c3) = _TWO_OVER_PI, _PIO2, _SIN, _COS
+    half, one = _F32(0.5), _F32(1.0)
+
+    @njit(cache=True, fastmath=False, boundscheck=False, nogil=True)
+    def cos_kernel(z, out):
+        """out[i] = cos(z[i]) for 1-d float32 arrays that do not overlap."""
+        for i in range(z.size):
+            x = z[i]
+            k = np.floor(x * two_over_pi + half)
+            r = ((x - k * p1) - k * p2) - k * p3
+            r2 = r * r
+            s = r + r * r2 * (s1 + r2 * (s2 + r2 * s3))
+            c = one - half * r2 + r2 * r2 * (c1 + r2 * (c2 + r2 * c3))
+            q = np.int32(k)
+            v = s if q & 1 else c  # k odd: cos x = -+sin r
+            out[i] = -v if (q + 1) & 2 else v  # negative for k = 1, 2 (mod 4)
+
+    @njit(cache=True, fastmath=False, boundscheck=False, nogil=True)
+    def sincos_kernel(z, sin_out, cos_out, sine_sign):
+        """sin_out[i], cos_out[i] = sine_sign * sin(z[i]), cos(z[i]), as cos_kernel (sine_sign = +-1:
+        -sin is the derivative of cos, and multiplying by -1 is exact)."""
+        for i in range(z.size):
+            x = z[i]
+            k = np.floor(x * two_over_pi + half)
+            r = ((x - k * p1) - k * p2) - k * p3
+            r2 = r * r
+            s = r + r * r2 * (s1 + r2 * (s2 + r2 * s3))
+            c = one - half * r2 + r2 * r2 * (c1 + r2 * (c2 + r2 * c3))
+            q = np.int32(k)
+            sv = c if q & 1 else s
+            cv = s if q & 1 else c
+            sin_out[i] = (-sv if q & 2 else sv) * sine_sign  # sin x is negative for k = 2, 3 (mod 4)
+            cos_out[i] = -cv if (q + 1) & 2 else cv
+
+    @njit(cache=True, fastmath=False, boundscheck=False, nogil=True)
+    def layer_bound(weight, bias):
+        """max_j(|b_j| + sum_i |W_ji|): a bound on |W h + b| for |h_i| <= 1 (NaN if any is NaN)."""
+        bound = 0.0
+        for j in range(weight.shape[0]):
+            row = np.float64(abs(bias[j]))  # float64 sums: the bound does not round below the truth
+            for i in range(weight.shape[1]):
+                row += np.float64(abs(weight[j, i]))
+            if row > bound or row != row:  # a NaN row sticks: no later row compares above it
+                bound = row
+        return bound
+
+    return cos_kernel, sincos_kernel, layer_bound
+
+
+def bounded(weight: np.ndarray, bias: np.ndarray) -> bool:
+    """Whether every |W h + b| with |h_i| <= 1 is below LIMIT (False for NaN or inf weights)."""
+    return bool(kernels()[2](weight, bias) < LIMIT)
+
+
+def cos(z: np.ndarray) -> np.ndarray:
+    """cos(z) as a new float32 array; z C-contiguous float32 with every |z| < LIMIT (see above)."""
+    out = np.empty_like(z)
+    kernels()[0](z.reshape(-1), out.reshape(-1))
+    return out
+
+
+def sincos(z: np.ndarray, negate_sine: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(sin z, cos z), or (-sin z, cos z), as new float32 arrays, under cos's conditions."""
+    sine, cosine = np.empty_like(z), np.empty_like(z)
+    kernels()[1](z.reshape(-1), sine.reshape(-1), cosine.reshape(-1), _F32(-1.0 if negate_sine else 1.0))
+    return sine, cosine
