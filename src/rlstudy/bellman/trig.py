@@ -49,17 +49,22 @@ def kernels():
     two_over_pi, (p1, p2, p3), (s1, s2, s3), (c1, c2, c3) = _TWO_OVER_PI, _PIO2, _SIN, _COS
     half, one = _F32(0.5), _F32(1.0)
 
+    @njit(inline="always", fastmath=False)
+    def reduced(x):
+        """(sin r, cos r, k) for x = k pi/2 + r, |r| <= pi/4: Cody-Waite reduction in three parts of
+        pi/2, then the minimax polynomials."""
+        k = np.floor(x * two_over_pi + half)
+        r = ((x - k * p1) - k * p2) - k * p3
+        r2 = r * r
+        s = r + r * r2 * (s1 + r2 * (s2 + r2 * s3))
+        c = one - half * r2 + r2 * r2 * (c1 + r2 * (c2 + r2 * c3))
+        return s, c, np.int32(k)
+
     @njit(cache=True, fastmath=False, boundscheck=False, nogil=True)
     def cos_kernel(z, out):
         """out[i] = cos(z[i]) for 1-d float32 arrays that do not overlap."""
         for i in range(z.size):
-            x = z[i]
-            k = np.floor(x * two_over_pi + half)
-            r = ((x - k * p1) - k * p2) - k * p3
-            r2 = r * r
-            s = r + r * r2 * (s1 + r2 * (s2 + r2 * s3))
-            c = one - half * r2 + r2 * r2 * (c1 + r2 * (c2 + r2 * c3))
-            q = np.int32(k)
+            s, c, q = reduced(z[i])
             v = s if q & 1 else c  # k odd: cos x = -+sin r
             out[i] = -v if (q + 1) & 2 else v  # negative for k = 1, 2 (mod 4)
 
@@ -68,13 +73,7 @@ def kernels():
         """sin_out[i], cos_out[i] = sine_sign * sin(z[i]), cos(z[i]), as cos_kernel (sine_sign = +-1:
         -sin is the derivative of cos, and multiplying by -1 is exact)."""
         for i in range(z.size):
-            x = z[i]
-            k = np.floor(x * two_over_pi + half)
-            r = ((x - k * p1) - k * p2) - k * p3
-            r2 = r * r
-            s = r + r * r2 * (s1 + r2 * (s2 + r2 * s3))
-            c = one - half * r2 + r2 * r2 * (c1 + r2 * (c2 + r2 * c3))
-            q = np.int32(k)
+            s, c, q = reduced(z[i])
             sv = c if q & 1 else s
             cv = s if q & 1 else c
             sin_out[i] = (-sv if q & 2 else sv) * sine_sign  # sin x is negative for k = 2, 3 (mod 4)
