@@ -29,3 +29,10 @@ def test_every_test_file_the_pages_name_exists():
     named = {(page.relative_to(ROOT), path) for page in PAGES
              for path in re.findall(r"tests/[A-Za-z0-9_/]*\.py", page.read_text())}
     assert sorted(f"{page}: {path}" for page, path in named if not (ROOT / path).exists()) == []
+
+
+def test_test_files_have_unique_names():
+    """pytest imports test modules by their file name (no packages): two files of one name in two
+    folders stop the whole collection."""
+    names = [path.name for path in (ROOT / "tests").rglob("test_*.py")]
+    assert sorted({name for name in names if names.count(name) > 1}) == []
