@@ -98,7 +98,8 @@ def test_a_config_value_holding_shell_syntax_is_refused_before_any_job(tmp_path,
     merged = {**config[key], **value} if isinstance(value, dict) else value
     (workdir / "more.yaml").write_text(yaml.safe_dump({key: merged}))
     result = snakemake(workdir, "-n", "--cores", "1", "--configfile", "more.yaml")
-    assert result.returncode != 0 and f"config key '{key}" in result.stderr and "does not match" in result.stderr
+    shown = result.stdout + result.stderr  # Snakemake prints an error in parsing to either, by version and path
+    assert result.returncode != 0 and f"config key '{key}" in shown and "does not match" in shown
     assert not list(workdir.glob(f"{MARKER}*"))
 
 
@@ -108,7 +109,8 @@ def test_a_billion_laughs_config_file_is_refused_at_once(tmp_path):
         f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi")))
     start = time.perf_counter()
     result = snakemake(workdir, "-n", "--cores", "1", "--configfile", "laughs.yaml")
-    assert result.returncode != 0 and "laughs.yaml, line 2: YAML aliases (*name) are not allowed" in result.stderr
+    assert result.returncode != 0
+    assert "laughs.yaml, line 2: YAML aliases (*name) are not allowed" in result.stdout + result.stderr
     assert time.perf_counter() - start < 60
 
 
