@@ -212,3 +212,19 @@ def test_a_study_table_from_other_budgets_is_refused(tmp_path, cli, in_repositor
                                                                                    "sha256": sha256_file(run)}}})
     one_line_error(*cli("claims.cli.render_readme", *render_args(paths)),
                    "agents_summary.csv: not from the paper-scale profile", "total_steps 3000")
+
+
+@pytest.mark.skipif(not HEAD, reason="not a git checkout")
+def test_a_sweep_table_from_other_parameters_is_refused(tmp_path, cli, in_repository):
+    """The sweep's block passed unchecked: its runs are now held to their point's parameters in config.yaml."""
+    from rlstudy.bellman.sweep import resolve_sweep, sweep_points
+    paths = published_results(tmp_path)
+    point = sweep_points(resolve_sweep(CONFIG))[0]
+    run = tmp_path / "sweep" / point.grid / point.label / "seed100" / "errors.csv"
+    save_csv(run, pd.DataFrame({"x": [1]}), {"parameters": {"task": "control", "optimizer": "cbo-sweep",
+                                                            "params": {**point.params, "particles": 6}}})
+    table = paths["--sweep"]
+    save_csv(table, pd.read_csv(table), {"git_commit": HEAD, "inputs": {str(run): {"path": str(run),
+                                                                                   "sha256": sha256_file(run)}}})
+    one_line_error(*cli("claims.cli.render_readme", *render_args(paths)),
+                   "cbo_sweep.csv: not from the paper-scale profile", "particles 6")

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rlstudy.bellman.sweep import resolve_sweep, sweep_points
 from rlstudy.claims import cbo_blocks
 from rlstudy.claims.markdown import markers, text
 from rlstudy.claims.study_tables import STUDY_TABLES
@@ -151,7 +152,7 @@ def scale_problem(table: str, config_path: str = "config.yaml", study=None) -> s
     for path, record in runs:
         parameters = record.get("parameters") if isinstance(record.get("parameters"), dict) else {}
         try:
-            wanted, made = study.scale_of(path, parameters, config) if study else _bellman_scale(parameters, config)
+            wanted, made = study.scale_of(path, parameters, config) if study else _bellman_scale(path, parameters, config)
         except (KeyError, TypeError, AttributeError):
             return f"run {path} is not one {config_path} makes"
         for key, value in wanted.items():
@@ -160,9 +161,14 @@ def scale_problem(table: str, config_path: str = "config.yaml", study=None) -> s
     return None
 
 
-def _bellman_scale(parameters: dict, config: dict) -> tuple[dict, dict]:
-    """(what config.yaml asks of an error curve's run, what its record says was used)."""
+def _bellman_scale(path: str, parameters: dict, config: dict) -> tuple[dict, dict]:
+    """(what config.yaml asks of an error curve's run, what its record says was used). A sweep run
+    (optimizer cbo-sweep, in results/sweep/<grid>/<label>/seed<n>/) is asked for its point's parameters."""
     task, optimizer = parameters["task"], parameters["optimizer"]
+    if optimizer == "cbo-sweep":
+        grid, label = Path(path).parts[-4:-2]
+        points = {(point.grid, point.label): point for point in sweep_points(resolve_sweep(config))}
+        return points[grid, label].params, parameters["params"]
     wanted = config["sgd"][task] if optimizer == "sgd" else config["cbo"]["settings"][optimizer]["params"]
     return wanted, parameters["params"]
 
@@ -217,7 +223,7 @@ def main() -> None:
     pages = {args.readme: replace_block_in(Path(args.readme), render(claims, claims_commit), START, END),
              args.study_page: replace_block_in(Path(args.study_page), render_results(stats, references, stats_commit),
                                                RESULTS_START, RESULTS_END)}
-    for table in (args.summary, args.cost):  # the sweep's runs are its own grid's, not config.yaml's settings
+    for table in (args.summary, args.sweep, args.cost):
         check_paper_scale(table, args.allow_any_results)
     for name, block in cbo_blocks.blocks(lambda table: commit_of(table, args.allow_any_results), Path(args.summary),
                                          Path(args.sweep), Path(args.cost), Path(args.runs)).items():
