@@ -25,7 +25,7 @@ report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure 
 	$(BIN)/snakemake --report report.html
 
 readme: report  ## the verdicts into README.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
-	$(BIN)/python -m rlstudy.claims.cli.render_readme
+	$(BIN)/python -m rlstudy.report.cli.render_readme
 
 test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs
 	$(BIN)/python -m pytest -q

@@ -5,10 +5,10 @@ README or the study pages is typed by hand (`make readme` runs this after buildi
 - docs/bellman.md, between its results markers: the final errors over seeds of
   results/summary_stats.csv and the learned Q*'s distance to the exact Q of
   results/reference/error_exact.csv;
-- docs/bellman.md, "What CBO needs": the blocks of rlstudy.claims.cbo_blocks (sweep, cost, the
+- docs/bellman.md, "What CBO needs": the blocks of rlstudy.bellman.doc_blocks (sweep, cost, the
   notebook's CBO and cbo-adaptive as measured);
 - docs/agents.md and docs/offline.md, between their results markers: the tables of
-  rlstudy.claims.study_tables, from the agents' and the offline summaries.
+  rlstudy.report.study_tables, from the agents' and the offline summaries.
 
 These are tracked files, so the tables must come from the paper-scale profile (every run they
 summarise was made with the optimiser parameters config.yaml gives, which the smoke profile's
@@ -27,9 +27,9 @@ from pathlib import Path
 import pandas as pd
 
 from rlstudy.bellman.sweep import resolve_sweep, sweep_points
-from rlstudy.claims import cbo_blocks
-from rlstudy.claims.markdown import markers, text
-from rlstudy.claims.study_tables import STUDY_TABLES
+from rlstudy.bellman import doc_blocks
+from rlstudy.core.markdown import markers, text
+from rlstudy.report.study_tables import STUDY_TABLES
 from rlstudy.core.cli import parser, run
 from rlstudy.core.config import ConfigError, load_yaml
 from rlstudy.core.errors import InputError
@@ -225,7 +225,7 @@ def main() -> None:
                                                RESULTS_START, RESULTS_END)}
     for table in (args.summary, args.sweep, args.cost):
         check_paper_scale(table, args.allow_any_results)
-    for name, block in cbo_blocks.blocks(lambda table: commit_of(table, args.allow_any_results), Path(args.summary),
+    for name, block in doc_blocks.blocks(lambda table: commit_of(table, args.allow_any_results), Path(args.summary),
                                          Path(args.sweep), Path(args.cost), Path(args.runs)).items():
         start, end = markers(name)
         pages[args.study_page] = replace_block(pages[args.study_page], block, Path(args.study_page), start, end)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from rlstudy.bellman.error_curves import load_error_curve
-from rlstudy.claims.markdown import markers, text
+from rlstudy.core.markdown import markers, text
 from rlstudy.core.io import load_csv
 
 NAMES = ("cbo-needs", "sweep", "cost")

@@ -1,0 +1,69 @@
+"""The generated blocks of the README and docs/bellman.md, rendered from hand-made tables."""
+
+import math
+
+import pandas as pd
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_the_readme_block_is_rendered_from_the_claims_table(tmp_path):
+    from rlstudy.report.cli.render_readme import END, START, render, replace_block
+
+    claims = pd.DataFrame({"id": ["a", "b"], "statement": ["x | y", "z"], "verdict": ["holds", "fails"]})
+    block = render(claims, "abc123")
+    assert block.startswith(START) and block.endswith(END)
+    assert "| `a` | x \\| y | holds |" in block and "| `b` | z | **fails** |" in block
+    assert "1 holds, 1 fails, 0 inconclusive" in block and "commit abc123" in block
+    readme = f"intro\n{START}\nold\n{END}\nrest\n"
+    assert replace_block(readme, block, tmp_path) == f"intro\n{block}\nrest\n"
+    shipped = (ROOT / "README.md").read_text()
+    assert shipped.count(START) == 1 and shipped.count(END) == 1  # the README carries the generated block
+
+
+def test_the_study_pages_results_block_is_rendered_from_the_tables(tmp_path):
+    from rlstudy.report.cli.render_readme import RESULTS_END, RESULTS_START, render_results, replace_block
+
+    stats = pd.DataFrame({"dataset": ["ours"] * 2, "task": ["control"] * 2, "optimizer": ["sgd", "cbo"],
+                          "method": ["UR", "DS"], "n": [5, 1],
+                          "final_rel_error_mean": [0.2, 1.01], "final_rel_error_ci_low": [0.1, math.nan],
+                          "final_rel_error_ci_high": [0.3, math.nan], "final_rel_error_iqm": [0.19, 1.01],
+                          "final_rel_error_exact_mean": [0.05, 0.99], "final_rel_error_exact_ci_low": [0.04, math.nan],
+                          "final_rel_error_exact_ci_high": [0.07, math.nan], "final_rel_error_exact_iqm": [0.051, 0.99]})
+    references = pd.DataFrame({"dataset": ["ours"], "task": ["control"], "made_by": ["SGD-UR"],
+                               "error_exact_normalised": [0.1444]})
+    block = render_results(stats, references, "abc123")
+    assert block.startswith(RESULTS_START) and block.endswith(RESULTS_END) and "commit abc123" in block
+    # sorted by optimizer (cbo before sgd); one seed: the mean alone, no interval
+    assert block.index("| ours | control | cbo | DS | 1 | 1.010 | 1.010 | 0.990 | 0.990 |") < block.index(
+        "| ours | control | sgd | UR | 5 | 0.200 [0.100, 0.300] | 0.190 | 0.050 [0.040, 0.070] | 0.051 |")
+    assert "| ours | control | SGD-UR | 0.144 |" in block
+    page = f"a\n{RESULTS_START}\nold\n{RESULTS_END}\nb\n"
+    assert replace_block(page, block, tmp_path, RESULTS_START, RESULTS_END) == f"a\n{block}\nb\n"
+    shipped = (ROOT / "docs" / "bellman.md").read_text()
+    assert shipped.count(RESULTS_START) == 1 and shipped.count(RESULTS_END) == 1
+
+
+def test_the_cbo_blocks_are_rendered_from_the_tables(tmp_path):
+    """The sweep, cost and 'What CBO needs' blocks of docs/bellman.md: numbers from the tables only."""
+    from rlstudy.bellman.doc_blocks import NAMES, render_cost, render_sweep
+    from rlstudy.report.cli.render_readme import replace_block
+    from rlstudy.core.markdown import markers
+
+    sweep = pd.DataFrame({"grid": "ess_kick", "x": "ess_target", "x_value": 0.1, "y": "kick", "y_value": 0.1,
+                          "seed": [100, 101, 102], "final_rel_error": [0.2, 0.1, math.inf],
+                          "converged": [True, True, False], "diverged": [False, False, True]})
+    block = render_sweep(sweep, "t.csv")
+    assert "| ess\\_kick | ess\\_target = 0.1, kick = 0.1 | 3 | 0.20 [0.10, inf] | 2 of 3 | 1 |" in block
+    cost = pd.DataFrame({"dataset": "ours", "task": "control", "method": "UR", "optimizer": "sgd", "seed": [0, 1],
+                         "bound": 0.5, "evaluations_to_bound_exact": [4e7, math.inf], "evaluations": [1e8, 1e8],
+                         "final_rel_error_exact": [0.2, 0.6]})
+    block = render_cost(cost, "c.csv")
+    assert "| ours | control | UR | sgd | 1 of 2 | 4e+07 | 1e+08 [1e+08, 1e+08] | 0.40 [0.20, 0.60] |" in block
+    page = "a\n" + "\n".join(markers("cost")) + "\nb\n"
+    assert replace_block(page, block, tmp_path, *markers("cost")) == f"a\n{block}\nb\n"
+    shipped = (ROOT / "docs" / "bellman.md").read_text()
+    for name in NAMES:
+        assert all(shipped.count(marker) == 1 for marker in markers(name))
