@@ -135,7 +135,10 @@ def rank_test(test: dict, groups: Groups, first: np.ndarray, second: np.ndarray,
     if decision == "too few":
         return Outcome(INCONCLUSIVE, f"{evidence}; the smallest attainable p is {result.smallest_p:.3g} > {level:g}: "
                        "too few runs to decide, by design", groups.seeds)
-    return Outcome({"below": HOLDS, "above": FAILS}.get(decision, INCONCLUSIVE), evidence, groups.seeds)
+    if decision not in ("below", "above"):
+        return Outcome(INCONCLUSIVE, f"{evidence}; neither one-sided p reaches {level:g}: the difference is not "
+                       f"decided at n = {result.n}", groups.seeds)
+    return Outcome(HOLDS if decision == "below" else FAILS, evidence, groups.seeds)
 
 
 def ranking(test: dict, table: pd.DataFrame, claim: str) -> Outcome:

@@ -83,7 +83,8 @@ def test_ranking_holds_fails_and_is_inconclusive():
     reversed_ = pd.concat([runs("UR", [0.5, 0.6, 0.55, 0.7, 0.52]), runs("DS", [0.1, 0.2, 0.15, 0.12, 0.18])])
     assert verdict(reversed_, RANKING)["verdict"] == FAILS
     mixed = pd.concat([runs("UR", [0.1, 0.6, 0.3, 0.5, 0.2]), runs("DS", [0.5, 0.2, 0.4, 0.1, 0.6])])
-    assert verdict(mixed, RANKING)["verdict"] == INCONCLUSIVE
+    row = verdict(mixed, RANKING)
+    assert row["verdict"] == INCONCLUSIVE and "not decided at n = 5" in row["evidence"]  # the evidence says why
     one_seed = pd.concat([runs("UR", [0.1]), runs("DS", [0.9])])
     row = verdict(one_seed, RANKING)
     assert row["verdict"] == INCONCLUSIVE and "fewer than 2" in row["evidence"]
