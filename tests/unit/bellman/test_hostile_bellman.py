@@ -331,9 +331,9 @@ def test_import_authors_data_refuses_steps_beyond_the_data_or_too_few(tmp_path, 
     ('{}', 'expected {"rows": [...]} with at least one row'),
     ('{"rows": [3]}', "each row needs exactly the keys"),
     ('{"rows": [{"dataset": "ours"}]}', "each row needs exactly the keys"),
-    ('{"rows": [{"dataset": "ours", "task": "control", "reference": 1, "exact": "e", "dynamics": {}, "made_by": "m"}]}',
+    ('{"rows": [{"dataset": "ours", "task": "control", "reference": 1, "exact": "e", "dynamics": {}, "made_by": "m", "density": "d"}]}',
      "keys ['reference'] must be text"),
-    ('{"rows": [{"dataset": "ours", "task": "control", "reference": "r", "exact": "e", "dynamics": 1, "made_by": "m"}]}',
+    ('{"rows": [{"dataset": "ours", "task": "control", "reference": "r", "exact": "e", "dynamics": 1, "made_by": "m", "density": "d"}]}',
      "keys ['dynamics'] must be text (dynamics: an object)"),
 ])
 def test_summarise_references_checks_its_entries_given_by_hand(tmp_path, cli, entries, message):
