@@ -58,7 +58,8 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
                                      "final_rel_error", "min_rel_error", "final_rel_error_exact",
                                      "min_rel_error_exact", "evaluations", "converged", "converged_exact",
                                      "final_error_exact_normalised", "final_error_exact_common_normalised",
-                                     "final_greedy_shortfall", "final_greedy_wrong_share"]
+                                     "final_greedy_shortfall", "final_greedy_wrong_share",
+                                     "final_error_exact_weighted_normalised"]
     assert sorted(summary["dataset"].unique()) == sorted(DATASETS)
     smoke = yaml.safe_load((workdir / "workflow/profiles/smoke/scale.yaml").read_text())
     settings = config["cbo"]["settings"]
@@ -70,7 +71,8 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     control = summary["task"] == "control"
     assert np.isfinite(summary.loc[control, greedy].to_numpy()).all()  # every control run is scored
     assert summary.loc[~control, greedy].isna().all().all()  # evaluation runs are not
-    assert np.isfinite(summary[["final_error_exact_normalised", "final_error_exact_common_normalised"]]).all().all()
+    assert np.isfinite(summary[["final_error_exact_normalised", "final_error_exact_common_normalised",
+                                "final_error_exact_weighted_normalised"]]).all().all()
     assert set(summary[summary["optimizer"] == "cbo-adaptive"]["method"]) == {"DS", "UR", "BFF-matched"}
     stats = pd.read_csv(workdir / "results" / "summary_stats.csv")
     assert len(stats) == len(summary.groupby(["dataset", "task", "optimizer", "method"]))
