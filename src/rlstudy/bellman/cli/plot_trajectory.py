@@ -23,7 +23,7 @@ def main() -> None:
     traj = load_trajectory(args.trajectory)
     title = (f"{args.task} trajectory: {len(traj):,} steps of the {POLICY_OF_TASK[args.task]} policy "
              f"({args.trajectory})")
-    density = load_density(args.density, 1) if args.density else None
+    density = load_density(args.density, None) if args.density else None
     style.save(plot_trajectory_figure(traj, title, density), args.out_prefix, args.formats, args.dpi)
 
 
