@@ -7,6 +7,7 @@ use rule figure_template as q_figure with:
         lambda w: [f"{d}/{f}" for d in run_dirs(w.dataset, w.task, w.setting) for f in ("q.pt", "errors.csv")],
         reference=lambda w: reference_of(w.dataset, w.task),
         exact=lambda w: exact_of(w.dataset, w.task),
+        density=lambda w: density_of(w.dataset, w.task),
         code=sources("bellman.cli.plot_q"),
     output:
         figure_output("figures/{dataset}/q_{task}_{setting}", "q_figure.rst", "2. Q-functions learnt",
@@ -18,7 +19,8 @@ use rule figure_template as q_figure with:
         setting=lambda w: setting_caption(w.task, w.setting),
         note=lambda w: reference_note(w.dataset, w.task),
         args=lambda w, input: ["--task", w.task, "--setting", w.setting, "--reference", input.reference,
-                               "--exact", input.exact, "--reference-note", reference_note(w.dataset, w.task),
+                               "--exact", input.exact, "--density", input.density,
+                               "--reference-note", reference_note(w.dataset, w.task),
                                "--runs", *run_dirs(w.dataset, w.task, w.setting),
                                "--gamma", config["problem"]["gamma"], "--dynamics", as_json(dynamics_of(w.dataset)),
                                "--converged-below", config["summary"]["converged_below"]],

@@ -120,7 +120,7 @@ def load_density(path, points: int | None) -> np.ndarray:
     """A density written by solve_density (stationary_density.npy) at grid(points), points dividing its
     grid (None: its whole grid)."""
     values = load_npy(path, "stationary density")
-    points = points or len(values)
+    points = points or (len(values) if values.ndim else 1)  # a 0-d array has no len(): refused below
     if values.ndim != 1 or not len(values) or len(values) % points:
         raise InputError(f"{path}: expected a density of shape (n,) with n a multiple of {points}, got {values.shape}")
     if not np.isfinite(values).all() or (values < 0).any():

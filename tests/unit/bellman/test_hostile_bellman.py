@@ -141,7 +141,8 @@ def test_a_nan_weight_in_a_run_network_fails_the_figure_by_name(project, cli):
     state["fc2.weight"][3, 7] = math.nan
     save_tensors(project / "seed1" / "q.pt", state, provenance({}, None, {}))
     status, err = cli("bellman.cli.plot_q", "--task", "control", "--setting", "sgd", "--reference",
-                      project / "q_star.pt", "--exact", project / "q_exact.npy", "--runs", project / "seed0", project / "seed1",
+                      project / "q_star.pt", "--exact", project / "q_exact.npy", "--density", project / "density.npy",
+                      "--runs", project / "seed0", project / "seed1",
                       "--gamma", 0.9, "--dynamics", "{}", "--out-prefix", project / "fig")
     one_line_error(status, err, "seed1/q.pt", "'fc2.weight' holds NaN or inf")
     assert not list(project.glob("fig*"))

@@ -40,7 +40,8 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--curves", nargs="+", required=True, help="errors.csv of every run, its q.pt beside it")
     p.add_argument("--exact", type=json_arg, required=True,
-                   help='JSON {"rows": [{"dataset", "task", "exact": q_exact.npy, "dynamics": sde.Dynamics}, ...]}')
+                   help='JSON {"rows": [{"dataset", "task", "exact": q_exact.npy, "dynamics": sde.Dynamics}, ...]} '
+                        "(further keys, such as the rule's density, are ignored)")
     p.add_argument("--gamma", type=finite_float, required=True, help="the discount (config problem.gamma)")
     p.add_argument("--modes", type=integer_from(1), default=12, help="the highest Fourier mode K tabulated")
     p.add_argument("--out", required=True)
@@ -49,10 +50,17 @@ def main() -> None:
         raise InputError(f"--gamma must be in (0, 1), got {args.gamma} (config key 'problem.gamma')")
     if args.modes > GRID_POINTS // 2:
         raise InputError(f"--modes must be at most {GRID_POINTS // 2} (the metric's grid), got {args.modes}")
+    entries = args.exact.get("rows")
+    if not isinstance(entries, list) or not entries:
+        raise InputError('--exact: expected {"rows": [...]} with at least one row')
     references = {}
-    for entry in args.exact.get("rows", []):
+    for entry in entries:
         if not isinstance(entry, dict) or not ENTRY_KEYS <= set(entry):
             raise InputError(f"--exact: each row needs the keys {sorted(ENTRY_KEYS)}, got {entry!r}")
+        not_text = sorted(key for key in ENTRY_KEYS - {"dynamics"} if not isinstance(entry[key], str))
+        if not_text or not isinstance(entry["dynamics"], dict):
+            raise InputError(f"--exact: row {entry.get('dataset')!r} {entry.get('task')!r}: keys "
+                             f"{not_text or ['dynamics']} must be text (dynamics: an object)")
         exact = load_exact(entry["exact"], GRID_POINTS)
         references[entry["dataset"], entry["task"]] = (
             exact, centred_norm(torch.from_numpy(exact)), build(Dynamics, entry["dynamics"], "config 'problem.dynamics'"))
@@ -69,7 +77,7 @@ def main() -> None:
                                   "bellman_contraction": bellman_contraction(modes, args.gamma, dynamics)}))
     table = pd.concat(rows).sort_values([*RUN_KEYS, "mode"], kind="stable").reset_index(drop=True)
     print(table.groupby(["dataset", "task", "optimizer", "method", "mode"])["error_normalised"].median().to_string())
-    inputs = {f"exact {e['dataset']} {e['task']}": e["exact"] for e in args.exact["rows"]}
+    inputs = {f"exact {e['dataset']} {e['task']}": e["exact"] for e in entries}
     inputs |= {name: name for path in args.curves for name in (path, str(Path(path).parent / "q.pt"))}
     save_csv(args.out, table, provenance({"gamma": args.gamma, "modes": args.modes, "exact": args.exact,
                                          "grid_points": GRID_POINTS}, None, inputs))
