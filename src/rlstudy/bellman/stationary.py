@@ -89,7 +89,10 @@ def stationary_on_grid(n: int, policy: str, dynamics: Dynamics, residual_rtol: f
                            f"above {residual_rtol:g}: the chain may not have a unique stationary density")
     if density.min() < -residual_rtol * density.max():
         raise RuntimeError(f"the stationary density on {n} points is negative somewhere (min {density.min():.3g})")
-    return density
+    # A rounding-level negative value passes the check above, but load_density refuses any: clip it to 0
+    # (and keep the mean 1), so that what this writes is what the readers accept.
+    density = np.maximum(density, 0.0)
+    return density * (n / density.sum())
 
 
 @dataclass(frozen=True)

@@ -116,3 +116,24 @@ def test_the_density_step_refuses_bad_arguments_by_name(tmp_path, cli, args, fra
     status, err = cli("bellman.cli.solve_density", *args, "--out", tmp_path / "out" / "d.npy")
     one_line_error(status, err, *fragments)
     assert nothing_written(tmp_path / "out")
+
+
+def test_a_rounding_level_negative_value_is_clipped_so_that_the_file_loads(tmp_path, monkeypatch):
+    """stationary_on_grid tolerates min >= -RESIDUAL_RTOL * max; load_density refuses any negative value:
+    what the solve writes must load."""
+    from rlstudy.bellman import stationary
+    from rlstudy.core.io import provenance, save_npy
+
+    solve = np.linalg.solve
+
+    def rounded(a, b):  # the flat density with one value just below zero
+        x = solve(a, b)
+        x[7] = -1e-14 * x.max()
+        return x
+
+    monkeypatch.setattr(stationary.np.linalg, "solve", rounded)
+    # The tolerance widened so that this made-up solution passes the residual and sign checks.
+    density = stationary_on_grid(100, "uniform", dynamics(), residual_rtol=1.0)
+    assert density.min() == 0.0 and density.mean() == pytest.approx(1.0, rel=1e-14)
+    save_npy(tmp_path / "d.npy", density, provenance({}, None, {}))
+    np.testing.assert_array_equal(load_density(tmp_path / "d.npy", 100), density)
