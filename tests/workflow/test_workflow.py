@@ -44,7 +44,8 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     config = yaml.safe_load((workdir / "config.yaml").read_text())
     names = [f"{d}/q_{t}_{o}" for d in DATASETS for t in config["tasks"] for o in ("sgd", *config["cbo"]["settings"])]
     names += [f"{d}/{kind}" for d in DATASETS
-              for kind in [*(f"trajectory_{t}" for t in config["tasks"]), "cost_evaluations", "cost_seconds"]]
+              for kind in [*(f"trajectory_{t}" for t in config["tasks"]), *(f"fourier_error_{t}" for t in config["tasks"]),
+                           "cost_evaluations", "cost_seconds"]]
     names += ["ours/cbo_sweep", "ours/reference_error"]
     for name in names:
         for fmt in ("png", "pdf"):
@@ -82,6 +83,9 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     assert (references["error_exact_normalised"] > 0).all()
     assert (references["error_exact_common_normalised"] > 0).all()
     assert np.isfinite(references.loc[references["task"] == "control", ["greedy_shortfall", "greedy_wrong_share"]]).all().all()
+    fourier = pd.read_csv(workdir / "results" / "fourier_error.csv")
+    assert len(fourier) == len(summary) * 13  # modes 0..12 of every run
+    assert np.isfinite(fourier[["error", "error_normalised", "bellman_contraction"]]).all().all()
     claims = pd.read_csv(workdir / "results" / "claims.csv")
     assert list(claims["id"]) == [c["id"] for c in yaml.safe_load((workdir / "claims.yaml").read_text())["claims"]]
     assert set(claims["verdict"]) <= {"holds", "fails", "inconclusive"}
