@@ -114,6 +114,13 @@ def exact_of(dataset, task):
     return f"results/exact/{task}/reward_{dynamics_of(dataset)['reward_of']}/q_exact.npy"
 
 
+def density_of(dataset, task):
+    """Where a dataset's data of a task are: the stationary density of the task's behaviour policy
+    (reference.smk, rule stationary_density). It depends on the dynamics' eps and sigma, not on the
+    reward, and the authors' trajectories follow our policies, so both datasets share one file."""
+    return f"results/exact/{task}/stationary_density.npy"
+
+
 def run_dirs(dataset, task, setting):
     return [f"results/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}"
             for estimator in estimators_of(setting) for seed in seeds_of(setting)]
@@ -169,14 +176,15 @@ def reference_note(dataset, task):
 def exact_entries():
     """Each dataset and task's exact Q with the dynamics it was solved for (the greedy policies of
     control runs are evaluated exactly under them: bellman/greedy.py)."""
-    return [{"dataset": dataset, "task": task, "exact": exact_of(dataset, task), "dynamics": dynamics_of(dataset)}
-            for dataset in DATASETS for task in config["tasks"]]
+    return [{"dataset": dataset, "task": task, "exact": exact_of(dataset, task), "dynamics": dynamics_of(dataset),
+             "density": density_of(dataset, task)} for dataset in DATASETS for task in config["tasks"]]
 
 
 def reference_entries():
     """Each learned Q* with the exact Q it is measured against (reference.smk, rule reference_table)."""
     return [{"dataset": dataset, "task": task, "reference": reference_of(dataset, task),
-             "exact": exact_of(dataset, task), "dynamics": dynamics_of(dataset), "made_by": reference_note(dataset, task)}
+             "exact": exact_of(dataset, task), "dynamics": dynamics_of(dataset), "made_by": reference_note(dataset, task),
+             "density": density_of(dataset, task)}
             for dataset in DATASETS for task in config["tasks"]]
 
 
