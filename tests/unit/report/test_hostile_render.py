@@ -44,7 +44,8 @@ def published_results(folder: Path, commit: str = HEAD, epochs: int | None = Non
                for s in ("mean", "ci_low", "ci_high", "iqm")}
     save_csv(folder / "summary_stats.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "optimizer": ["sgd"],
                                                          "method": ["UR"], "n": [2], **columns}), record)
-    save_csv(folder / "summary.csv", pd.DataFrame({"dataset": ["ours"], "optimizer": ["cbo-adaptive"],
+    save_csv(folder / "summary.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "method": ["UR"],
+                                                   "optimizer": ["cbo-adaptive"],
                                                    "final_rel_error": [0.3], "final_rel_error_exact": [0.4]}), record)
     summary = folder / "summary.csv"
     save_csv(folder / "cbo_sweep.csv", pd.DataFrame({"grid": ["g_<i>"], "x": ["kick"], "x_value": [0.1], "y": ["tau"],

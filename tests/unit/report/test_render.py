@@ -46,6 +46,30 @@ def test_the_study_pages_results_block_is_rendered_from_the_tables(tmp_path):
     assert shipped.count(RESULTS_START) == 1 and shipped.count(RESULTS_END) == 1
 
 
+def test_an_interval_under_90_percent_at_its_seeds_spread_says_so():
+    """The t interval is labelled 95 %; at a wide log-scale spread its simulated coverage falls under
+    90 % (issue 21), and the results block then prints the coverage beside that interval."""
+    from rlstudy.report.cli.render_readme import coverage_at_spread, render_results
+
+    narrow, wide = [0.20, 0.21, 0.19, 0.20, 0.22], [0.02, 0.5, 0.1, 1.5, 0.05]  # log sd 0.05 and about 1.7
+    summary = pd.DataFrame({"dataset": "ours", "task": "control", "optimizer": "sgd",
+                            "method": ["UR"] * 5 + ["DS"] * 5, "final_rel_error": narrow + wide,
+                            "final_rel_error_exact": narrow + wide})
+    coverage = coverage_at_spread(summary, ("final_rel_error", "final_rel_error_exact"))
+    assert coverage[("ours", "control", "sgd", "UR", "final_rel_error")] > 0.93
+    assert coverage[("ours", "control", "sgd", "DS", "final_rel_error")] < 0.85
+    stats = pd.DataFrame({"dataset": "ours", "task": "control", "optimizer": "sgd", "method": ["DS", "UR"], "n": 5,
+                          **{f"{m}_{s}": [0.4, 0.2] if s in ("mean", "iqm") else [0.1, 0.19] if s == "ci_low"
+                             else [0.9, 0.21] for m in ("final_rel_error", "final_rel_error_exact")
+                             for s in ("mean", "ci_low", "ci_high", "iqm")}})
+    references = pd.DataFrame({"dataset": ["ours"], "task": ["control"], "made_by": ["SGD-UR"],
+                               "error_exact_normalised": [0.1]})
+    block = render_results(stats, references, "abc", coverage)
+    ds = next(line for line in block.splitlines() if "| DS |" in line)
+    ur = next(line for line in block.splitlines() if "| UR |" in line)
+    assert ds.count("(covers ") == 2 and "(covers" not in ur
+
+
 def test_the_cbo_blocks_are_rendered_from_the_tables(tmp_path):
     """The sweep, cost and 'What CBO needs' blocks of docs/bellman.md: numbers from the tables only."""
     from rlstudy.bellman.doc_blocks import NAMES, render_cost, render_sweep
