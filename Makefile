@@ -24,7 +24,7 @@ report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure 
 	$(BIN)/snakemake --cores all
 	$(BIN)/snakemake --report report.html
 
-readme: report  ## the verdicts into README.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
+readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.report.cli.render_readme
 
 test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs

@@ -12,7 +12,7 @@ from rlstudy.bellman.doc_blocks import NAMES
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import save_csv, sha256_file
 from rlstudy.core.markdown import markers
-from rlstudy.report.cli.render_readme import END, RESULTS_END, RESULTS_START, START, render, text
+from rlstudy.report.cli.render_readme import END, RESULTS_END, RESULTS_START, START, render, render_page, text
 
 from hostile import ROOT, cli, one_line_error
 
@@ -21,9 +21,10 @@ def test_inserted_text_is_escaped_for_markdown_and_html():
     escaped = text(hostile)
     assert "<" not in escaped and "\n" not in escaped and "<!--" not in escaped
     assert escaped == ("a &lt;!-- hides \\| the rest &amp; \\`code\\` &lt;b&gt;x&lt;/b&gt; \\*em\\* \\[l\\](u) \\\\ next")
-    block = render(pd.DataFrame({"id": ["a", "b"], "statement": [hostile, "z"], "verdict": ["holds", "fails"]}), "c")
+    block = render_page(pd.DataFrame({"id": ["a", "b"], "statement": [hostile, "z"], "verdict": ["holds", "fails"],
+                                      "evidence": [hostile, "e"]}), "c")
     rows = [line for line in block.splitlines() if line.startswith("| `")]
-    assert len(rows) == 2 and rows[1] == "| `b` | z | **fails** |"  # the hostile statement hid nothing below it
+    assert len(rows) == 2 and rows[1] == "| `b` | z | **fails** | e |"  # the hostile statement hid nothing below it
     with pytest.raises(InputError, match="claim id"):
         render(pd.DataFrame({"id": ["a` | x"], "statement": ["s"], "verdict": ["holds"]}), "c")
 
@@ -61,10 +62,12 @@ def published_results(folder: Path, commit: str = HEAD, epochs: int | None = Non
     save_csv(folder / "error_exact.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "made_by": ["m|x"],
                                                        "error_exact_normalised": [0.1]}), record)
     (folder / "README.md").write_text(f"intro\n{START}\nold\n{END}\n")
+    (folder / "claims.md").write_text("page\n{}\nold\n{}\n".format(*markers("claims-table")))
     cbo = "".join(f"{start}\nold\n{end}\n" for start, end in map(markers, NAMES))
     (folder / "bellman.md").write_text(f"page\n{RESULTS_START}\nold\n{RESULTS_END}\n{cbo}")
     return {"--claims": folder / "claims.csv", "--stats": folder / "summary_stats.csv",
             "--references": folder / "error_exact.csv", "--readme": folder / "README.md",
+            "--claims-page": folder / "claims.md",
             "--study-page": folder / "bellman.md", "--summary": summary, "--sweep": folder / "cbo_sweep.csv",
             "--cost": folder / "cost.csv", "--runs": folder / "no_runs", **study_tables(folder, commit)}
 
@@ -109,7 +112,8 @@ def test_published_results_are_rendered_escaped(tmp_path, cli, in_repository):
     status, err = cli("report.cli.render_readme", *render_args(paths))
     assert status == 0, err
     readme = paths["--readme"].read_text()
-    assert f"commit {HEAD}" in readme and "| `a` | s &lt;!-- x | holds |" in readme
+    assert f"commit {HEAD}" in readme and "- holds (1): `a`" in readme
+    assert "| `a` | s &lt;!-- x | holds |" in paths["--claims-page"].read_text()
     assert "| ours | control | m\\|x | 0.100 |" in paths["--study-page"].read_text()
     assert "| g\\_&lt;i&gt; | kick = 0.1, tau = 0 | 1 | 0.20 | 1 of 1 | 0 |" in paths["--study-page"].read_text()
     assert "| ours | control | UR | sgd | 1 of 1 | 4e+07 | 1e+08 | 0.20 |" in paths["--study-page"].read_text()

@@ -9,18 +9,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_the_readme_block_is_rendered_from_the_claims_table(tmp_path):
-    from rlstudy.report.cli.render_readme import END, START, render, replace_block
+def test_the_readme_block_and_the_claims_page_are_rendered_from_the_claims_table(tmp_path):
+    from rlstudy.report.cli.render_readme import (CLAIMS_PAGE_END, CLAIMS_PAGE_START, END, START, render,
+                                                  render_page, replace_block)
 
-    claims = pd.DataFrame({"id": ["a", "b"], "statement": ["x | y", "z"], "verdict": ["holds", "fails"]})
+    claims = pd.DataFrame({"id": ["a", "b", "c"], "statement": ["x | y", "z", "w"],
+                           "verdict": ["holds", "fails", "holds"], "evidence": ["p = 0.001", "p = 0.9", "e"]})
     block = render(claims, "abc123")
     assert block.startswith(START) and block.endswith(END)
-    assert "| `a` | x \\| y | holds |" in block and "| `b` | z | **fails** |" in block
-    assert "1 holds, 1 fails, 0 inconclusive" in block and "commit abc123" in block
+    assert "3 claims, 2 holds, 1 fails, 0 inconclusive" in block and "commit abc123" in block
+    assert "- holds (2): `a`, `c`" in block and "- **fails** (1): `b`" in block and "- *inconclusive* (0): none" in block
+    assert len(block.splitlines()) < 10  # the README stays short, however many claims
     readme = f"intro\n{START}\nold\n{END}\nrest\n"
     assert replace_block(readme, block, tmp_path) == f"intro\n{block}\nrest\n"
-    shipped = (ROOT / "README.md").read_text()
-    assert shipped.count(START) == 1 and shipped.count(END) == 1  # the README carries the generated block
+    page = render_page(claims, "abc123")
+    assert page.startswith(CLAIMS_PAGE_START) and page.endswith(CLAIMS_PAGE_END)
+    assert "| `a` | x \\| y | holds | p = 0.001 |" in page and "| `b` | z | **fails** | p = 0.9 |" in page
+    for path, (start, end) in ((ROOT / "README.md", (START, END)),
+                               (ROOT / "docs" / "claims.md", (CLAIMS_PAGE_START, CLAIMS_PAGE_END))):
+        shipped = path.read_text()
+        assert shipped.count(start) == 1 and shipped.count(end) == 1  # each page carries its generated block
 
 
 def test_the_study_pages_results_block_is_rendered_from_the_tables(tmp_path):
