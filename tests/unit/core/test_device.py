@@ -75,6 +75,18 @@ def test_cuda_setup_applies_pytorch_determinism_settings(monkeypatch):
         torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic = saved
 
 
+def test_cpu_setup_is_deterministic_without_importing_inductor():
+    """setup_torch("cpu") sets ATen's deterministic flag without torch.use_deterministic_algorithms'
+    import of Inductor's config (TorchDynamo: seconds in each of the workflow's short jobs)."""
+    import subprocess
+
+    probe = ("import sys, torch; from rlstudy.core.cli import setup_torch; setup_torch('cpu'); "
+             "print(torch.are_deterministic_algorithms_enabled(), 'torch._inductor' in sys.modules, "
+             "'torch._dynamo' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False", "False"]
+
+
 def test_cpu_setup_leaves_the_cuda_environment_alone(monkeypatch):
     monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", "placeholder")
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
