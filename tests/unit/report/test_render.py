@@ -99,3 +99,14 @@ def test_the_cbo_blocks_are_rendered_from_the_tables(tmp_path):
     shipped = (ROOT / "docs" / "bellman.md").read_text()
     for name in NAMES:
         assert all(shipped.count(marker) == 1 for marker in markers(name))
+
+
+def test_claims_the_run_predates_are_named_not_counted():
+    """A claim added to claims.yaml after the run's commit has no verdict: both blocks name it apart."""
+    from rlstudy.report.cli.render_readme import render, render_page
+
+    claims = pd.DataFrame({"id": ["a"], "statement": ["x"], "verdict": ["holds"], "evidence": ["e"]})
+    for block in (render(claims, "abc123", ["new-one", "new-two"]), render_page(claims, "abc123", ["new-one", "new-two"])):
+        assert "Not in this run" in block and "(2, no verdict" in block and "`new-one`, `new-two`" in block
+    assert "Not in this run" not in render(claims, "abc123") + render_page(claims, "abc123")
+    assert "1 holds" in render(claims, "abc123", ["new-one"])  # counted only among the run's verdicts
