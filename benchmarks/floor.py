@@ -162,8 +162,8 @@ def make_meter():
     return ErrorMeter({"error": q_on_grid(refs[0]), "error_exact": q_on_grid(refs[1])})
 
 
-def sgd_kernel(method: str, batch: int, batches: int):
-    """Seconds per mini-batch of train_sgd (estimator `method`, control task) and its arithmetic."""
+def sgd_kernel(estimator: str, batch: int, batches: int):
+    """Seconds per mini-batch of train_sgd (the given estimator, control task) and its arithmetic."""
     from bellman_problem import PROBLEM, SGD_CONTROL
     from rlstudy.bellman.qnet import init_params
     from rlstudy.bellman.residuals import rows_per_sample
@@ -175,11 +175,11 @@ def sgd_kernel(method: str, batch: int, batches: int):
     meter = make_meter()
 
     def run():
-        train_sgd(theta, traj, method, "control", params, PROBLEM, torch.Generator().manual_seed(3), meter)
+        train_sgd(theta, traj, estimator, "control", params, PROBLEM, torch.Generator().manual_seed(3), meter)
 
     seconds = best_time(run, 2) / batches
     arith = Arithmetic()
-    grad_rows, next_rows = 2 * batch, batch * (rows_per_sample(method) - 2)
+    grad_rows, next_rows = 2 * batch, batch * (rows_per_sample(estimator) - 2)
     qnet_forward(arith, grad_rows, "sin+cos")  # forward_cached: sine and cosine of both layers
     if next_rows:
         qnet_forward(arith, next_rows)
@@ -198,23 +198,23 @@ def cbo_kernel(setting: str, steps: int):
     from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
     from rlstudy.bellman.residuals import rows_per_sample
 
-    method = {"cbo": "UR", "cbo-adaptive": "BFF-matched"}[setting]
+    estimator = {"cbo": "UR", "cbo-adaptive": "BFF-matched"}[setting]
     params = CBOParams(**{**CBO_SETTINGS[setting], "epochs": steps})
     traj = trajectory(200_000)
     swarm = initial_swarm(params, torch.Generator().manual_seed(4), 1.0)
     meter = make_meter()
 
     def run():
-        train_cbo(swarm, traj, method, "control", params, PROBLEM, torch.Generator().manual_seed(6), meter)
+        train_cbo(swarm, traj, estimator, "control", params, PROBLEM, torch.Generator().manual_seed(6), meter)
 
     seconds = best_time(run, 2) / steps
     arith = Arithmetic()
-    rows = params.samples * rows_per_sample(method)
+    rows = params.samples * rows_per_sample(estimator)
     qnet_forward(arith, params.samples * 2, count=params.particle_batch)  # [s; s^'] per particle
     qnet_forward(arith, rows - 2 * params.samples, count=params.particle_batch)  # s' (UR, BFF)
     meter_arithmetic(arith)
     arith.calls["sin+cos"] += params.samples  # features of UR's s^'
-    return seconds, arith, f"{method}, N={params.particles}, m={params.samples}"
+    return seconds, arith, f"{estimator}, N={params.particles}, m={params.samples}"
 
 
 def profiled_arithmetic(fn) -> Arithmetic:
@@ -294,7 +294,7 @@ def agent_kernels(updates: int):
         a_opt.zero_grad()
         actor_loss.backward()
         a_opt.step()
-        ddpg.polyak_update(tgt, model, p.tau)
+        ddpg.polyak_update(tgt, model, p.polyak)
     out.append(("DDPG critic+actor update (Pendulum, batch 256, 256-256)",
                 best_time(lambda: [ddpg_update() for _ in range(updates)], 3) / updates, profiled_arithmetic(ddpg_update)))
 
@@ -362,9 +362,9 @@ def main() -> None:
     repeats = 2 if args.quick else 5
     prims = Primitives(repeats)
     rows = []
-    for method in ("DS", "UR", "BFF"):
-        seconds, arith = sgd_kernel(method, 10_000, 2 if args.quick else 8)
-        rows.append((f"SGD mini-batch, {method}, batch 10000 (train_sgd, with the error meter)", seconds, arith))
+    for estimator in ("DS", "UR", "BFF"):
+        seconds, arith = sgd_kernel(estimator, 10_000, 2 if args.quick else 8)
+        rows.append((f"SGD mini-batch, {estimator}, batch 10000 (train_sgd, with the error meter)", seconds, arith))
     for setting, label, steps in (("cbo", "notebook", 1 if args.quick else 3),
                                   ("cbo-adaptive", "cbo-adaptive", 5 if args.quick else 40)):
         seconds, arith, what = cbo_kernel(setting, steps)

@@ -55,7 +55,7 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
         assert gif.with_name(gif.name + ".provenance.json").is_file(), gif
 
     summary = pd.read_csv(workdir / "results" / "summary.csv")
-    assert list(summary.columns) == ["dataset", "task", "optimizer", "method", "seed", "iterations",
+    assert list(summary.columns) == ["dataset", "task", "setting", "estimator", "seed", "iterations",
                                      "final_rel_error", "min_rel_error", "final_rel_error_exact",
                                      "min_rel_error_exact", "evaluations", "converged", "converged_exact",
                                      "final_error_exact_normalised", "final_error_exact_common_normalised",
@@ -64,8 +64,8 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     assert sorted(summary["dataset"].unique()) == sorted(DATASETS)
     smoke = yaml.safe_load((workdir / "workflow/profiles/smoke/scale.yaml").read_text())
     settings = config["cbo"]["settings"]
-    runs_per_task = len(config["sgd"]["methods"]) * len(smoke["seeds"]) + sum(
-        len(settings[name]["methods"]) * len(smoke["cbo"]["settings"][name]["seeds"]) for name in settings)
+    runs_per_task = len(config["sgd"]["estimators"]) * len(smoke["seeds"]) + sum(
+        len(settings[name]["estimators"]) * len(smoke["cbo"]["settings"][name]["seeds"]) for name in settings)
     assert len(summary) == len(DATASETS) * len(config["tasks"]) * runs_per_task
     assert summary[["final_rel_error", "final_rel_error_exact"]].notna().all().all()
     greedy = ["final_greedy_shortfall", "final_greedy_wrong_share"]
@@ -74,9 +74,9 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     assert summary.loc[~control, greedy].isna().all().all()  # evaluation runs are not
     assert np.isfinite(summary[["final_error_exact_normalised", "final_error_exact_common_normalised",
                                 "final_error_exact_weighted_normalised"]]).all().all()
-    assert set(summary[summary["optimizer"] == "cbo-adaptive"]["method"]) == {"DS", "UR", "BFF-matched"}
+    assert set(summary[summary["setting"] == "cbo-adaptive"]["estimator"]) == {"DS", "UR", "BFF-matched"}
     stats = pd.read_csv(workdir / "results" / "summary_stats.csv")
-    assert len(stats) == len(summary.groupby(["dataset", "task", "optimizer", "method"]))
+    assert len(stats) == len(summary.groupby(["dataset", "task", "setting", "estimator"]))
     assert (stats["n"] >= 1).all() and stats.loc[stats["n"] >= 2, "final_rel_error_exact_ci_low"].notna().all()
     references = pd.read_csv(workdir / "results" / "reference" / "error_exact.csv")
     assert len(references) == len(DATASETS) * len(config["tasks"])

@@ -116,7 +116,7 @@ def exact_of(dataset, task):
 
 def density_of(dataset, task):
     """Where a dataset's data of a task are: the stationary density of the task's behaviour policy
-    (reference.smk, rule stationary_density). It depends on the dynamics' eps and sigma, not on the
+    (reference.smk, rule stationary_density). It depends on the dynamics' dt and sigma, not on the
     reward, and the authors' trajectories follow our policies, so both datasets share one file."""
     return f"results/exact/{task}/stationary_density.npy"
 
@@ -169,7 +169,7 @@ def reference_note(dataset, task):
     if reference_of(dataset, task) == AUTHORS_REFERENCE:
         return "Q*: the authors' published network (Q_ctrl_star.pt)"
     ref = config["reference"]
-    return (f"Q*: SGD-{ref['method']} ({ref['ur_action']} action) on our {config['trajectories']['long']:,}-step "
+    return (f"Q*: SGD-{ref['estimator']} ({ref['ur_action']} action) on our {config['trajectories']['long']:,}-step "
             f"trajectory, {ref['epochs']} epochs")
 
 

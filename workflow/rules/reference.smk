@@ -53,8 +53,8 @@ rule reference:
         network="results/reference/{task}/q_star.pt",
         curve="results/reference/{task}/errors.csv",
     params:
-        estimator=config["reference"]["method"],
-        sgd=as_json({k: v for k, v in config["reference"].items() if k != "method"}),
+        estimator=config["reference"]["estimator"],
+        sgd=as_json({k: v for k, v in config["reference"].items() if k != "estimator"}),
         problem=problem_of("ours"),
         seed=config["seed"],
         device=config["device"],

@@ -3,18 +3,18 @@
 The data of each task are one long trajectory of the behaviour policy (residuals.POLICY_OF_TASK:
 evaluation's P(a=+1|s) = 1/2 + sin(s)/5 drifts towards s = pi; control's is uniform). Taken modulo
 2*pi, its states are distributed by the chain's stationary density p, which weighs the error metric
-by where the methods actually saw data (metrics.weighted_centred_error).
+by where the runs actually saw data (metrics.weighted_centred_error).
 
 One step pushes a density p forward as
 
-    p'(s') = sum_a int p(s) pi(a|s) K(s' - s - a*eps) ds,   K the wrapped Gaussian of spread sigma*sqrt(eps),
+    p'(s') = sum_a int p(s) pi(a|s) K(s' - s - a*dt) ds,   K the wrapped Gaussian of spread sigma*sqrt(dt),
 
 a convolution, diagonal in Fourier modes: the multipliers of exact.StepOperator complex-conjugated
 (the discrete adjoint of E[f(s')|s, a], exactly), applied to p * pi(a|.) and summed over actions.
 
 The fixed point p = P p is found by a direct linear solve rather than power iteration: power
 iteration converges like |lambda_2|^m, which depends on the dynamics (0.94 per step for the shipped
-eps and sigma on evaluation, but it tends to 1 as eps or the drift shrinks), whereas the dense
+dt and sigma on evaluation, but it tends to 1 as dt or the drift shrinks), whereas the dense
 (n x n) solve costs the same for any chain and is exact to rounding for the few hundred points the
 density needs. Its relative residual max|P p - p| / max p is checked against RESIDUAL_RTOL (an error
 if above), and the grid is doubled (as exact.solve does for Q) until doubling it moves p by less

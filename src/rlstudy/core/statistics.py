@@ -15,7 +15,7 @@ uses (2, 3, 5, 10), not by asymptotics:
 - **A share** of rows passing a bound gets the exact (Clopper-Pearson) binomial interval.
 - **A comparison of two groups** (`compare`) is an exact one-sided rank test at a stated level:
   the Wilcoxon signed-rank test on the differences of paired runs (runs that share their
-  initialisation: the same seed of one optimizer and task), the Mann-Whitney U test otherwise. Both
+  initialisation: the same seed of one setting and task), the Mann-Whitney U test otherwise. Both
   are exact (every permutation of the signs or labels enumerated, ties and infinities included),
   so the false-positive rate under the null is at most the level at every n; a sample too small
   for the smallest attainable p-value to reach the level is inconclusive by design.

@@ -1,9 +1,10 @@
 """Double DQN with a Huber TD loss: the behavioural policy (online) and the offline baseline.
 
 `Learner` holds what DQN and BCQ share: the network and its target copy, Adam, the update step
-with its divergence check, and the target update (Polyak every update, or a full copy every
-`target_update_every` updates). Every STATISTICS_EVERY-th update returns its statistics
-(docs/diagnostics.md), the others an empty dict.
+with its divergence check, and the target update (with polyak_target_update, Polyak averaging at
+the rate `polyak` after every update; otherwise a full copy every `target_update_every` updates).
+Every STATISTICS_EVERY-th update returns its statistics (docs/diagnostics.md), the others an empty
+dict.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ class LearnerParams:
     adam_eps: float = 1e-8          # Atari: 1.5e-4
     batch_size: int = 64            # Atari: 32
     gamma: float = 0.99
-    polyak: bool = True             # Atari: false, a full copy every target_update_every updates
-    tau: float = 0.005
+    polyak_target_update: bool = True  # Atari: false, a full copy every target_update_every updates
+    polyak: float = 0.005           # the Polyak rate (the notebook's tau); unused by a full copy
     target_update_every: int = 1    # Atari: 8000
     train_every: int = 1            # env steps per update while collecting; Atari: 4
     start_steps: int = 1000         # uniformly random actions first; Atari: 20000
@@ -101,10 +102,10 @@ class Learner:
         return stats
 
     def _update_target(self) -> None:
-        if self.params.polyak:
+        if self.params.polyak_target_update:
             with torch.no_grad():
                 torch._foreach_lerp_(list(self.target.parameters()), list(self.network.parameters()),
-                                     self.params.tau)
+                                     self.params.polyak)
         elif self.updates % self.params.target_update_every == 0:
             self.target.load_state_dict(self.network.state_dict())
 

@@ -40,7 +40,7 @@ def test_epsilon_falls_linearly_then_stays():
     assert dqn.epsilon_at(900, params) == 0.05
 
 
-def test_polyak_update_moves_targets_by_tau():
+def test_polyak_update_moves_targets_by_the_polyak_rate():
     online, target = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)
     before = [p.detach().clone() for p in target.parameters()]
     ddpg.polyak_update(target, online, 0.25)

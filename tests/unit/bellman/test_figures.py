@@ -11,11 +11,11 @@ from rlstudy.bellman.qnet import init_params, q_values
 from bellman_fixtures import dynamics
 
 
-def curves(method, finals):
+def curves(estimator, finals):
     rows = []
     for seed, final in enumerate(finals):
         for k, e in enumerate(np.geomspace(1.0, final, 5)):
-            rows.append(dict(task="control", optimizer="sgd", method=method, seed=seed, iteration=k, rel_error=e,
+            rows.append(dict(task="control", setting="sgd", estimator=estimator, seed=seed, iteration=k, rel_error=e,
                              rel_error_exact=2 * e))
     return pd.DataFrame(rows)
 

@@ -39,7 +39,7 @@ MODE_0 = math.sqrt(2 * math.pi * (0.49 + 0.04))
 
 
 def curve(task: str, seed: int) -> pd.DataFrame:
-    return pd.DataFrame({"dataset": "ours", "task": task, "optimizer": "sgd", "method": "UR", "seed": seed,
+    return pd.DataFrame({"dataset": "ours", "task": task, "setting": "sgd", "estimator": "UR", "seed": seed,
                          "iteration": [0, 1], "evaluations": [0, 10], "error": [2.0, 1.0], "rel_error": [1, 0.5],
                          "error_exact": [2.0, 1.5], "rel_error_exact": [1, 0.75]})
 
@@ -113,8 +113,8 @@ def test_the_squares_of_modes_1_and_up_add_up_to_the_centred_error(made, table):
 def test_each_mode_carries_the_bellman_steps_contraction_and_the_table_its_provenance(made, table):
     d = dynamics()
     rows = table[0][table[0]["seed"] == 0]
-    for k in (0, 1, 7):  # gamma * exp(-sigma^2 * eps * k^2 / 2)
-        expected = GAMMA * math.exp(-d.sigma**2 * d.eps * k**2 / 2)
+    for k in (0, 1, 7):  # gamma * exp(-sigma^2 * dt * k^2 / 2)
+        expected = GAMMA * math.exp(-d.sigma**2 * d.dt * k**2 / 2)
         assert rows.loc[rows["mode"] == k, "bellman_contraction"].item() == pytest.approx(expected, rel=1e-8)
     record = json.loads(table[1].with_name(table[1].name + ".provenance.json").read_text())
     root = made[0]
@@ -175,10 +175,10 @@ def test_a_bad_option_is_named_and_nothing_is_written(made, tmp_path, cli, chang
 
 
 def tiny_table() -> pd.DataFrame:
-    rows = [{"dataset": "ours", "task": "evaluation", "optimizer": "sgd", "method": method, "seed": seed,
+    rows = [{"dataset": "ours", "task": "evaluation", "setting": "sgd", "estimator": estimator, "seed": seed,
              "mode": k, "error": 0.1 * (k + 1) * (seed + 1), "error_normalised": 0.01 * (k + 1) * (seed + 1) * scale,
              "bellman_contraction": GAMMA * math.exp(-0.01 * k * k)}
-            for method, scale in (("UR", 1.0), ("DS", 3.0)) for seed in (0, 1, 2) for k in range(4)]
+            for estimator, scale in (("UR", 1.0), ("DS", 3.0)) for seed in (0, 1, 2) for k in range(4)]
     return pd.DataFrame(rows)
 
 

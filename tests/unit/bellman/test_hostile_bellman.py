@@ -201,7 +201,7 @@ def test_a_copied_run_is_not_a_second_seed(project):
 
 
 def test_a_curve_with_missing_or_shuffled_iterations_is_refused(tmp_path):
-    curve = pd.DataFrame({"dataset": "ours", "task": "control", "optimizer": "sgd", "method": "DS", "seed": 0,
+    curve = pd.DataFrame({"dataset": "ours", "task": "control", "setting": "sgd", "estimator": "DS", "seed": 0,
                           "iteration": [0, 2, 1], "evaluations": [0, 1, 2], "error": 1.0, "rel_error": 1.0,
                           "error_exact": 1.0, "rel_error_exact": 1.0})
     save_csv(tmp_path / "errors.csv", curve, None)

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 def test_the_uniform_policy_leaves_the_uniform_density():
     # Both actions equally likely everywhere: every step is a rotation-invariant convolution, so the
-    # flat density (1 / (2*pi), mean 1 on the grid) is stationary, whatever eps and sigma.
+    # flat density (1 / (2*pi), mean 1 on the grid) is stationary, whatever dt and sigma.
     density, _ = stationary_density("uniform", dynamics())
     np.testing.assert_allclose(density, 1.0, rtol=0, atol=1e-12)
 
@@ -102,7 +102,7 @@ def test_a_grid_too_small_and_a_density_file_of_the_wrong_shape_are_refused(tmp_
         load_density(tmp_path / "d.npy", 100)
 
 
-DYNAMICS = '{"eps": 0.19634954084936207, "sigma": 0.2, "reward_of": "current"}'
+DYNAMICS = '{"dt": 0.19634954084936207, "sigma": 0.2, "reward_of": "current"}'
 
 
 @pytest.mark.parametrize("args, fragments", [

@@ -26,7 +26,7 @@ from rlstudy.bellman.stationary import stationary_density
 from bellman_fixtures import dynamics as shipped_dynamics
 from rlstudy.core.io import provenance, save_csv, save_npy, save_tensors
 
-CURVE_COLUMNS = ["dataset", "task", "optimizer", "method", "seed", "iterations", "final_rel_error", "min_rel_error",
+CURVE_COLUMNS = ["dataset", "task", "setting", "estimator", "seed", "iterations", "final_rel_error", "min_rel_error",
                  "final_rel_error_exact", "min_rel_error_exact", "evaluations", "converged", "converged_exact"]
 
 
@@ -45,7 +45,7 @@ def tables(tmp_path_factory):
         for seed, theta in enumerate(thetas):
             folder = root / task / f"seed{seed}"
             save_tensors(folder / "q.pt", to_state_dict(theta), provenance({}, None, {}))
-            curve = pd.DataFrame({"dataset": "ours", "task": task, "optimizer": "sgd", "method": "UR", "seed": seed,
+            curve = pd.DataFrame({"dataset": "ours", "task": task, "setting": "sgd", "estimator": "UR", "seed": seed,
                                   "iteration": [0, 1], "evaluations": [0, 10], "error": [2.0, 1.0], "rel_error": [1, 0.5],
                                   "error_exact": [2.0, 1.5], "rel_error_exact": [1, 0.75]})
             save_csv(folder / "errors.csv", curve, provenance({}, None, {}))
@@ -65,7 +65,7 @@ def test_the_new_columns_are_appended(tables):
                                                      "final_error_exact_common_normalised",
                                                      "final_greedy_shortfall", "final_greedy_wrong_share",
                                                      "final_error_exact_weighted_normalised"]
-    assert list(stats.columns[:14]) == ["dataset", "task", "optimizer", "method", "n",
+    assert list(stats.columns[:14]) == ["dataset", "task", "setting", "estimator", "n",
                                         *(f"final_rel_error_{s}" for s in ("mean", "median", "iqm", "ci_low", "ci_high")),
                                         "final_rel_error_exact_mean", "final_rel_error_exact_median",
                                         "final_rel_error_exact_iqm", "final_rel_error_exact_ci_low"]

@@ -60,8 +60,8 @@ def test_share_interval_by_hand():
     assert low == pytest.approx(0.025 ** 0.2) and high == 1.0
 
 
-def runs(method, finals, **columns):
-    return pd.DataFrame({"dataset": "ours", "task": "control", "optimizer": "sgd", "method": method,
+def runs(estimator, finals, **columns):
+    return pd.DataFrame({"dataset": "ours", "task": "control", "setting": "sgd", "estimator": estimator,
                          "seed": range(len(finals)), "final": finals, **columns})
 
 
@@ -73,8 +73,8 @@ def verdict(table, *tests, name="summary"):
     return evaluate(claim(*tests), {name: table}, DEFAULTS)
 
 
-RANKING = {"kind": "ranking", "table": "summary", "metric": "final", "lower": {"method": "UR"},
-           "higher": {"method": "DS"}}
+RANKING = {"kind": "ranking", "table": "summary", "metric": "final", "lower": {"estimator": "UR"},
+           "higher": {"estimator": "DS"}}
 
 
 def test_ranking_holds_fails_and_is_inconclusive():
@@ -97,14 +97,14 @@ def test_ranking_holds_fails_and_is_inconclusive():
 
 
 def test_a_paired_ranking_uses_the_seeds_and_is_more_powerful():
-    """Seed effects larger than the method effect: unpaired the groups overlap, paired every seed of
+    """Seed effects larger than the estimator effect: unpaired the groups overlap, paired every seed of
     UR is below the same seed of DS."""
     seeds = [0.1, 0.5, 0.3, 0.9, 0.7, 0.2]
     table = pd.concat([runs("UR", seeds), runs("DS", [s + 0.05 for s in seeds])]).sample(frac=1, random_state=1)
     assert verdict(table, RANKING)["verdict"] == INCONCLUSIVE
     row = verdict(table, {**RANKING, "paired": True})
     assert row["verdict"] == HOLDS and "Wilcoxon" in row["evidence"] and "6 pairs" in row["evidence"]
-    missing = table[~((table["method"] == "DS") & (table["seed"] == 3))]
+    missing = table[~((table["estimator"] == "DS") & (table["seed"] == 3))]
     with pytest.raises(Exception, match="paired groups of different seeds"):
         verdict(missing, {**RANKING, "paired": True})
 
@@ -133,8 +133,8 @@ def test_share_holds_fails_and_is_inconclusive():
 
 
 def test_ratio_holds_fails_and_is_inconclusive():
-    ratio = {"kind": "ratio", "table": "summary", "metric": "final", "numerator": {"method": "UR"},
-             "denominator": {"method": "DS"}, "at_most": 1.25}
+    ratio = {"kind": "ratio", "table": "summary", "metric": "final", "numerator": {"estimator": "UR"},
+             "denominator": {"estimator": "DS"}, "at_most": 1.25}
     close = pd.concat([runs("UR", [0.20, 0.21, 0.19, 0.2]), runs("DS", [0.2, 0.2, 0.21, 0.19])])
     assert verdict(close, ratio)["verdict"] == HOLDS
     far = pd.concat([runs("UR", [0.5, 0.6, 0.55, 0.5]), runs("DS", [0.2, 0.2, 0.21, 0.19])])
@@ -152,7 +152,7 @@ def test_ratio_holds_fails_and_is_inconclusive():
 def test_a_claim_holds_only_when_every_test_holds():
     table = pd.concat([runs("UR", [0.1, 0.2, 0.15, 0.12]), runs("DS", [0.5, 0.6, 0.55, 0.52]),
                        runs("BFF", [0.9, 0.8, 0.85, 0.82])])
-    bff = {**RANKING, "lower": {"method": "BFF"}}
+    bff = {**RANKING, "lower": {"estimator": "BFF"}}
     assert verdict(table, RANKING, bff)["verdict"] == FAILS
     assert verdict(table, RANKING, {**bff, "min_n": 5})["verdict"] == INCONCLUSIVE
     assert verdict(table, RANKING, RANKING)["verdict"] == HOLDS
@@ -201,9 +201,9 @@ def test_a_nan_in_a_claims_column_is_named_not_compared():
 
 
 def test_the_shipped_claims_pair_exactly_the_runs_that_share_their_initialisation():
-    """run_method's "init" stream names the task, the optimizer and the run seed: two groups of the
+    """run_method's "init" stream names the task, the setting and the run seed: two groups of the
     summary or cost table that differ in the estimator only share it (paired), groups of different
-    optimizers do not (unpaired). At least 30 claims, as issue 21 asks."""
+    settings do not (unpaired). At least 30 claims, as issue 21 asks."""
     claims = yaml.safe_load((ROOT / "claims.yaml").read_text())["claims"]
     assert len(claims) >= 30
     for claim_ in claims:
@@ -214,7 +214,7 @@ def test_the_shipped_claims_pair_exactly_the_runs_that_share_their_initialisatio
                 test["numerator"], test["denominator"])
             varied = set(first) | set(second)
             fixed = set(test.get("where", {}))
-            if varied == {"method"}:
-                assert {"task", "optimizer"} <= fixed and test.get("paired"), claim_["id"]
+            if varied == {"estimator"}:
+                assert {"task", "setting"} <= fixed and test.get("paired"), claim_["id"]
             else:
                 assert not test.get("paired"), claim_["id"]

@@ -31,10 +31,10 @@ def test_a_where_naming_a_value_no_table_holds_is_refused_not_inconclusive():
     with pytest.raises(InputError, match=r"claim 'c': agent = 'qtabel' selects none of the rows of table 'agents', "
                                          r"and agent is one of .*a typo\?"):
         verdict(AGENTS, share(where={"agent": "qtabel"}))
-    with pytest.raises(InputError, match=r"method = 'UX' selects none of the rows of table 'agents' where "):
-        verdict(AGENTS.assign(method="UR"), {"kind": "ranking", "table": "agents", "metric": "final_mean_return",
-                                             "where": {"agent": "dqn"}, "lower": {"method": "UR"},
-                                             "higher": {"method": "UX"}})
+    with pytest.raises(InputError, match=r"estimator = 'UX' selects none of the rows of table 'agents' where "):
+        verdict(AGENTS.assign(estimator="UR"), {"kind": "ranking", "table": "agents", "metric": "final_mean_return",
+                                                "where": {"agent": "dqn"}, "lower": {"estimator": "UR"},
+                                                "higher": {"estimator": "UX"}})
     with pytest.raises(InputError, match="no column 'agnt' in table 'agents'"):
         verdict(AGENTS, share(where={"agnt": "dqn"}))
 

@@ -60,7 +60,7 @@ def fields(cls) -> set[str]:
 
 SECTIONS = [
     (("problem", "dynamics"), Dynamics, set()),
-    (("reference",), SGDParams, {"method"}),  # the residual Q* is trained with; not an SGD parameter
+    (("reference",), SGDParams, {"estimator"}),  # the residual Q* is trained with; not an SGD parameter
     (("sgd", "evaluation"), SGDParams, set()),
     (("sgd", "control"), SGDParams, set()),
     *[(("cbo", "settings", name, "params"), CBOParams, set()) for name in CONFIG["cbo"]["settings"]],

@@ -193,7 +193,7 @@ def test_sgd_rows_are_epochs(small_trajectory, theta):
 
 
 def test_cbo_rows_are_its_steps_when_every_particle_moves_every_step(small_trajectory):
-    p = CBOParams(particles=6, particle_batch=6, samples=200, epochs=4, lam=1.0, eta=0.25, tau=1.0, beta=10.0,
+    p = CBOParams(particles=6, particle_batch=6, samples=200, epochs=4, lam=1.0, eta=0.25, noise=1.0, beta=10.0,
                   ur_action="recorded", output_bias_init="default", kick=0.2, kick_decay=0.5, ess_target=0.0)
     g = torch.Generator().manual_seed(5)
     _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "UR", "control", p, PROBLEM, g)
@@ -321,7 +321,7 @@ def test_every_column_a_learner_writes_is_documented(small_trajectory, theta):
     _, history = sgd.train_sgd(theta, small_trajectory(), "DS", "control", sgd.SGDParams(1, 500, 0.1, 1.0, "recorded"),
                                PROBLEM, torch.Generator())
     written["sgd"] = set(history.diagnostics.columns) - {"iteration"}
-    p = CBOParams(particles=4, particle_batch=4, samples=100, epochs=1, lam=1.0, eta=0.1, tau=1.0, beta=1.0,
+    p = CBOParams(particles=4, particle_batch=4, samples=100, epochs=1, lam=1.0, eta=0.1, noise=1.0, beta=1.0,
                   ur_action="recorded", output_bias_init="default", kick=0.0, kick_decay=1.0, ess_target=0.0)
     g = torch.Generator().manual_seed(0)
     _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, PROBLEM, g)

@@ -81,9 +81,9 @@ def test_bcq_target_chooses_the_next_action_with_the_online_network_among_allowe
     assert learner.loss(b, measure=False)[1] == {}
 
 
-def test_dqn_update_moves_q_towards_the_target_and_polyak_moves_the_target_by_tau():
+def test_dqn_update_moves_q_towards_the_target_and_the_target_by_the_polyak_rate():
     torch.manual_seed(0)
-    learner = DQN(INFO, LearnerParams(lr=1e-2, tau=0.5), CPU)
+    learner = DQN(INFO, LearnerParams(lr=1e-2, polyak=0.5), CPU)
     before = [p.clone() for p in learner.target.parameters()]
     b = batch()
     first = learner.loss(b, measure=True)[1]["loss_q"]
@@ -97,7 +97,7 @@ def test_dqn_update_moves_q_towards_the_target_and_polyak_moves_the_target_by_ta
 
 def test_copy_target_update_every_n_updates():
     torch.manual_seed(0)
-    learner = DQN(INFO, LearnerParams(polyak=False, target_update_every=3), CPU)
+    learner = DQN(INFO, LearnerParams(polyak_target_update=False, target_update_every=3), CPU)
     initial = [p.clone() for p in learner.target.parameters()]
     for _ in range(2):
         learner.update(batch())

@@ -38,22 +38,22 @@ def published_results(folder: Path, commit: str = HEAD, epochs: int | None = Non
     parameters (or of other epochs, as the smoke profile's), summary tables computed from it."""
     params = {**CONFIG["sgd"]["control"], **({"epochs": epochs} if epochs else {})}
     curve = folder / "runs" / "errors.csv"
-    save_csv(curve, pd.DataFrame({"x": [1]}), {"parameters": {"task": "control", "optimizer": "sgd", "params": params}})
+    save_csv(curve, pd.DataFrame({"x": [1]}), {"parameters": {"task": "control", "setting": "sgd", "params": params}})
     inputs = {str(curve): {"path": str(curve), "sha256": sha256_file(curve)}}
     record = {"git_commit": commit, "inputs": inputs}
     columns = {f"{m}_{s}": [0.2] for m in ("final_rel_error", "final_rel_error_exact")
                for s in ("mean", "ci_low", "ci_high", "iqm")}
-    save_csv(folder / "summary_stats.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "optimizer": ["sgd"],
-                                                         "method": ["UR"], "n": [2], **columns}), record)
-    save_csv(folder / "summary.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "method": ["UR"],
-                                                   "optimizer": ["cbo-adaptive"],
+    save_csv(folder / "summary_stats.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "setting": ["sgd"],
+                                                         "estimator": ["UR"], "n": [2], **columns}), record)
+    save_csv(folder / "summary.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "estimator": ["UR"],
+                                                   "setting": ["cbo-adaptive"],
                                                    "final_rel_error": [0.3], "final_rel_error_exact": [0.4]}), record)
     summary = folder / "summary.csv"
-    save_csv(folder / "cbo_sweep.csv", pd.DataFrame({"grid": ["g_<i>"], "x": ["kick"], "x_value": [0.1], "y": ["tau"],
+    save_csv(folder / "cbo_sweep.csv", pd.DataFrame({"grid": ["g_<i>"], "x": ["kick"], "x_value": [0.1], "y": ["noise"],
                                                      "y_value": [0.0], "seed": [100], "final_rel_error": [0.2],
                                                      "converged": [True], "diverged": [False]}), record)
-    save_csv(folder / "cost.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "method": ["UR"],
-                                                "optimizer": ["sgd"], "seed": [0], "bound": [0.5],
+    save_csv(folder / "cost.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "estimator": ["UR"],
+                                                "setting": ["sgd"], "seed": [0], "bound": [0.5],
                                                 "evaluations_to_bound_exact": [4e7], "evaluations": [1e8],
                                                 "final_rel_error_exact": [0.2]}), record)
     (folder / "no_runs").mkdir()
@@ -115,7 +115,7 @@ def test_published_results_are_rendered_escaped(tmp_path, cli, in_repository):
     assert f"commit {HEAD}" in readme and "- holds (1): `a`" in readme
     assert "| `a` | s &lt;!-- x | holds |" in paths["--claims-page"].read_text()
     assert "| ours | control | m\\|x | 0.100 |" in paths["--study-page"].read_text()
-    assert "| g\\_&lt;i&gt; | kick = 0.1, tau = 0 | 1 | 0.20 | 1 of 1 | 0 |" in paths["--study-page"].read_text()
+    assert "| g\\_&lt;i&gt; | kick = 0.1, noise = 0 | 1 | 0.20 | 1 of 1 | 0 |" in paths["--study-page"].read_text()
     assert "| ours | control | UR | sgd | 1 of 1 | 4e+07 | 1e+08 | 0.20 |" in paths["--study-page"].read_text()
     assert "| dqn | CartPole-v1 | 0 | 9 | 99 | 500.0 | 475 | yes |" in paths["--agents-results-page"].read_text()
     assert "| bcq &lt;b&gt; |" in paths["--offline-results-page"].read_text()
@@ -168,7 +168,7 @@ def test_a_sweep_table_from_other_parameters_is_refused(tmp_path, cli, in_reposi
     paths = published_results(tmp_path)
     point = sweep_points(resolve_sweep(CONFIG))[0]
     run = tmp_path / "sweep" / point.grid / point.label / "seed100" / "errors.csv"
-    save_csv(run, pd.DataFrame({"x": [1]}), {"parameters": {"task": "control", "optimizer": "cbo-sweep",
+    save_csv(run, pd.DataFrame({"x": [1]}), {"parameters": {"task": "control", "setting": "cbo-sweep",
                                                             "params": {**point.params, "particles": 6}}})
     table = paths["--sweep"]
     save_csv(table, pd.read_csv(table), {"git_commit": HEAD, "inputs": {str(run): {"path": str(run),

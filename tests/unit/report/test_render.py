@@ -34,8 +34,8 @@ def test_the_readme_block_and_the_claims_page_are_rendered_from_the_claims_table
 def test_the_study_pages_results_block_is_rendered_from_the_tables(tmp_path):
     from rlstudy.report.cli.render_readme import RESULTS_END, RESULTS_START, render_results, replace_block
 
-    stats = pd.DataFrame({"dataset": ["ours"] * 2, "task": ["control"] * 2, "optimizer": ["sgd", "cbo"],
-                          "method": ["UR", "DS"], "n": [5, 1],
+    stats = pd.DataFrame({"dataset": ["ours"] * 2, "task": ["control"] * 2, "setting": ["sgd", "cbo"],
+                          "estimator": ["UR", "DS"], "n": [5, 1],
                           "final_rel_error_mean": [0.2, 1.01], "final_rel_error_ci_low": [0.1, math.nan],
                           "final_rel_error_ci_high": [0.3, math.nan], "final_rel_error_iqm": [0.19, 1.01],
                           "final_rel_error_exact_mean": [0.05, 0.99], "final_rel_error_exact_ci_low": [0.04, math.nan],
@@ -44,7 +44,7 @@ def test_the_study_pages_results_block_is_rendered_from_the_tables(tmp_path):
                                "error_exact_normalised": [0.1444]})
     block = render_results(stats, references, "abc123")
     assert block.startswith(RESULTS_START) and block.endswith(RESULTS_END) and "commit abc123" in block
-    # sorted by optimizer (cbo before sgd); one seed: the mean alone, no interval
+    # sorted by setting (cbo before sgd); one seed: the mean alone, no interval
     assert block.index("| ours | control | cbo | DS | 1 | 1.010 | 1.010 | 0.990 | 0.990 |") < block.index(
         "| ours | control | sgd | UR | 5 | 0.200 [0.100, 0.300] | 0.190 | 0.050 [0.040, 0.070] | 0.051 |")
     assert "| ours | control | SGD-UR | 0.144 |" in block
@@ -60,13 +60,13 @@ def test_an_interval_under_90_percent_at_its_seeds_spread_says_so():
     from rlstudy.report.cli.render_readme import coverage_at_spread, render_results
 
     narrow, wide = [0.20, 0.21, 0.19, 0.20, 0.22], [0.02, 0.5, 0.1, 1.5, 0.05]  # log sd 0.05 and about 1.7
-    summary = pd.DataFrame({"dataset": "ours", "task": "control", "optimizer": "sgd",
-                            "method": ["UR"] * 5 + ["DS"] * 5, "final_rel_error": narrow + wide,
+    summary = pd.DataFrame({"dataset": "ours", "task": "control", "setting": "sgd",
+                            "estimator": ["UR"] * 5 + ["DS"] * 5, "final_rel_error": narrow + wide,
                             "final_rel_error_exact": narrow + wide})
     coverage = coverage_at_spread(summary, ("final_rel_error", "final_rel_error_exact"))
     assert coverage[("ours", "control", "sgd", "UR", "final_rel_error")] > 0.93
     assert coverage[("ours", "control", "sgd", "DS", "final_rel_error")] < 0.85
-    stats = pd.DataFrame({"dataset": "ours", "task": "control", "optimizer": "sgd", "method": ["DS", "UR"], "n": 5,
+    stats = pd.DataFrame({"dataset": "ours", "task": "control", "setting": "sgd", "estimator": ["DS", "UR"], "n": 5,
                           **{f"{m}_{s}": [0.4, 0.2] if s in ("mean", "iqm") else [0.1, 0.19] if s == "ci_low"
                              else [0.9, 0.21] for m in ("final_rel_error", "final_rel_error_exact")
                              for s in ("mean", "ci_low", "ci_high", "iqm")}})
@@ -89,7 +89,7 @@ def test_the_cbo_blocks_are_rendered_from_the_tables(tmp_path):
                           "converged": [True, True, False], "diverged": [False, False, True]})
     block = render_sweep(sweep, "t.csv")
     assert "| ess\\_kick | ess\\_target = 0.1, kick = 0.1 | 3 | 0.20 [0.10, inf] | 2 of 3 | 1 |" in block
-    cost = pd.DataFrame({"dataset": "ours", "task": "control", "method": "UR", "optimizer": "sgd", "seed": [0, 1],
+    cost = pd.DataFrame({"dataset": "ours", "task": "control", "estimator": "UR", "setting": "sgd", "seed": [0, 1],
                          "bound": 0.5, "evaluations_to_bound_exact": [4e7, math.inf], "evaluations": [1e8, 1e8],
                          "final_rel_error_exact": [0.2, 0.6]})
     block = render_cost(cost, "c.csv")

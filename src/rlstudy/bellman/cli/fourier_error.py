@@ -6,7 +6,7 @@ over the states; `error` is e_k = sqrt(2*pi * sum_a c_k |D^_ak / n|^2) (metrics.
 counts the modes a real signal holds twice), so that the e_k^2 of k >= 1 over all modes add up to
 the run's squared centred error (k = 0 is the offset that centring removes); `error_normalised` is
 e_k over the exact Q's centred norm, so the same sum gives final_error_exact_normalised^2. Beside each
-mode, `bellman_contraction` = gamma * exp(-sigma^2 * eps * k^2 / 2): how much one exact Bellman step
+mode, `bellman_contraction` = gamma * exp(-sigma^2 * dt * k^2 / 2): how much one exact Bellman step
 shrinks mode k of an error (the step's Gaussian damps the high modes, so they are the slow ones to
 learn only through the data's noise, and the fast ones to be forgotten).
 """
@@ -33,7 +33,7 @@ ENTRY_KEYS = {"dataset", "task", "exact", "dynamics"}
 
 def bellman_contraction(modes: np.ndarray, gamma: float, dynamics: Dynamics) -> np.ndarray:
     """The factor by which one exact Bellman step shrinks Fourier mode k of an error in Q."""
-    return gamma * np.exp(-0.5 * dynamics.sigma**2 * dynamics.eps * modes.astype(np.float64) ** 2)
+    return gamma * np.exp(-0.5 * dynamics.sigma**2 * dynamics.dt * modes.astype(np.float64) ** 2)
 
 
 def main() -> None:
@@ -76,7 +76,7 @@ def main() -> None:
         rows.append(pd.DataFrame({**keys, "mode": modes, "error": error, "error_normalised": error / norm,
                                   "bellman_contraction": bellman_contraction(modes, args.gamma, dynamics)}))
     table = pd.concat(rows).sort_values([*RUN_KEYS, "mode"], kind="stable").reset_index(drop=True)
-    print(table.groupby(["dataset", "task", "optimizer", "method", "mode"])["error_normalised"].median().to_string())
+    print(table.groupby(["dataset", "task", "setting", "estimator", "mode"])["error_normalised"].median().to_string())
     inputs = {f"exact {e['dataset']} {e['task']}": e["exact"] for e in entries}
     inputs |= {name: name for path in args.curves for name in (path, str(Path(path).parent / "q.pt"))}
     save_csv(args.out, table, provenance({"gamma": args.gamma, "modes": args.modes, "exact": args.exact,

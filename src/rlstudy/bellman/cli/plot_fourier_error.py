@@ -11,7 +11,7 @@ from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
 
-COLUMNS = ["dataset", "task", "optimizer", "method", "seed", "mode"]
+COLUMNS = ["dataset", "task", "setting", "estimator", "seed", "mode"]
 
 
 def main() -> None:

@@ -47,7 +47,7 @@ def main() -> None:
     folders = sorted(args.runs)
     curves, networks = load_error_curves([Path(folder) / "errors.csv" for folder in folders]), defaultdict(list)
     for folder, curve in zip(folders, curves):
-        networks[curve["method"].iloc[0]].append(load_network(Path(folder) / "q.pt", "a run's network"))
+        networks[curve["estimator"].iloc[0]].append(load_network(Path(folder) / "q.pt", "a run's network"))
     data = style.DATASET_NAMES[curves[0]["dataset"].iloc[0]]
     title = (f"Q-{args.task}, {args.setting.upper()} on {data}"
              + (f"; {args.reference_note}" if args.reference_note else ""))
@@ -59,12 +59,13 @@ def main() -> None:
     whole = load_exact(args.exact, None)
     density = load_density(args.density, GRID_POINTS)
     everyone = [("Q*", [reference]), *networks.items()]
-    exact_errors = {method: [exact_scores(theta, whole, None, density) for theta in thetas] for method, thetas in everyone}
+    exact_errors = {estimator: [exact_scores(theta, whole, None, density) for theta in thetas]
+                    for estimator, thetas in everyone}
     greedy = None
     if args.task == "control":
         judge = GreedyJudge.build(whole, args.gamma, dynamics)
-        greedy = {method: [judge.score(q_on_grid(theta, judge.n).double().numpy()) for theta in thetas]
-                  for method, thetas in everyone}
+        greedy = {estimator: [judge.score(q_on_grid(theta, judge.n).double().numpy()) for theta in thetas]
+                  for estimator, thetas in everyone}
     fig = plot_q_figure(reference, exact, dict(networks), pd.concat(curves), title, args.converged_below, greedy,
                         exact_errors)
     style.save(fig, args.out_prefix, args.formats, args.dpi)

@@ -3,7 +3,7 @@ the task's data are, the weight of the density-weighted error metric.
 
 Writes stationary_density.npy (float64, (n,): the density at s_i = 2*pi*i/n, normalised to mean 1
 over the grid, i.e. the probability density times 2*pi; n a multiple of the metric's 100 points,
-so the metric reads every (n/100)-th value). The density depends on the dynamics' eps and sigma and
+so the metric reads every (n/100)-th value). The density depends on the dynamics' dt and sigma and
 on the behaviour policy, not on the reward, so one file serves both reward conventions and both
 datasets (the authors' trajectories follow the same policies). The provenance records the grid and
 how much its last doubling moved the density (below --rtol).

@@ -1,5 +1,5 @@
 """Collect every run's error curve into results/summary.csv (one row per run) and
-results/summary_stats.csv (one row per dataset, task, optimizer and method, over its seeds).
+results/summary_stats.csv (one row per dataset, task, setting and estimator, over its seeds).
 
 Each final error is measured twice: `final_rel_error` against the learned Q* (the notebook's
 metric) and `final_rel_error_exact` against the exact Q. The final network (q.pt beside each

@@ -4,7 +4,7 @@ exact Q, e_k/e_0 against the learned Q* (the notebook's metric), and against the
 Fixed against the notebook: panel i draws Q*(a_i, s) (the notebook drew Q*(a_1, s) in both),
 every curve is a mean over seeds with a min-max band, and a run that did not converge is
 marked so in the legend. For control, the legend also gives each greedy policy's exact score
-(bellman/greedy.py): the learned Q*'s, and each method's mean over seeds of its shortfall (0:
+(bellman/greedy.py): the learned Q*'s, and each estimator's mean over seeds of its shortfall (0:
 optimal, 1: as bad as the uniform-random policy) and share of states with a wrong greedy action.
 Given the final networks' exact errors (metrics.exact_scores), the legend gives each one's centred
 error against the exact Q over the exact Q's norm, uniform over the circle and weighted by the
@@ -52,9 +52,9 @@ def plot_q_figure(reference: torch.Tensor, exact: np.ndarray, networks: dict[str
                   curves: pd.DataFrame, title: str, converged_below: float,
                   greedy: dict[str, list[GreedyScore]] | None = None,
                   exact_errors: dict[str, list[dict[str, float]]] | None = None):
-    """reference: the learned Q*; exact: the exact Q on its grid (n, 2); networks: method -> final
+    """reference: the learned Q*; exact: the exact Q on its grid (n, 2); networks: estimator -> final
     networks (one per seed); curves: tidy error curves of those runs; greedy (control): the greedy
-    policies' scores, "Q*" -> [the learned Q*'s] and method -> one per seed; exact_errors: likewise,
+    policies' scores, "Q*" -> [the learned Q*'s] and estimator -> one per seed; exact_errors: likewise,
     metrics.exact_scores of each (given a density: its uniform and weighted exact errors)."""
     style.setup()
     import matplotlib.pyplot as plt
@@ -73,17 +73,17 @@ def plot_q_figure(reference: torch.Tensor, exact: np.ndarray, networks: dict[str
         axes[i].plot(x, q_star[:, i], color="black", lw=2, label=star)
         axes[i].plot(x, q_exact[:, i], color="black", lw=1.5, ls=":", label="exact Q (offset to Q*'s mean)")
         axes[i].set(xlabel="$s$", ylabel=f"$Q(a_{i}, s)$", title=f"$a_{i} = {2 * i - 1:+d}$")
-    for method in [m for m in ESTIMATOR_COLOURS if m in networks]:
-        colour = ESTIMATOR_COLOURS[method]
-        runs = curves[curves["method"] == method]
+    for estimator in [m for m in ESTIMATOR_COLOURS if m in networks]:
+        colour = ESTIMATOR_COLOURS[estimator]
+        runs = curves[curves["estimator"] == estimator]
         finals = runs.groupby("seed")["rel_error"].last()
         failed = (finals > converged_below).any()
-        label = f"{method}: final $e_k/e_0$ {finals.mean():.3g}" + (" (NOT converged)" if failed else "")
+        label = f"{estimator}: final $e_k/e_0$ {finals.mean():.3g}" + (" (NOT converged)" if failed else "")
         if greedy:
-            label += f"\n{greedy_note(greedy[method])}"
+            label += f"\n{greedy_note(greedy[estimator])}"
         if exact_errors:
-            label += f"\n{exact_error_note(exact_errors[method])}"
-        q = np.stack([shifted_q(theta, q_star, states) for theta in networks[method]])
+            label += f"\n{exact_error_note(exact_errors[estimator])}"
+        q = np.stack([shifted_q(theta, q_star, states) for theta in networks[estimator]])
         for i in range(2):
             axes[i].plot(x, q[:, :, i].mean(axis=0), color=colour, label=label if i == 0 else None)
             if len(q) > 1:

@@ -94,7 +94,7 @@ def render_page(claims: pd.DataFrame, commit: str, pending: list[str] = ()) -> s
     return "\n".join([*lines, CLAIMS_PAGE_END])
 
 
-GROUP = ("dataset", "task", "optimizer", "method")
+GROUP = ("dataset", "task", "setting", "estimator")
 # An interval whose measured coverage at its group's spread is below this is printed with that
 # coverage: it is not a 95 % interval there (issue 21).
 COVERAGE_FLOOR = 0.90
@@ -127,7 +127,7 @@ def _interval(stats, column: str, coverage: dict[tuple, float]) -> str:
 
 def render_results(stats: pd.DataFrame, references: pd.DataFrame, commit: str,
                    coverage: dict[tuple, float] | None = None) -> str:
-    """The study page's block: per dataset, task, optimiser and estimator, the final e_k/e_0 over
+    """The study page's block: per dataset, task, setting and estimator, the final e_k/e_0 over
     seeds against the learned Q* and against the exact Q; then each learned Q* against the exact Q.
     `coverage` (coverage_at_spread) marks the intervals that are not 95 % at their seeds' spread."""
     coverage = coverage or {}
@@ -139,11 +139,11 @@ def render_results(stats: pd.DataFrame, references: pd.DataFrame, commit: str,
              "metric) and against the exact Q. Where the t interval's coverage, simulated at the group's "
              f"seed count and the log-scale spread its seeds show, is under {COVERAGE_FLOOR:.0%}, the "
              "interval is followed by that coverage: it is not a 95 % interval there.", "",
-             "| dataset | task | optimizer | method | seeds | vs learned Q*: mean [95 % CI] | IQM "
+             "| dataset | task | setting | estimator | seeds | vs learned Q*: mean [95 % CI] | IQM "
              "| vs exact Q: mean [95 % CI] | IQM |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for row in stats.sort_values(["dataset", "task", "optimizer", "method"]).itertuples():
-        lines.append(f"| {text(row.dataset)} | {text(row.task)} | {text(row.optimizer)} | {text(row.method)} | {row.n} "
+    for row in stats.sort_values(["dataset", "task", "setting", "estimator"]).itertuples():
+        lines.append(f"| {text(row.dataset)} | {text(row.task)} | {text(row.setting)} | {text(row.estimator)} | {row.n} "
                      f"| {_interval(row, 'final_rel_error', coverage)} | {row.final_rel_error_iqm:.3f} "
                      f"| {_interval(row, 'final_rel_error_exact', coverage)} | {row.final_rel_error_exact_iqm:.3f} |")
     lines += ["", "Each learned Q* against the exact Q (centred error over the exact Q's centred norm: "
@@ -226,13 +226,13 @@ def scale_problem(table: str, config_path: str = "config.yaml", study=None) -> s
 
 def _bellman_scale(path: str, parameters: dict, config: dict) -> tuple[dict, dict]:
     """(what config.yaml asks of an error curve's run, what its record says was used). A sweep run
-    (optimizer cbo-sweep, in results/sweep/<grid>/<label>/seed<n>/) is asked for its point's parameters."""
-    task, optimizer = parameters["task"], parameters["optimizer"]
-    if optimizer == "cbo-sweep":
+    (setting cbo-sweep, in results/sweep/<grid>/<label>/seed<n>/) is asked for its point's parameters."""
+    task, setting = parameters["task"], parameters["setting"]
+    if setting == "cbo-sweep":
         grid, label = Path(path).parts[-4:-2]
         points = {(point.grid, point.label): point for point in sweep_points(resolve_sweep(config))}
         return points[grid, label].params, parameters["params"]
-    wanted = config["sgd"][task] if optimizer == "sgd" else config["cbo"]["settings"][optimizer]["params"]
+    wanted = config["sgd"][task] if setting == "sgd" else config["cbo"]["settings"][setting]["params"]
     return wanted, parameters["params"]
 
 
