@@ -36,7 +36,7 @@ def main() -> None:
     p.add_argument("--density", required=True,
                    help="the stationary density of the task's behaviour policy (stationary_density.npy)")
     p.add_argument("--reference-note", default="", help="how Q* was made, for the title")
-    p.add_argument("--gamma", type=finite_float, required=True, help="the discount (config reference.gamma)")
+    p.add_argument("--gamma", type=finite_float, required=True, help="the discount (config problem.gamma)")
     p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics the exact Q was solved for")
     p.add_argument("--runs", nargs="+", required=True, help="run folders, each with q.pt and errors.csv")
     p.add_argument("--converged-below", type=finite_float, default=0.5)
@@ -52,7 +52,7 @@ def main() -> None:
     title = (f"Q-{args.task}, {args.setting.upper()} on {data}"
              + (f"; {args.reference_note}" if args.reference_note else ""))
     if not 0 < args.gamma < 1:
-        raise InputError(f"--gamma must be in (0, 1), got {args.gamma} (config key 'reference.gamma')")
+        raise InputError(f"--gamma must be in (0, 1), got {args.gamma} (config key 'problem.gamma')")
     dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
     reference = load_network(args.reference, "reference Q*")
     exact = load_exact(args.exact, EXACT_POINTS_DRAWN)  # refuses a grid the metric's 100 points do not divide
