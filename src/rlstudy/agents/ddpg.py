@@ -25,21 +25,21 @@ from .replay import Batch, Collector, ReplayBuffer
 
 @dataclass(frozen=True)
 class DDPGParams:
-    """The notebook's Pendulum setting."""
+    """Config 'ddpg.params' (the notebook's Pendulum setting; config.yaml is the values' one home)."""
     SCHEMA: ClassVar[str] = "ddpg_params"  # its definition in workflow/schemas/config.schema.yaml
 
-    total_steps: int = 30_000
-    buffer_size: int = 1_000_000
-    batch_size: int = 256
-    actor_learning_rate: float = 3e-4
-    critic_learning_rate: float = 3e-4
-    gamma: float = 0.99
-    polyak: float = 0.005  # Polyak rate of the target networks (the notebook's tau)
-    policy_every: int = 2  # steps between actor (and target) updates; the critic updates every step
-    exploration_noise: float = 0.1  # standard deviation, in units of the action scale
-    random_fraction: float = 0.025  # fraction of total_steps with uniform random actions; learning starts after
-    hidden: tuple[int, ...] = (256, 256)
-    log_every: int = 500  # environment steps per row of diagnostics.csv
+    total_steps: int
+    buffer_size: int
+    batch_size: int
+    actor_learning_rate: float
+    critic_learning_rate: float
+    gamma: float
+    polyak: float  # Polyak rate of the target networks (the notebook's tau)
+    policy_every: int  # steps between actor (and target) updates; the critic updates every step
+    exploration_noise: float  # standard deviation, in units of the action scale
+    random_fraction: float  # fraction of total_steps with uniform random actions; learning starts after
+    hidden: tuple[int, ...]
+    log_every: int  # environment steps per row of diagnostics.csv
 
 
 class Actor(nn.Module):

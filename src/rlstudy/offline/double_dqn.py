@@ -28,22 +28,23 @@ from .networks import QNetwork
 
 @dataclass(frozen=True)
 class LearnerParams:
-    """The notebook's `regular_parameters` (defaults) or `atari_parameters` (config 'offline.atari')."""
+    """Config 'offline.regular' (the notebook's `regular_parameters`) or 'offline.atari' (its `atari_parameters`):
+    the values live in config.yaml alone."""
     SCHEMA: ClassVar[str] = "offline_learner"  # its definition in workflow/schemas/config.schema.yaml
-    lr: float = 3e-4                # Adam
-    adam_eps: float = 1e-8          # Atari: 1.5e-4
-    batch_size: int = 64            # Atari: 32
-    gamma: float = 0.99
-    polyak_target_update: bool = True  # Atari: false, a full copy every target_update_every updates
-    polyak: float = 0.005           # the Polyak rate (the notebook's tau); unused by a full copy
-    target_update_every: int = 1    # Atari: 8000
-    train_every: int = 1            # env steps per update while collecting; Atari: 4
-    start_steps: int = 1000         # uniformly random actions first; Atari: 20000
-    initial_eps: float = 0.1        # epsilon-greedy exploration, decayed linearly after start_steps
-    end_eps: float = 0.1            # Atari: 1 -> 0.01 over 250000 steps
-    eps_decay_steps: int = 1
-    eval_every: int = 5000          # env steps (online) or updates (offline) between evaluations; Atari 50000
-    eval_eps: float = 0.0           # Atari: 1e-3
+    lr: float  # Adam
+    adam_eps: float
+    batch_size: int
+    gamma: float
+    polyak_target_update: bool  # false: a full copy every target_update_every updates
+    polyak: float  # the Polyak rate (the notebook's tau); unused by a full copy
+    target_update_every: int
+    train_every: int  # env steps per update while collecting
+    start_steps: int  # uniformly random actions first
+    initial_eps: float  # epsilon-greedy exploration, decayed linearly after start_steps
+    end_eps: float
+    eps_decay_steps: int
+    eval_every: int  # env steps (online) or updates (offline) between evaluations
+    eval_eps: float
 
     def epsilon(self, step: int) -> float:
         """Exploration rate at an env step of online training."""
