@@ -6,6 +6,7 @@ import re
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.optimizers import OPTIMIZERS, all_settings
 from rlstudy.bellman.sweep import resolve_sweep, sweep_points
+from rlstudy.core.io import sha256_file
 from rlstudy.core.sources import module_sources
 
 
@@ -54,8 +55,8 @@ DATASETS = ["ours"] if config["authors_data"] == "none" else ["ours", "authors"]
 AUTHORS_REFERENCE = "data/reference/authors/control/q_star.pt"
 
 
-def authors_source_files():
-    """The files of a local authors_data folder, as inputs: replacing one reruns the import."""
+def authors_source_paths():
+    """The files of a local authors_data folder (none for 'none' and 'download')."""
     source = config["authors_data"]
     if source in ("none", "download"):
         return []
@@ -63,6 +64,17 @@ def authors_source_files():
         raise ConfigError(f"config key 'authors_data': {source} is not a folder (give 'none', 'download', or a "
                           "folder with the authors' original .pt files or their NumPy conversion)")
     return sorted(str(p) for p in Path(source).glob("*") if p.suffix in (".pt", ".npz"))
+
+
+def authors_source_files():
+    """The authors' files as inputs whose modification time does not count (ancient): a copy mounted
+    afresh (a new mtime, the same bytes) reruns nothing; their contents do count, by
+    authors_source_digests as a parameter, so replacing one reruns the import and what follows."""
+    return [ancient(path) for path in authors_source_paths()]
+
+
+def authors_source_digests():
+    return {Path(path).name: sha256_file(path) for path in authors_source_paths()}
 
 
 def reference_of(dataset, task):
