@@ -1,5 +1,6 @@
 """The basics agents' rules at smoke scale, in a temporary copy of the project, and their CLI's errors."""
 
+import json
 import sys
 
 import pandas as pd
@@ -10,6 +11,7 @@ from rlstudy.agents.cli.summarise_agents import summary_row
 from rlstudy.core.cli import run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import save_csv
+from shipped_params import CONFIG
 
 AGENTS = ("qtable", "linear_q", "dqn", "ddpg")
 
@@ -22,8 +24,9 @@ AGENTS = ("qtable", "linear_q", "dqn", "ddpg")
      "config 'dqn.params': unknown keys ['epsilon']"),
 ])
 def test_bad_input_is_a_clear_error_naming_the_config_key(args, message, monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(sys, "argv", ["train_agent", "--run-seed", "0", "--seed", "1", "--params", "{}",
-                                      "--out-dir", str(tmp_path), *args])
+    agent = args[args.index("--agent") + 1]  # its shipped parameters (a later --params replaces them)
+    monkeypatch.setattr(sys, "argv", ["train_agent", "--run-seed", "0", "--seed", "1", "--params",
+                                      json.dumps(CONFIG[agent]["params"]), "--out-dir", str(tmp_path), *args])
     with pytest.raises(SystemExit) as stop:
         run(train_agent.main)
     assert stop.value.code == 2
