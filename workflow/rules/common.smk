@@ -69,12 +69,12 @@ def authors_source_paths():
 def authors_source_files():
     """The authors' files as inputs whose modification time does not count (ancient): a copy mounted
     afresh (a new mtime, the same bytes) reruns nothing; their contents do count, by
-    authors_source_digests as a parameter, so replacing one reruns the import and what follows."""
+    AUTHORS_SOURCE_DIGESTS as a parameter, so replacing one reruns the import and what follows."""
     return [ancient(path) for path in authors_source_paths()]
 
 
-def authors_source_digests():
-    return {Path(path).name: sha256_file(path) for path in authors_source_paths()}
+# Hashed once per parse, not once per rule that reads them.
+AUTHORS_SOURCE_DIGESTS = {Path(path).name: sha256_file(path) for path in authors_source_paths()}
 
 
 def reference_of(dataset, task):
