@@ -23,7 +23,9 @@ the Wilcoxon signed-rank test on the paired differences; unpaired groups by the 
 test. Both are exact at every n, so under the null a test holds with probability at most `level`
 (checked by simulation in tests/unit/claims/test_error_rates.py); a sample too small for the
 smallest attainable p-value to reach the level gives "inconclusive" by design, never "holds".
-A test with fewer rows than its min_n in a group is inconclusive too.
+A test with fewer rows than its min_n in a group is inconclusive too. An undecided test (enough
+rows, neither one-sided p at the level) says in its evidence how likely more seeds would decide
+it: the plug-in power of core/statistics.power_to_decide at the `power.sizes` of the defaults.
 
 Values may be inf (a run that diverged or never reached a bound: it ranks above every finite
 value); NaN is refused. The claim holds when all its tests hold, fails when any fails, and is
@@ -39,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.statistics import SHARE_INTERVAL, compare, share_interval
+from rlstudy.core.statistics import SHARE_INTERVAL, compare, power_to_decide, share_interval
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 
@@ -137,8 +139,21 @@ def rank_test(test: dict, groups: Groups, first: np.ndarray, second: np.ndarray,
                        "too few runs to decide, by design", groups.seeds)
     if decision not in ("below", "above"):
         return Outcome(INCONCLUSIVE, f"{evidence}; neither one-sided p reaches {level:g}: the difference is not "
-                       f"decided at n = {result.n}", groups.seeds)
+                       f"decided at n = {result.n}; {power_evidence(test, first, second)}", groups.seeds)
     return Outcome(HOLDS if decision == "below" else FAILS, evidence, groups.seeds)
+
+
+def power_evidence(test: dict, first: np.ndarray, second: np.ndarray) -> str:
+    """How likely more seeds would decide the test, if the seeds so far were the population."""
+    settings = test["power"]
+    paired = test.get("paired", False)
+    rng = np.random.default_rng(settings["seed"])
+    power = power_to_decide(first, second, paired, test["level"], settings["sizes"], settings["draws"], rng)
+    unit = "pairs" if paired else "per group"
+    at = ", ".join(f"{p:.2f} at {n}" for n, p in power.items())
+    return (f"estimated power to decide at level {test['level']:g} ({settings['draws']} experiments of each size "
+            f"resampled from these {'pairs' if paired else 'groups'}, normal approximations of the same test): "
+            f"{at} {unit}")
 
 
 def ranking(test: dict, table: pd.DataFrame, claim: str) -> Outcome:

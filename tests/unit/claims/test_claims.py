@@ -17,7 +17,7 @@ from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.statistics import compare, interquartile_mean, seed_summary, share_interval, t_interval
 
 ROOT = Path(__file__).resolve().parents[3]
-DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05}
+DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05, "power": {"sizes": [10, 40], "draws": 500, "seed": 0}}
 
 
 def test_interquartile_mean_by_hand():
@@ -85,6 +85,7 @@ def test_ranking_holds_fails_and_is_inconclusive():
     mixed = pd.concat([runs("UR", [0.1, 0.6, 0.3, 0.5, 0.2]), runs("DS", [0.5, 0.2, 0.4, 0.1, 0.6])])
     row = verdict(mixed, RANKING)
     assert row["verdict"] == INCONCLUSIVE and "not decided at n = 5" in row["evidence"]  # the evidence says why
+    assert "estimated power to decide at level 0.05" in row["evidence"] and "at 40 per group" in row["evidence"]
     one_seed = pd.concat([runs("UR", [0.1]), runs("DS", [0.9])])
     row = verdict(one_seed, RANKING)
     assert row["verdict"] == INCONCLUSIVE and "fewer than 2" in row["evidence"]
