@@ -1,5 +1,5 @@
 """The coverage of every interval and the false-positive rate of every test the project prints, at the
-seed counts the study uses (2, 3, 5, 10), measured by simulation (src/rlstudy/core/calibration.py).
+seed counts the study uses (calibration.SEED_COUNTS), measured by simulation (src/rlstudy/core/calibration.py).
 
     python benchmarks/interval_coverage.py                          # print the table
     python benchmarks/interval_coverage.py --write docs/bellman.md  # and write it into the page's block
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rlstudy.core.calibration import coverage_table
+from rlstudy.core.calibration import SEED_COUNTS, coverage_table
 
 START = "<!-- coverage:start (written by python benchmarks/interval_coverage.py --write docs/bellman.md) -->"
 END = "<!-- coverage:end -->"
@@ -22,8 +22,8 @@ END = "<!-- coverage:end -->"
 def render(rows: list[dict], repetitions: int) -> str:
     lines = [START, f"Measured by `python benchmarks/interval_coverage.py` ({repetitions:,} simulated samples per "
              "cell, seeded; ± one standard error of the simulation):", "",
-             "| interval or test | measured | law of a seed's value | n = 2 | n = 3 | n = 5 | n = 10 |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+             "| interval or test | measured | law of a seed's value | " + " | ".join(f"n = {n}" for n in SEED_COUNTS) + " |",
+             "| --- | --- | --- | " + " | ".join("---" for _ in SEED_COUNTS) + " |"]
     cells: dict[tuple[str, str, str], dict[int, str]] = {}
     for row in rows:
         cells.setdefault((row["what"], row["measure"], row["law"]), {})[row["n"]] = row["estimate"]

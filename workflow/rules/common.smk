@@ -93,14 +93,14 @@ def estimators_of(setting):
     return SETTINGS[setting].estimators
 
 
-def seeds_of(setting):
-    return SETTINGS[setting].seeds
+def seeds_of(setting, task):
+    return SETTINGS[setting].seeds[task]
 
 
 def setting_caption(task, setting):
     """What a figure's caption says of a setting: its optimiser, parameters, estimators and seeds."""
     return {"optimizer": SETTINGS[setting].optimizer, "params": setting_params(task, setting),
-            "estimators": list(estimators_of(setting)), "seeds": list(seeds_of(setting))}
+            "estimators": list(estimators_of(setting)), "seeds": list(seeds_of(setting, task))}
 
 
 def optimizer_of(setting):
@@ -135,7 +135,7 @@ def density_of(dataset, task):
 
 def run_dirs(dataset, task, setting):
     return [f"results/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}"
-            for estimator in estimators_of(setting) for seed in seeds_of(setting)]
+            for estimator in estimators_of(setting) for seed in seeds_of(setting, task)]
 
 
 def dataset_run_dirs(dataset):

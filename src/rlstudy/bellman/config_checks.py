@@ -37,7 +37,8 @@ def sweep_seed_problems(config: dict, schema: dict) -> list[str]:
     of the study repeats a run seed the tuning saw (docs/bellman.md, 'Tuning held apart')."""
     if "cbo_sweep" not in config:
         return []
-    study = set(config.get("seeds", []))
+    seeds = config.get("seeds", [])
+    study = set().union(*seeds.values()) if isinstance(seeds, dict) else set(seeds)
     for setting in config.get("cbo", {}).get("settings", {}).values():
         study |= set(setting.get("seeds", []))
     shared = sorted(study & set(config["cbo_sweep"].get("seeds", [])))

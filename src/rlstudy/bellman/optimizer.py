@@ -55,7 +55,7 @@ class Setting:
     name: str
     optimizer: str
     estimators: tuple[str, ...]
-    seeds: tuple[int, ...]
+    seeds: dict[str, tuple[int, ...]]  # task -> the replicate seeds
     params: dict[str, dict]  # task -> the parameters (the optimiser's dataclass's fields)
     where: str  # the config key of the setting, for messages (e.g. "cbo.settings.cbo")
 
@@ -72,12 +72,17 @@ class Optimizer:
     priority: int = 0  # the scheduler starts higher first (long runs, so they do not finish last)
 
 
+def seeds_per_task(seeds: list[int] | dict[str, list[int]]) -> dict[str, tuple[int, ...]]:
+    """A config's seeds, one list for every task or a list per task, as task -> seeds."""
+    return {task: tuple(seeds[task] if isinstance(seeds, dict) else seeds) for task in TASKS}
+
+
 def one_setting_per_task(optimizer: str) -> Callable[[dict], list[Setting]]:
-    """Config layout `<optimizer>: {estimators: [...], <task>: {params}}` with the top-level `seeds`:
-    one setting named as the optimiser (SGD's)."""
+    """Config layout `<optimizer>: {estimators: [...], <task>: {params}}` with the top-level `seeds`
+    (a list, or a list per task): one setting named as the optimiser (SGD's)."""
     def read(config: dict) -> list[Setting]:
         section = config[optimizer]
-        return [Setting(optimizer, optimizer, tuple(section["estimators"]), tuple(config["seeds"]),
+        return [Setting(optimizer, optimizer, tuple(section["estimators"]), seeds_per_task(config["seeds"]),
                         {task: section[task] for task in TASKS}, optimizer)]
     return read
 
@@ -86,7 +91,7 @@ def named_settings(optimizer: str) -> Callable[[dict], list[Setting]]:
     """Config layout `<optimizer>: {settings: {name: {estimators, seeds, params}}}`: one setting per name,
     the same parameters for every task (CBO's)."""
     def read(config: dict) -> list[Setting]:
-        return [Setting(name, optimizer, tuple(s["estimators"]), tuple(s["seeds"]),
+        return [Setting(name, optimizer, tuple(s["estimators"]), seeds_per_task(s["seeds"]),
                         {task: s["params"] for task in TASKS}, f"{optimizer}.settings.{name}")
                 for name, s in config[optimizer]["settings"].items()]
     return read

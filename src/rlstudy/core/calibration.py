@@ -24,7 +24,7 @@ from rlstudy.core.statistics import (
     smallest_p,
 )
 
-SEED_COUNTS = (2, 3, 5, 10)
+SEED_COUNTS = (2, 3, 4, 5, 8, 10, 20, 40)  # every replicate count the shipped config runs
 LEVEL = 0.05
 
 

@@ -93,6 +93,16 @@ def _allowed_keys(subschema: dict, root: dict) -> list[str]:
 def _describe(error: jsonschema.ValidationError, root: dict, whole_config: bool) -> tuple[str, str]:
     """The key a schema violation is at, and what is wrong there."""
     key = _key(error.absolute_path)
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        # a value that fits none of its forms: within the form of its type, that form's problem; else the types
+        within = [e for e in error.context if e.validator != "type"]
+        if within:
+            return _describe(jsonschema.exceptions.best_match(within), root, whole_config)
+        types = [e.validator_value for e in error.context]
+        message = f"{error.instance!r} is not of type {' or '.join(repr(t) for t in types)}"
+        if whole_config and "array" in types and len(error.absolute_path) == 1:
+            message += f"; on the command line give a list in brackets, e.g. --config '{key}=[0,1]'"
+        return key, message
     top_level_list = error.validator == "type" and error.validator_value == "array" and len(error.absolute_path) == 1
     if whole_config and top_level_list:
         return key, f"{error.message}; on the command line give a list in brackets, e.g. --config '{key}=[0,1]'"

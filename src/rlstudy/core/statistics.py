@@ -1,7 +1,7 @@
 """Summaries over replicate seeds, the interval printed beside a mean, and the tests that decide a claim.
 
 Every interval and test here is SciPy's, chosen by measured behaviour at the seed counts the study
-uses (2, 3, 5, 10), not by asymptotics:
+uses (core/calibration.SEED_COUNTS), not by asymptotics:
 
 - **The interval of a mean** is Student's t interval, 95 % nominal (`MEAN_INTERVAL`). Its coverage,
   measured by simulation (`benchmarks/interval_coverage.py`, `tests/unit/claims/test_error_rates.py`),

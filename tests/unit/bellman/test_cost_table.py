@@ -33,3 +33,7 @@ def test_the_sweep_tunes_on_seeds_of_its_own():
     config["cbo_sweep"]["seeds"] = [3, 100]
     problems = sweep_seed_problems(config, {})
     assert len(problems) == 1 and "'cbo_sweep.seeds': [3]" in problems[0]
+    config["seeds"] = {"evaluation": [0], "control": [0, 100]}  # seeds per task: every task's count
+    config["cbo_sweep"]["seeds"] = [100, 101]
+    problems = sweep_seed_problems(config, {})
+    assert len(problems) == 1 and "'cbo_sweep.seeds': [100]" in problems[0]

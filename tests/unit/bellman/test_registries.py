@@ -13,6 +13,7 @@ import yaml
 
 from rlstudy.bellman import estimators as estimator_registry
 from rlstudy.bellman.config_checks import registry_config_problems
+from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.bellman.estimators import ESTIMATORS, Estimator
 from rlstudy.bellman.figures import ESTIMATOR_COLOURS
 from rlstudy.bellman.optimizers import OPTIMIZERS, all_settings
@@ -76,6 +77,17 @@ def test_the_settings_come_from_every_optimiser_in_config_order():
     assert settings["sgd"].optimizer == "sgd" and settings["cbo-adaptive"].optimizer == "cbo"
     assert settings["sgd"].params["control"] == CONFIG["sgd"]["control"]
     assert settings["cbo-adaptive"].estimators == tuple(CONFIG["cbo"]["settings"]["cbo-adaptive"]["estimators"])
+    assert settings["cbo-adaptive"].seeds == {task: tuple(CONFIG["cbo"]["settings"]["cbo-adaptive"]["seeds"])
+                                              for task in ("evaluation", "control")}
+
+
+def test_sgd_seeds_are_one_list_or_a_list_per_task():
+    per_task = all_settings(CONFIG)["sgd"].seeds
+    assert per_task == {task: tuple(CONFIG["seeds"][task]) for task in ("evaluation", "control")}
+    assert all_settings({**CONFIG, "seeds": [3, 4]})["sgd"].seeds == {"evaluation": (3, 4), "control": (3, 4)}
+    validate_config({**CONFIG, "seeds": [3, 4]}, ROOT / "workflow/schemas/config.schema.yaml")
+    with pytest.raises(ConfigError, match="config key 'seeds': 'evaluation' is a required property"):  # a task left out
+        validate_config({**CONFIG, "seeds": {"control": [0]}}, ROOT / "workflow/schemas/config.schema.yaml")
     for optimizer in OPTIMIZERS.values():
         for setting in optimizer.settings(CONFIG):
             for params in setting.params.values():

@@ -110,8 +110,8 @@ def test_a_scalar_given_for_a_list_shows_the_working_form():
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     update_config(config, parse_config(["seeds=0"]))
     update_config(config, command_line_values(parse_config(["seeds=0"])))
-    with pytest.raises(ConfigError, match=re.escape("config key 'seeds': 0 is not of type 'array'; on the command "
-                                                    "line give a list in brackets, e.g. --config 'seeds=[0,1]'")):
+    with pytest.raises(ConfigError, match=re.escape("config key 'seeds': 0 is not of type 'array' or 'object'; on the "
+                                                    "command line give a list in brackets, e.g. --config 'seeds=[0,1]'")):
         validate_config(config, SCHEMA, checks=[sweep_config_problems])
 
 
