@@ -134,7 +134,7 @@ def rename(section: dict, old: str, new: str) -> None:
     (lambda c: rename(c["cbo"]["settings"]["cbo-adaptive"]["params"], "tau", "noise"),
      "'cbo.settings.cbo-adaptive.params': .*'tau' was unexpected"),
     (lambda c: rename(c["cbo_sweep"]["grids"]["plain_beta_noise"], "tau", "noise"),
-     "'cbo_sweep.grids.plain_beta_noise': 'tau' is not valid"),
+     "'cbo_sweep.grids.plain_beta_noise': 'tau' is not allowed; allowed values: \\[.*'noise'"),
     (lambda c: rename(c["ddpg"]["params"], "tau", "polyak"), "'ddpg.params': .*'tau' was unexpected"),
     (lambda c: (rename(c["offline"]["regular"], "tau", "polyak"),
                 rename(c["offline"]["regular"], "polyak", "polyak_target_update")),
