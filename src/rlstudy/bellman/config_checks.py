@@ -21,6 +21,7 @@ def registry_config_problems(config: dict, schema: dict) -> list[str]:
     named = [("reference.method", config["reference"]["method"]), ("cbo_sweep.method", config["cbo_sweep"]["method"])]
     settings = [setting for optimizer in OPTIMIZERS.values() for setting in optimizer.settings(config)]
     named += [(f"{setting.where}.methods", name) for setting in settings for name in setting.estimators]
+    named += [("budget.methods", name) for name in config.get("budget", {}).get("methods", [])]
     problems = [f"config key '{key}': {name!r} is not a registered estimator; allowed: {list(ESTIMATORS)}"
                 for key, name in named if name not in ESTIMATORS]
     counts = Counter(setting.name for setting in settings)
