@@ -3,6 +3,9 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# More Snakemake options for figures, report and readme, e.g. the published run with the authors' data:
+#   make readme SNAKEMAKE_ARGS="--config authors_data=../shared/data/cbo_rl_original"
+SNAKEMAKE_ARGS ?=
 
 .PHONY: figures smoke report readme test test-fast lint clean
 
@@ -15,17 +18,17 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 figures: $(STAMP)  ## the whole study at the shipped (paper) scale
-	$(BIN)/snakemake --cores all
+	$(BIN)/snakemake --cores all $(SNAKEMAKE_ARGS)
 
 smoke: $(STAMP)  ## the same workflow at smoke scale
 	$(BIN)/snakemake --cores all --profile workflow/profiles/smoke
 
 report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure and table; opens offline
-	$(BIN)/snakemake --cores all
-	$(BIN)/snakemake --report report.html
+	$(BIN)/snakemake --cores all $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake --report report.html $(SNAKEMAKE_ARGS)
 
-readme: report  ## the verdicts into README.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
-	$(BIN)/python -m rlstudy.claims.cli.render_readme
+readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
+	$(BIN)/python -m rlstudy.report.cli.render_readme
 
 test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs
 	$(BIN)/python -m pytest -q

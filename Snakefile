@@ -69,6 +69,7 @@ rule all:
         "results/summary.csv",
         "results/summary_stats.csv",
         "results/reference/error_exact.csv",
+        "results/fourier_error.csv",
         "results/claims.csv",
         "results/cost.csv",
         budget_targets(),

@@ -6,7 +6,7 @@ cosine rate being that of trig.cos (the compiled kernel qnet uses on the CPU); P
 cosine is timed beside it. benchmarks/floor.py is the fuller account (every kernel, every primitive). Also times the alternative the loop was chosen over: one batched
 matmul over all particles.
 
-    python benchmarks/cbo_step.py [--particles 100 --samples 10000 --method UR]
+    python benchmarks/cbo_step.py [--particles 100 --samples 10000 --estimator UR]
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--particles", type=int, default=100)
     p.add_argument("--samples", type=int, default=10_000)
-    p.add_argument("--method", default="UR", choices=["DS", "UR", "BFF"])
+    p.add_argument("--estimator", default="UR", choices=["DS", "UR", "BFF"])
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
@@ -76,7 +76,7 @@ def main() -> None:
     traj = sample_trajectory("uniform", 1_000_000, dyn, np.random.default_rng(0))
     traj = TrajectoryTensors.from_arrays(traj.states, traj.action_indices, traj.rewards)
     g = torch.Generator().manual_seed(0)
-    batch = make_batch(traj, torch.randint(999_000, (args.samples,), generator=g), args.method, "control", dyn, g)
+    batch = make_batch(traj, torch.randint(999_000, (args.samples,), generator=g), args.estimator, "control", dyn, g)
     rows = batch.feats.shape[0] + (0 if batch.next_feats is None else batch.next_feats.shape[0])
     cos_rate, torch_cos_rate, gemm_rate = machine_rates(rows)
     print(f"machine ({args.threads} thread): float32 cosine {cos_rate / 1e9:.2f} G/s (trig.cos; "
@@ -89,7 +89,7 @@ def main() -> None:
     cosines = args.particles * rows * 2 * SHAPE.hidden
     flops = args.particles * rows * 2 * sum(i * o for i, o in SHAPE.layers)
     floor = cosines / cos_rate + flops / gemm_rate
-    print(f"CBO step, {args.method}, N={args.particles}, m={args.samples}: {step:.3f} s; floor {floor:.3f} s "
+    print(f"CBO step, {args.estimator}, N={args.particles}, m={args.samples}: {step:.3f} s; floor {floor:.3f} s "
           f"({cosines / 1e6:.0f} M cosines, {flops / 1e9:.2f} GFLOP): {floor / step:.0%} of the machine's rate")
     if args.particles * rows * SHAPE.hidden * 4 < 4e9:
         with torch.no_grad():
@@ -110,7 +110,7 @@ def main() -> None:
     # forward + backward: cos and sin of both layers on the gradient rows, cos on the others.
     transcendentals = (2 * grad_rows + (rows - grad_rows)) * 2 * SHAPE.hidden
     sgd_floor = transcendentals / cos_rate + 3 * grad_rows * 2 * sum(i * o for i, o in SHAPE.layers) / gemm_rate
-    print(f"SGD step, {args.method}, batch {args.samples}: {sgd * 1e3:.1f} ms; floor {sgd_floor * 1e3:.1f} ms: "
+    print(f"SGD step, {args.estimator}, batch {args.samples}: {sgd * 1e3:.1f} ms; floor {sgd_floor * 1e3:.1f} ms: "
           f"{sgd_floor / sgd:.0%}")
 
 

@@ -36,21 +36,14 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import collections  # noqa: E402
-import datetime  # noqa: E402
 import math  # noqa: E402
-import platform  # noqa: E402
-import re  # noqa: E402
-import subprocess  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from record import DOC, ROOT, commit, load_note, machine, now, write_block  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "speed.md"
-BEGIN, END = "<!-- floor:begin (benchmarks/floor.py --write) -->", "<!-- floor:end -->"
 HIDDEN, ACTIONS, INPUTS = 50, 2, 2  # the Q network of bellman/qnet.py
 
 
@@ -169,8 +162,8 @@ def make_meter():
     return ErrorMeter({"error": q_on_grid(refs[0]), "error_exact": q_on_grid(refs[1])})
 
 
-def sgd_kernel(method: str, batch: int, batches: int):
-    """Seconds per mini-batch of train_sgd (estimator `method`, control task) and its arithmetic."""
+def sgd_kernel(estimator: str, batch: int, batches: int):
+    """Seconds per mini-batch of train_sgd (the given estimator, control task) and its arithmetic."""
     from bellman_problem import PROBLEM, SGD_CONTROL
     from rlstudy.bellman.qnet import init_params
     from rlstudy.bellman.residuals import rows_per_sample
@@ -182,11 +175,11 @@ def sgd_kernel(method: str, batch: int, batches: int):
     meter = make_meter()
 
     def run():
-        train_sgd(theta, traj, method, "control", params, PROBLEM, torch.Generator().manual_seed(3), meter)
+        train_sgd(theta, traj, estimator, "control", params, PROBLEM, torch.Generator().manual_seed(3), meter)
 
     seconds = best_time(run, 2) / batches
     arith = Arithmetic()
-    grad_rows, next_rows = 2 * batch, batch * (rows_per_sample(method) - 2)
+    grad_rows, next_rows = 2 * batch, batch * (rows_per_sample(estimator) - 2)
     qnet_forward(arith, grad_rows, "sin+cos")  # forward_cached: sine and cosine of both layers
     if next_rows:
         qnet_forward(arith, next_rows)
@@ -205,23 +198,23 @@ def cbo_kernel(setting: str, steps: int):
     from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
     from rlstudy.bellman.residuals import rows_per_sample
 
-    method = {"cbo": "UR", "cbo-adaptive": "BFF-matched"}[setting]
+    estimator = {"cbo": "UR", "cbo-adaptive": "BFF-matched"}[setting]
     params = CBOParams(**{**CBO_SETTINGS[setting], "epochs": steps})
     traj = trajectory(200_000)
     swarm = initial_swarm(params, torch.Generator().manual_seed(4), 1.0)
     meter = make_meter()
 
     def run():
-        train_cbo(swarm, traj, method, "control", params, PROBLEM, torch.Generator().manual_seed(6), meter)
+        train_cbo(swarm, traj, estimator, "control", params, PROBLEM, torch.Generator().manual_seed(6), meter)
 
     seconds = best_time(run, 2) / steps
     arith = Arithmetic()
-    rows = params.samples * rows_per_sample(method)
+    rows = params.samples * rows_per_sample(estimator)
     qnet_forward(arith, params.samples * 2, count=params.particle_batch)  # [s; s^'] per particle
     qnet_forward(arith, rows - 2 * params.samples, count=params.particle_batch)  # s' (UR, BFF)
     meter_arithmetic(arith)
     arith.calls["sin+cos"] += params.samples  # features of UR's s^'
-    return seconds, arith, f"{method}, N={params.particles}, m={params.samples}"
+    return seconds, arith, f"{estimator}, N={params.particles}, m={params.samples}"
 
 
 def profiled_arithmetic(fn) -> Arithmetic:
@@ -301,7 +294,7 @@ def agent_kernels(updates: int):
         a_opt.zero_grad()
         actor_loss.backward()
         a_opt.step()
-        ddpg.polyak_update(tgt, model, p.tau)
+        ddpg.polyak_update(tgt, model, p.polyak)
     out.append(("DDPG critic+actor update (Pendulum, batch 256, 256-256)",
                 best_time(lambda: [ddpg_update() for _ in range(updates)], 3) / updates, profiled_arithmetic(ddpg_update)))
 
@@ -339,32 +332,6 @@ def agent_kernels(updates: int):
 
 # ---- the table --------------------------------------------------------------------------------
 
-def machine() -> str:
-    model = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-        flags = Path("/proc/cpuinfo").read_text()
-        simd = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
-    except OSError:
-        simd = "?"
-    return (f"{model} ({simd}), {os.cpu_count()} cores, one thread; Python {platform.python_version()}, "
-            f"torch {torch.__version__}, numpy {np.__version__}")
-
-
-def commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
-        return head + (" with uncommitted changes" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def fmt_time(seconds: float) -> str:
     return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
 
@@ -385,15 +352,6 @@ def table(prims: Primitives, rows: list[tuple[str, float, Arithmetic]]) -> str:
     return "\n".join(lines)
 
 
-def write_block(text: str) -> None:
-    doc = DOC.read_text()
-    if BEGIN not in doc or END not in doc:
-        raise SystemExit(f"{DOC}: the markers {BEGIN!r} and {END!r} are missing")
-    head, rest = doc.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--write", action="store_true", help=f"write the table into {DOC.relative_to(ROOT)}")
@@ -404,22 +362,20 @@ def main() -> None:
     repeats = 2 if args.quick else 5
     prims = Primitives(repeats)
     rows = []
-    for method in ("DS", "UR", "BFF"):
-        seconds, arith = sgd_kernel(method, 10_000, 2 if args.quick else 8)
-        rows.append((f"SGD mini-batch, {method}, batch 10000 (train_sgd, with the error meter)", seconds, arith))
+    for estimator in ("DS", "UR", "BFF"):
+        seconds, arith = sgd_kernel(estimator, 10_000, 2 if args.quick else 8)
+        rows.append((f"SGD mini-batch, {estimator}, batch 10000 (train_sgd, with the error meter)", seconds, arith))
     for setting, label, steps in (("cbo", "notebook", 1 if args.quick else 3),
                                   ("cbo-adaptive", "cbo-adaptive", 5 if args.quick else 40)):
         seconds, arith, what = cbo_kernel(setting, steps)
         rows.append((f"CBO step, {label} ({what}; train_cbo)", seconds, arith))
     for name, seconds, arith in agent_kernels(5 if args.quick else 50):
         rows.append((name, seconds, arith))
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    load = f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
-    text = (f"Generated by `python benchmarks/floor.py --write` at commit {commit()}, {now}, on {machine()} "
-            f"({load}: above {os.cpu_count()}, other work shared the cores).\n\n" + table(prims, rows))
+    text = (f"Generated by `python benchmarks/floor.py --write` at commit {commit()}, {now()}, on {machine()}, "
+            f"one thread ({load_note(load_before, os.getloadavg()[0])}).\n\n" + table(prims, rows))
     print(text)
     if args.write:
-        write_block(text)
+        write_block("floor", "floor.py", text)
         print(f"\nwritten into {DOC.relative_to(ROOT)}")
 
 

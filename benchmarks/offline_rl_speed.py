@@ -97,7 +97,8 @@ def main() -> None:
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     regular = LearnerParams()
-    atari = LearnerParams(lr=6.25e-5, adam_eps=1.5e-4, batch_size=32, polyak=False, target_update_every=8000)
+    atari = LearnerParams(lr=6.25e-5, adam_eps=1.5e-4, batch_size=32, polyak_target_update=False,
+                          target_update_every=8000)
     buffer, results = update_rates("CartPole-v1", regular, 20_000, args.updates)
     results = {"CartPole-v1": results}
     results[args.atari] = update_rates(args.atari, atari, 2_000, args.atari_updates)[1]

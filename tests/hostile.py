@@ -15,6 +15,7 @@ from rlstudy.core.cli import run
 from rlstudy.offline.double_dqn import LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing
 from rlstudy.offline.runs import Run
+from shipped_params import shipped
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -23,7 +24,7 @@ CPU = torch.device("cpu")
 
 
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"the shared copy {SHARED} is not here")
-RUN = Run("CartPole-v1", 0, 7, LearnerParams(batch_size=16, start_steps=50, eval_every=100), AtariPreprocessing())
+RUN = Run("CartPole-v1", 0, 7, shipped(LearnerParams, "offline", "regular", batch_size=16, start_steps=50, eval_every=100), shipped(AtariPreprocessing, "offline", "atari_preprocessing"))
 
 
 class Payload:

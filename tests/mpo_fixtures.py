@@ -6,8 +6,9 @@ import torch
 from rlstudy.agents.mpo.config import MPOParams
 from rlstudy.agents.mpo.learner import MPO
 from rlstudy.agents.replay import ReplayBuffer
+from shipped_params import shipped
 
-TINY = MPOParams(batch_size=8, policy_layer_sizes=(16,), critic_layer_sizes=(16, 16), action_samples=4)
+TINY = shipped(MPOParams, "mpo", batch_size=8, policy_layer_sizes=(16,), critic_layer_sizes=(16, 16), action_samples=4)
 
 
 def tiny_agent(params=TINY):

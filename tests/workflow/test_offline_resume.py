@@ -18,10 +18,11 @@ from rlstudy.offline.bcq import BCQ
 from rlstudy.offline.double_dqn import DQN, LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing
 from rlstudy.offline.runs import Run, run_fingerprint
+from shipped_params import shipped
 from rlstudy.offline.training import generate_buffer, train_offline, train_online
 
 CPU = torch.device("cpu")
-RUN = Run("CartPole-v1", 0, 7, LearnerParams(batch_size=16, start_steps=50, eval_every=100), AtariPreprocessing())
+RUN = Run("CartPole-v1", 0, 7, shipped(LearnerParams, "offline", "regular", batch_size=16, start_steps=50, eval_every=100), shipped(AtariPreprocessing, "offline", "atari_preprocessing"))
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -120,7 +121,7 @@ def test_killed_cli_run_resumes_and_writes_the_same_artefacts(tmp_path):
 
     def command(cli, *args):
         return [sys.executable, "-m", f"rlstudy.offline.cli.{cli}", "--env", "CartPole-v1", "--run-seed", "0", "--seed", "7",
-                "--params", json.dumps(params), "--atari", "{}", *args]
+                "--params", json.dumps(params), "--atari", json.dumps(vars(RUN.atari)), *args]
 
     subprocess.run(command("train_behavioural", "--steps", "400", "--out-dir", str(tmp_path / "behavioural")),
                    env=env, check=True, capture_output=True)

@@ -98,9 +98,10 @@ def toy_project(tmp_path_factory):
     register(bellman / "optimizers.py", "from .search import SEARCH", "SEARCH",
              "OPTIMIZERS: dict[str, Optimizer] = {optimizer.name: optimizer for optimizer in (")
     config = (workdir / "config.yaml").read_text()
-    assert "  methods: [DS, UR, BFF]\n  evaluation:" in config
-    config = config.replace("  methods: [DS, UR, BFF]\n  evaluation:", "  methods: [DS, UR, BFF, MIRROR]\n  evaluation:")
-    config += "\nsearch:\n  settings:\n    search:\n      methods: [UR]\n      seeds: [0]\n" \
+    assert "  estimators: [DS, UR, BFF]\n  evaluation:" in config
+    config = config.replace("  estimators: [DS, UR, BFF]\n  evaluation:",
+                            "  estimators: [DS, UR, BFF, MIRROR]\n  evaluation:")
+    config += "\nsearch:\n  settings:\n    search:\n      estimators: [UR]\n      seeds: [0]\n" \
               "      params: {draws: 3, samples: 500}\n"
     (workdir / "config.yaml").write_text(config)
     schema_path = workdir / "workflow" / "schemas" / "config.schema.yaml"
@@ -111,8 +112,9 @@ def toy_project(tmp_path_factory):
     schema["properties"]["search"] = {"type": "object", "additionalProperties": False, "required": ["settings"],
                                       "properties": {"settings": {"type": "object", "additionalProperties": {
                                           "type": "object", "additionalProperties": False,
-                                          "required": ["methods", "seeds", "params"],
-                                          "properties": {"methods": {"type": "array", "items": {"$ref": "#/$defs/method"}},
+                                          "required": ["estimators", "seeds", "params"],
+                                          "properties": {"estimators": {"type": "array",
+                                                                        "items": {"$ref": "#/$defs/estimator"}},
                                                          "seeds": {"$ref": "#/$defs/seeds"},
                                                          "params": {"$ref": "#/$defs/search_params"}}}}}}
     schema_path.write_text(yaml.safe_dump(schema, sort_keys=False))
@@ -134,10 +136,10 @@ def test_a_toy_estimator_and_a_toy_optimizer_run_through_the_workflow(toy_projec
     result = snakemake(toy_project, "--profile", "workflow/profiles/smoke", "--cores", "2", *TARGETS)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     mirror = pd.read_csv(toy_project / TARGETS[0])
-    assert set(mirror["method"]) == {"MIRROR"} and set(mirror["optimizer"]) == {"sgd"}
+    assert set(mirror["estimator"]) == {"MIRROR"} and set(mirror["setting"]) == {"sgd"}
     assert mirror["rel_error"].notna().all() and len(mirror) > 1
     search = pd.read_csv(toy_project / TARGETS[1])
-    assert set(search["optimizer"]) == {"search"} and set(search["method"]) == {"UR"}
+    assert set(search["setting"]) == {"search"} and set(search["estimator"]) == {"UR"}
     assert len(search) == 4 and search["loss"].is_monotonic_decreasing
     # Only what the two runs need ran: no figure, no other run.
     assert not (toy_project / "figures").exists()
@@ -146,6 +148,6 @@ def test_a_toy_estimator_and_a_toy_optimizer_run_through_the_workflow(toy_projec
 
 def test_an_unregistered_estimator_in_the_config_stops_the_workflow(toy_project):
     result = snakemake(toy_project, "--profile", "workflow/profiles/smoke", "-n", "--config",
-                       "reference={method: TD}")
+                       "reference={estimator: TD}")
     assert result.returncode != 0
-    assert "'reference.method': 'TD' is not a registered estimator" in result.stdout + result.stderr
+    assert "'reference.estimator': 'TD' is not a registered estimator" in result.stdout + result.stderr

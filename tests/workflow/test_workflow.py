@@ -44,7 +44,8 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     config = yaml.safe_load((workdir / "config.yaml").read_text())
     names = [f"{d}/q_{t}_{o}" for d in DATASETS for t in config["tasks"] for o in ("sgd", *config["cbo"]["settings"])]
     names += [f"{d}/{kind}" for d in DATASETS
-              for kind in [*(f"trajectory_{t}" for t in config["tasks"]), "cost_evaluations", "cost_seconds"]]
+              for kind in [*(f"trajectory_{t}" for t in config["tasks"]), *(f"fourier_error_{t}" for t in config["tasks"]),
+                           "cost_evaluations", "cost_seconds"]]
     names += ["ours/cbo_sweep", "ours/reference_error"]
     for name in names:
         for fmt in ("png", "pdf"):
@@ -54,32 +55,37 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
         assert gif.with_name(gif.name + ".provenance.json").is_file(), gif
 
     summary = pd.read_csv(workdir / "results" / "summary.csv")
-    assert list(summary.columns) == ["dataset", "task", "optimizer", "method", "seed", "iterations",
+    assert list(summary.columns) == ["dataset", "task", "setting", "estimator", "seed", "iterations",
                                      "final_rel_error", "min_rel_error", "final_rel_error_exact",
                                      "min_rel_error_exact", "evaluations", "converged", "converged_exact",
                                      "final_error_exact_normalised", "final_error_exact_common_normalised",
-                                     "final_greedy_shortfall", "final_greedy_wrong_share"]
+                                     "final_greedy_shortfall", "final_greedy_wrong_share",
+                                     "final_error_exact_weighted_normalised"]
     assert sorted(summary["dataset"].unique()) == sorted(DATASETS)
     smoke = yaml.safe_load((workdir / "workflow/profiles/smoke/scale.yaml").read_text())
     settings = config["cbo"]["settings"]
-    runs_per_task = len(config["sgd"]["methods"]) * len(smoke["seeds"]) + sum(
-        len(settings[name]["methods"]) * len(smoke["cbo"]["settings"][name]["seeds"]) for name in settings)
+    runs_per_task = len(config["sgd"]["estimators"]) * len(smoke["seeds"]) + sum(
+        len(settings[name]["estimators"]) * len(smoke["cbo"]["settings"][name]["seeds"]) for name in settings)
     assert len(summary) == len(DATASETS) * len(config["tasks"]) * runs_per_task
     assert summary[["final_rel_error", "final_rel_error_exact"]].notna().all().all()
     greedy = ["final_greedy_shortfall", "final_greedy_wrong_share"]
     control = summary["task"] == "control"
     assert np.isfinite(summary.loc[control, greedy].to_numpy()).all()  # every control run is scored
     assert summary.loc[~control, greedy].isna().all().all()  # evaluation runs are not
-    assert np.isfinite(summary[["final_error_exact_normalised", "final_error_exact_common_normalised"]]).all().all()
-    assert set(summary[summary["optimizer"] == "cbo-adaptive"]["method"]) == {"DS", "UR", "BFF-matched"}
+    assert np.isfinite(summary[["final_error_exact_normalised", "final_error_exact_common_normalised",
+                                "final_error_exact_weighted_normalised"]]).all().all()
+    assert set(summary[summary["setting"] == "cbo-adaptive"]["estimator"]) == {"DS", "UR", "BFF-matched"}
     stats = pd.read_csv(workdir / "results" / "summary_stats.csv")
-    assert len(stats) == len(summary.groupby(["dataset", "task", "optimizer", "method"]))
+    assert len(stats) == len(summary.groupby(["dataset", "task", "setting", "estimator"]))
     assert (stats["n"] >= 1).all() and stats.loc[stats["n"] >= 2, "final_rel_error_exact_ci_low"].notna().all()
     references = pd.read_csv(workdir / "results" / "reference" / "error_exact.csv")
     assert len(references) == len(DATASETS) * len(config["tasks"])
     assert (references["error_exact_normalised"] > 0).all()
     assert (references["error_exact_common_normalised"] > 0).all()
     assert np.isfinite(references.loc[references["task"] == "control", ["greedy_shortfall", "greedy_wrong_share"]]).all().all()
+    fourier = pd.read_csv(workdir / "results" / "fourier_error.csv")
+    assert len(fourier) == len(summary) * 13  # modes 0..12 of every run
+    assert np.isfinite(fourier[["error", "error_normalised", "bellman_contraction"]]).all().all()
     claims = pd.read_csv(workdir / "results" / "claims.csv")
     assert list(claims["id"]) == [c["id"] for c in yaml.safe_load((workdir / "claims.yaml").read_text())["claims"]]
     assert set(claims["verdict"]) <= {"holds", "fails", "inconclusive"}

@@ -23,7 +23,7 @@ def budget_weights_args(task):
 def budget_parts():
     """Every fitted part's error.csv, of every task."""
     return [f"results/budget/{task}/{part}/error.csv" for task in config["tasks"] for part in
-            ["reach", *[f"{kind}/{method}" for kind in ("population", "finite_data") for method in BUDGET["methods"]]]]
+            ["reach", *[f"{kind}/{method}" for kind in ("population", "finite_data") for method in BUDGET["estimators"]]]]
 
 
 def budget_outputs():

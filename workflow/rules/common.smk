@@ -6,6 +6,7 @@ import re
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.optimizers import OPTIMIZERS, all_settings
 from rlstudy.bellman.sweep import resolve_sweep, sweep_points
+from rlstudy.core.io import sha256_file
 from rlstudy.core.sources import module_sources
 
 
@@ -54,8 +55,8 @@ DATASETS = ["ours"] if config["authors_data"] == "none" else ["ours", "authors"]
 AUTHORS_REFERENCE = "data/reference/authors/control/q_star.pt"
 
 
-def authors_source_files():
-    """The files of a local authors_data folder, as inputs: replacing one reruns the import."""
+def authors_source_paths():
+    """The files of a local authors_data folder (none for 'none' and 'download')."""
     source = config["authors_data"]
     if source in ("none", "download"):
         return []
@@ -63,6 +64,17 @@ def authors_source_files():
         raise ConfigError(f"config key 'authors_data': {source} is not a folder (give 'none', 'download', or a "
                           "folder with the authors' original .pt files or their NumPy conversion)")
     return sorted(str(p) for p in Path(source).glob("*") if p.suffix in (".pt", ".npz"))
+
+
+def authors_source_files():
+    """The authors' files as inputs whose modification time does not count (ancient): a copy mounted
+    afresh (a new mtime, the same bytes) reruns nothing; their contents do count, by
+    authors_source_digests as a parameter, so replacing one reruns the import and what follows."""
+    return [ancient(path) for path in authors_source_paths()]
+
+
+def authors_source_digests():
+    return {Path(path).name: sha256_file(path) for path in authors_source_paths()}
 
 
 def reference_of(dataset, task):
@@ -114,6 +126,13 @@ def exact_of(dataset, task):
     return f"results/exact/{task}/reward_{dynamics_of(dataset)['reward_of']}/q_exact.npy"
 
 
+def density_of(dataset, task):
+    """Where a dataset's data of a task are: the stationary density of the task's behaviour policy
+    (reference.smk, rule stationary_density). It depends on the dynamics' dt and sigma, not on the
+    reward, and the authors' trajectories follow our policies, so both datasets share one file."""
+    return f"results/exact/{task}/stationary_density.npy"
+
+
 def run_dirs(dataset, task, setting):
     return [f"results/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}"
             for estimator in estimators_of(setting) for seed in seeds_of(setting)]
@@ -162,21 +181,22 @@ def reference_note(dataset, task):
     if reference_of(dataset, task) == AUTHORS_REFERENCE:
         return "Q*: the authors' published network (Q_ctrl_star.pt)"
     ref = config["reference"]
-    return (f"Q*: SGD-{ref['method']} ({ref['ur_action']} action) on our {config['trajectories']['long']:,}-step "
+    return (f"Q*: SGD-{ref['estimator']} ({ref['ur_action']} action) on our {config['trajectories']['long']:,}-step "
             f"trajectory, {ref['epochs']} epochs")
 
 
 def exact_entries():
     """Each dataset and task's exact Q with the dynamics it was solved for (the greedy policies of
     control runs are evaluated exactly under them: bellman/greedy.py)."""
-    return [{"dataset": dataset, "task": task, "exact": exact_of(dataset, task), "dynamics": dynamics_of(dataset)}
-            for dataset in DATASETS for task in config["tasks"]]
+    return [{"dataset": dataset, "task": task, "exact": exact_of(dataset, task), "dynamics": dynamics_of(dataset),
+             "density": density_of(dataset, task)} for dataset in DATASETS for task in config["tasks"]]
 
 
 def reference_entries():
     """Each learned Q* with the exact Q it is measured against (reference.smk, rule reference_table)."""
     return [{"dataset": dataset, "task": task, "reference": reference_of(dataset, task),
-             "exact": exact_of(dataset, task), "dynamics": dynamics_of(dataset), "made_by": reference_note(dataset, task)}
+             "exact": exact_of(dataset, task), "dynamics": dynamics_of(dataset), "made_by": reference_note(dataset, task),
+             "density": density_of(dataset, task)}
             for dataset in DATASETS for task in config["tasks"]]
 
 

@@ -7,6 +7,7 @@ use rule figure_template as q_figure with:
         lambda w: [f"{d}/{f}" for d in run_dirs(w.dataset, w.task, w.setting) for f in ("q.pt", "errors.csv")],
         reference=lambda w: reference_of(w.dataset, w.task),
         exact=lambda w: exact_of(w.dataset, w.task),
+        density=lambda w: density_of(w.dataset, w.task),
         code=sources("bellman.cli.plot_q"),
     output:
         figure_output("figures/{dataset}/q_{task}_{setting}", "q_figure.rst", "2. Q-functions learnt",
@@ -18,7 +19,8 @@ use rule figure_template as q_figure with:
         setting=lambda w: setting_caption(w.task, w.setting),
         note=lambda w: reference_note(w.dataset, w.task),
         args=lambda w, input: ["--task", w.task, "--setting", w.setting, "--reference", input.reference,
-                               "--exact", input.exact, "--reference-note", reference_note(w.dataset, w.task),
+                               "--exact", input.exact, "--density", input.density,
+                               "--reference-note", reference_note(w.dataset, w.task),
                                "--runs", *run_dirs(w.dataset, w.task, w.setting),
                                "--gamma", config["problem"]["gamma"], "--dynamics", as_json(dynamics_of(w.dataset)),
                                "--converged-below", config["summary"]["converged_below"]],
@@ -46,13 +48,15 @@ use rule figure_template as diagnostics_figure with:
 use rule figure_template as trajectory_figure with:
     input:
         lambda w: trajectory_files(w.dataset, w.task),
+        density=lambda w: density_of(w.dataset, w.task),
         code=sources("bellman.cli.plot_trajectory"),
     output:
         figure_output("figures/{dataset}/trajectory_{task}", "trajectory.rst", "1. Datasets", "{dataset} data"),
     params:
         **FIGURE,
         step="bellman.cli.plot_trajectory",
-        args=lambda w: ["--task", w.task, "--trajectory", f"data/trajectories/{w.dataset}/{w.task}/short"],
+        args=lambda w, input: ["--task", w.task, "--trajectory", f"data/trajectories/{w.dataset}/{w.task}/short",
+                               "--density", input.density],
     log:
         "logs/figures/{dataset}/trajectory_{task}.log",
     resources:
@@ -79,9 +83,25 @@ use rule figure_template as reference_figure with:
         "logs/figures/ours/reference_error.log",
 
 
+use rule figure_template as fourier_error_figure with:
+    input:
+        table="results/fourier_error.csv",
+        code=sources("bellman.cli.plot_fourier_error"),
+    output:
+        figure_output("figures/{dataset}/fourier_error_{task}", "fourier_error_figure.rst", "2. Q-functions learnt",
+                      "{dataset} data, {task}"),
+    params:
+        **FIGURE,
+        step="bellman.cli.plot_fourier_error",
+        args=lambda w, input: ["--table", input.table, "--dataset", w.dataset, "--task", w.task],
+    log:
+        "logs/figures/{dataset}/fourier_error_{task}.log",
+
+
 rule figures:
     input:
         figure_files("ours/reference_error"),
         [figure_files(name) for name in q_figure_names()],
         [figure_files(name) for name in q_figure_names("diagnostics")],
         [figure_files(f"{dataset}/trajectory_{task}") for dataset in DATASETS for task in config["tasks"]],
+        [figure_files(f"{dataset}/fourier_error_{task}") for dataset in DATASETS for task in config["tasks"]],

@@ -48,6 +48,7 @@ rule summary:
         curves=[f"{d}/errors.csv" for d in all_run_dirs()],
         networks=[f"{d}/q.pt" for d in all_run_dirs()],
         exact=[entry["exact"] for entry in exact_entries()],
+        densities=sorted({entry["density"] for entry in exact_entries()}),
         code=sources("bellman.cli.summarise"),
     output:
         table=report("results/summary.csv", caption="../report/summary.rst", category="4. Tables"),
@@ -68,3 +69,28 @@ rule summary:
         "python -m rlstudy.bellman.cli.summarise --curves {input.curves:q} --exact {params.exact:q} --gamma {params.gamma:q}"
         " --converged-below {params.converged_below:q}"
         " --out {output.table:q} --stats-out {output.stats:q} > {log:q} 2>&1"
+
+
+rule fourier_error:
+    input:
+        curves=[f"{d}/errors.csv" for d in all_run_dirs()],
+        networks=[f"{d}/q.pt" for d in all_run_dirs()],
+        exact=[entry["exact"] for entry in exact_entries()],
+        code=sources("bellman.cli.fourier_error"),
+    output:
+        report("results/fourier_error.csv", caption="../report/fourier_error.rst", category="4. Tables"),
+    params:
+        # the density is not the step's input: left out, so that its provenance names only what it read
+        exact=as_json({"rows": [{k: v for k, v in entry.items() if k != "density"} for entry in exact_entries()]}),
+        gamma=config["problem"]["gamma"],
+    log:
+        "logs/fourier_error.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m rlstudy.bellman.cli.fourier_error --curves {input.curves:q} --exact {params.exact:q}"
+        " --gamma {params.gamma:q} --out {output:q} > {log:q} 2>&1"

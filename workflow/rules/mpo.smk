@@ -74,7 +74,7 @@ use rule step as mpo_rollout with:
         step="rlstudy.agents.cli.rollout_mpo",
         args=lambda w, input, output: [
             "--env", config["mpo"]["env"], "--model", *input.model,
-            "--policy-layer-sizes", *config["mpo"]["policy_layer_sizes"], "--seed", config["seed"],
+            "--params", MPO_PARAMS, "--seed", config["seed"],
             "--run-seed", MPO_SEEDS[0], "--out", *output],
     log:
         "logs/figures/agents/mpo_rollout.log",

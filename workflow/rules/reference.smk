@@ -24,6 +24,26 @@ rule exact_q:
         " --rtol {params.rtol:q} --out-dir results/exact/{wildcards.task:q}/reward_{wildcards.reward_of:q} > {log:q} 2>&1"
 
 
+rule stationary_density:
+    input:
+        code=sources("bellman.cli.solve_density"),
+    output:
+        "results/exact/{task}/stationary_density.npy",
+    params:
+        dynamics=as_json(config["problem"]["dynamics"]),
+    log:
+        "logs/exact/{task}_stationary_density.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m rlstudy.bellman.cli.solve_density --task {wildcards.task:q} --dynamics {params.dynamics:q}"
+        " --out {output:q} > {log:q} 2>&1"
+
+
 rule reference:
     input:
         trajectory_files("ours", "{task}", "long"),
@@ -33,8 +53,8 @@ rule reference:
         network="results/reference/{task}/q_star.pt",
         curve="results/reference/{task}/errors.csv",
     params:
-        estimator=config["reference"]["method"],
-        sgd=as_json({k: v for k, v in config["reference"].items() if k != "method"}),
+        estimator=config["reference"]["estimator"],
+        sgd=as_json({k: v for k, v in config["reference"].items() if k != "estimator"}),
         problem=problem_of("ours"),
         seed=config["seed"],
         device=config["device"],
@@ -59,7 +79,7 @@ rule reference:
 
 rule reference_table:
     input:
-        [[entry["reference"], entry["exact"]] for entry in reference_entries()],
+        [[entry["reference"], entry["exact"], entry["density"]] for entry in reference_entries()],
         code=sources("bellman.cli.summarise_references"),
     output:
         report("results/reference/error_exact.csv", caption="../report/reference_table.rst", category="4. Tables"),

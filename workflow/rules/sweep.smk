@@ -20,7 +20,7 @@ use rule run_method as sweep_run with:
         wall_time=f"{SWEEP_RUN}/wall_time.csv",
     params:
         run=lambda w: ["--optimizer", "cbo", "--setting", "cbo-sweep", "--dataset", "ours", "--task", SWEEP["task"],
-                       "--estimator", SWEEP["method"], "--run-seed", w.seed, "--stop-on-divergence",
+                       "--estimator", SWEEP["estimator"], "--run-seed", w.seed, "--stop-on-divergence",
                        "--trajectory", f"data/trajectories/ours/{SWEEP['task']}/short"],
         params=lambda w: as_json(SWEEP_POINTS[(w.grid, w.point)].params),
         problem=problem_of("ours"),

@@ -8,6 +8,7 @@ def run_outputs():
     references = [f"results/reference/{task}/{f}" for task in config["tasks"] for f in ("q_star.pt", "errors.csv")]
     references += sorted({exact_of(dataset, task).replace("q_exact.npy", f) for dataset in DATASETS
                           for task in config["tasks"] for f in ("q_exact.npy", "refinement.csv")})
+    references += sorted({density_of(dataset, task) for dataset in DATASETS for task in config["tasks"]})
     references += sorted({reference_of(dataset, task) for dataset in DATASETS for task in config["tasks"]})
     trajectories = [path for task in config["tasks"] for path in
                     [*trajectory_files("ours", task, "short"), *trajectory_files("ours", task, "long"),

@@ -25,21 +25,21 @@ from .replay import Batch, Collector, ReplayBuffer
 
 @dataclass(frozen=True)
 class DDPGParams:
-    """The notebook's Pendulum setting."""
+    """Config 'ddpg.params' (the notebook's Pendulum setting; config.yaml is the values' one home)."""
     SCHEMA: ClassVar[str] = "ddpg_params"  # its definition in workflow/schemas/config.schema.yaml
 
-    total_steps: int = 30_000
-    buffer_size: int = 1_000_000
-    batch_size: int = 256
-    actor_learning_rate: float = 3e-4
-    critic_learning_rate: float = 3e-4
-    gamma: float = 0.99
-    tau: float = 0.005  # Polyak rate of the target networks
-    policy_every: int = 2  # steps between actor (and target) updates; the critic updates every step
-    exploration_noise: float = 0.1  # standard deviation, in units of the action scale
-    random_fraction: float = 0.025  # fraction of total_steps with uniform random actions; learning starts after
-    hidden: tuple[int, ...] = (256, 256)
-    log_every: int = 500  # environment steps per row of diagnostics.csv
+    total_steps: int
+    buffer_size: int
+    batch_size: int
+    actor_learning_rate: float
+    critic_learning_rate: float
+    gamma: float
+    polyak: float  # Polyak rate of the target networks (the notebook's tau)
+    policy_every: int  # steps between actor (and target) updates; the critic updates every step
+    exploration_noise: float  # standard deviation, in units of the action scale
+    random_fraction: float  # fraction of total_steps with uniform random actions; learning starts after
+    hidden: tuple[int, ...]
+    log_every: int  # environment steps per row of diagnostics.csv
 
 
 class Actor(nn.Module):
@@ -83,10 +83,11 @@ def critic_targets(target: ActorCritic, batch: Batch, gamma: float) -> torch.Ten
     return batch.rewards + gamma * (1.0 - batch.terminated) * next_values
 
 
-def polyak_update(target: nn.Module, online: nn.Module, tau: float) -> None:
+def polyak_update(target: nn.Module, online: nn.Module, polyak: float) -> None:
+    """target <- target + polyak * (online - target), parameter by parameter."""
     with torch.no_grad():
         for t, p in zip(target.parameters(), online.parameters()):
-            t.lerp_(p, tau)
+            t.lerp_(p, polyak)
 
 
 def greedy_action(model: ActorCritic, observation) -> np.ndarray:
@@ -138,7 +139,7 @@ def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Gener
                     stats |= {"loss_policy": actor_loss.item(),
                               "grad_norm_policy": grad_norm(model.actor.parameters())}
                 actor_optimiser.step()
-                polyak_update(target, model, params.tau)
+                polyak_update(target, model, params.polyak)
             if stats:
                 log.add(stats)
         log.write_at("step", step + 1, params.log_every, params.total_steps)

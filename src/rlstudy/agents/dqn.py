@@ -25,22 +25,22 @@ from .replay import Batch, Collector, ReplayBuffer
 
 @dataclass(frozen=True)
 class DQNParams:
-    """The notebook's CartPole setting."""
+    """Config 'dqn.params' (the notebook's CartPole setting; config.yaml is the values' one home)."""
     SCHEMA: ClassVar[str] = "dqn_params"  # its definition in workflow/schemas/config.schema.yaml
 
-    total_steps: int = 500_000
-    buffer_size: int = 10_000
-    batch_size: int = 128
-    learning_rate: float = 2.5e-4
-    gamma: float = 0.99
-    train_every: int = 10  # environment steps between updates
-    learning_starts: float = 0.02  # fraction of total_steps before the first update
-    target_every: int = 500  # environment steps between copies of the network into the target
-    epsilon_start: float = 1.0
-    epsilon_end: float = 0.05
-    exploration_fraction: float = 0.5  # epsilon decays linearly over this fraction of the run
-    hidden: tuple[int, ...] = (120, 84)
-    log_every: int = 5000  # environment steps per row of diagnostics.csv
+    total_steps: int
+    buffer_size: int
+    batch_size: int
+    learning_rate: float
+    gamma: float
+    train_every: int  # environment steps between updates
+    learning_starts: float  # fraction of total_steps before the first update
+    target_every: int  # environment steps between copies of the network into the target
+    epsilon_start: float
+    epsilon_end: float
+    exploration_fraction: float  # epsilon decays linearly over this fraction of the run
+    hidden: tuple[int, ...]
+    log_every: int  # environment steps per row of diagnostics.csv
 
 
 def q_network(env: gym.Env, params: DQNParams, generator: torch.Generator) -> nn.Sequential:

@@ -28,18 +28,19 @@ from .nets import linear
 
 @dataclass(frozen=True)
 class TabularParams:
-    """The notebook's setting, shared by the Q-table and the linear network."""
+    """Config 'qtable.params' or 'linear_q.params' (the notebook's setting, shared by the Q-table and the
+    linear network; config.yaml is the values' one home)."""
     SCHEMA: ClassVar[str] = "tabular_params"  # its definition in workflow/schemas/config.schema.yaml
 
-    bins: tuple[int, ...] = (51, 51)  # cells along position and velocity
-    position_range: tuple[float, float] = (-1.2, 0.6)
-    velocity_range: tuple[float, float] = (-0.1, 0.1)
-    action_repeat: int = 10  # underlying steps per agent step, enough to leave a cell
-    episodes: int = 4000
-    max_steps: int = 50  # agent steps per episode
-    learning_rate: float = 0.85
-    gamma: float = 0.99
-    log_every: int = 40  # episodes per row of diagnostics.csv
+    bins: tuple[int, ...]  # cells along position and velocity
+    position_range: tuple[float, float]
+    velocity_range: tuple[float, float]
+    action_repeat: int  # underlying steps per agent step, enough to leave a cell
+    episodes: int
+    max_steps: int  # agent steps per episode
+    learning_rate: float
+    gamma: float
+    log_every: int  # episodes per row of diagnostics.csv
 
 
 class Grid:

@@ -5,7 +5,7 @@ Each particle X_i is a flat parameter vector. One step, on a fresh random subset
     L_i  = mean(j_i * j^_i) / 2                                   (residuals.cbo_loss)
     w_i  = exp(-beta * (L_i - min_k L_k))                         (shifted: no underflow, no 0/0)
     x^   = sum_i w_i X_i / sum_i w_i                               (the consensus)
-    X_i <- X_i - lambda*eta*(X_i - x^) + tau*sqrt(eta)*(X_i - x^) * Z_i,   Z_i ~ N(0, I)
+    X_i <- X_i - lambda*eta*(X_i - x^) + noise*sqrt(eta)*(X_i - x^) * Z_i,   Z_i ~ N(0, I)
 
 (the noise is component-wise, "anisotropic" CBO, as in the notebook). The consensus network is
 the one whose error is reported. With particle_batch = particles, one epoch is one step over all
@@ -14,7 +14,7 @@ particles; a smaller particle_batch cycles through random particle batches as th
 Why the notebook's setting cannot converge (docs/bellman.md, "What CBO needs"): the weights' effective
 sample size (ESS) falls to 1, so the consensus is the best particle, which sits at distance 0 from
 itself and never moves; every other coordinate is multiplied each step by (1 - lambda*eta +
-tau*sqrt(eta)*Z), whose mean square 1.07 > 1 blows the spread up while its mean log < 0 collapses
+noise*sqrt(eta)*Z), whose mean square 1.07 > 1 blows the spread up while its mean log < 0 collapses
 most coordinates. Nothing explores. Options beyond the notebook, all off in its setting:
   * kick, kick_decay: an additive Brownian kick kick*kick_decay**k*sqrt(eta)*Z to every particle
     after each step, the exploration that the multiplicative noise cannot sustain (the authors'
@@ -73,7 +73,7 @@ class CBOParams:
     epochs: int
     lam: float  # lambda, drift towards the consensus
     eta: float  # step size
-    tau: float  # scale of the multiplicative noise (the notebook's sigma of CBO; never a Polyak rate here)
+    noise: float  # scale of the multiplicative noise (the notebook's tau)
     beta: float  # inverse temperature of the weights
     ur_action: str  # UR's fresh next state: the recorded action, or "policy" (the notebook's)
     output_bias_init: str  # "default" (torch's init) or "reward_level": mean(r)/(1-gamma)
@@ -133,8 +133,8 @@ def effective_sample_size(weights: torch.Tensor) -> float:
     return float(1.0 / (weights ** 2).sum())
 
 
-def cbo_update(particles: torch.Tensor, weights: torch.Tensor, lam: float, eta: float, tau: float,
-               noise: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def cbo_update(particles: torch.Tensor, weights: torch.Tensor, lam: float, eta: float, noise: float,
+               normals: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """One CBO move of particles (M, d) given normalised weights (M,) and standard normals (M, d).
 
     Returns (new particles, consensus). Particles at the consensus stay there: both the drift and
@@ -142,7 +142,7 @@ def cbo_update(particles: torch.Tensor, weights: torch.Tensor, lam: float, eta: 
     """
     consensus = (weights.to(particles.dtype) @ particles)
     offset = particles - consensus
-    return particles - lam * eta * offset + tau * math.sqrt(eta) * offset * noise, consensus
+    return particles - lam * eta * offset + noise * math.sqrt(eta) * offset * normals, consensus
 
 
 def particle_losses(particles: torch.Tensor, batch: ResidualBatch, gamma: float) -> torch.Tensor:
@@ -198,15 +198,15 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, estimator: str |
             losses = particle_losses(particles[chosen], batch, problem.gamma)
             beta = beta_for_ess(losses, params.ess_target * len(chosen)) if params.ess_target else params.beta
             weights = consensus_weights(losses, beta)
-            noise = torch.randn(len(chosen), particles.shape[1], generator=generator).to(device)
-            moved, new_consensus = cbo_update(particles[chosen], weights, params.lam, params.eta, params.tau, noise)
+            normals = torch.randn(len(chosen), particles.shape[1], generator=generator).to(device)
+            moved, new_consensus = cbo_update(particles[chosen], weights, params.lam, params.eta, params.noise, normals)
             scale = 0.0
             if params.kick:
                 scale = params.kick * params.kick_decay ** (step - 1) * math.sqrt(params.eta)
                 moved += scale * torch.randn(moved.shape, generator=generator).to(device)
             if not (torch.isfinite(losses).all() and torch.isfinite(moved).all()):
                 message = (f"{label} diverged at step {step}: non-finite particle losses or "
-                           f"parameters (beta={params.beta}, tau={params.tau}, eta={params.eta})")
+                           f"parameters (beta={params.beta}, noise={params.noise}, eta={params.eta})")
                 if not stop_on_divergence:
                     raise DivergenceError(message)
                 print(message + "; stopped, keeping the last finite consensus")

@@ -18,10 +18,11 @@ SETTING_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 def registry_config_problems(config: dict, schema: dict) -> list[str]:
     """Every estimator the config names is registered (estimators.ESTIMATORS); every setting of every
     optimiser (optimizers.OPTIMIZERS) has a unique, file-safe name."""
-    named = [("reference.method", config["reference"]["method"]), ("cbo_sweep.method", config["cbo_sweep"]["method"])]
+    named = [("reference.estimator", config["reference"]["estimator"]),
+             ("cbo_sweep.estimator", config["cbo_sweep"]["estimator"])]
     settings = [setting for optimizer in OPTIMIZERS.values() for setting in optimizer.settings(config)]
-    named += [(f"{setting.where}.methods", name) for setting in settings for name in setting.estimators]
-    named += [("budget.methods", name) for name in config.get("budget", {}).get("methods", [])]
+    named += [(f"{setting.where}.estimators", name) for setting in settings for name in setting.estimators]
+    named += [("budget.estimators", name) for name in config.get("budget", {}).get("estimators", [])]
     problems = [f"config key '{key}': {name!r} is not a registered estimator; allowed: {list(ESTIMATORS)}"
                 for key, name in named if name not in ESTIMATORS]
     counts = Counter(setting.name for setting in settings)

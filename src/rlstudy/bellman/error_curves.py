@@ -2,7 +2,8 @@
 
 A curve is refused by name unless it is one complete run: its key columns constant, iterations
 0, 1, ..., n in order, finite errors and evaluation counts. Curves read together must be distinct
-runs, and seeds of one setting equally long, so a cut or copied file cannot pass as a run.
+runs, and the seeds of one dataset, task, setting and estimator equally long, so a cut or copied
+file cannot pass as a run.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pandas as pd
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv, refuse_repeated_runs
 
-RUN_KEYS = ["dataset", "task", "optimizer", "method", "seed"]
+RUN_KEYS = ["dataset", "task", "setting", "estimator", "seed"]
 
 
 def load_error_curve(path: str | Path, what: str = "error curve", columns: Sequence[str] = ()) -> pd.DataFrame:
@@ -32,18 +33,18 @@ def load_error_curve(path: str | Path, what: str = "error curve", columns: Seque
 
 
 def load_error_curves(paths: Sequence[str | Path]) -> list[pd.DataFrame]:
-    """The curves of distinct runs; the seeds of one setting must have run equally long (run_method
-    fails on divergence, so a shorter one is a cut file)."""
+    """The curves of distinct runs; the seeds of one dataset, task, setting and estimator must have run
+    equally long (run_method fails on divergence, so a shorter one is a cut file)."""
     curves = [load_error_curve(path) for path in paths]
     refuse_repeated_runs([(path, dict(zip(RUN_KEYS, curve[RUN_KEYS].iloc[0]))) for path, curve in zip(paths, curves)])
     lengths = {}
     for path, curve in zip(paths, curves):
-        setting = tuple(curve[RUN_KEYS].iloc[0])[:-1]
-        if setting in lengths and lengths[setting][1] != len(curve):
-            other, n = lengths[setting]
+        group = tuple(curve[RUN_KEYS].iloc[0])[:-1]
+        if group in lengths and lengths[group][1] != len(curve):
+            other, n = lengths[group]
             raise InputError(f"{path}: {len(curve) - 1} iterations, but {other} of the same setting has {n - 1}; "
                              "a cut file? rerun its rule")
-        lengths.setdefault(setting, (path, len(curve)))
+        lengths.setdefault(group, (path, len(curve)))
     return curves
 
 

@@ -1,10 +1,10 @@
 """The exact Q of the circle MDP, solved on a grid: the truth the learned Q* and every run are measured against.
 
-The state is an angle, the step a Gaussian: s' = s + a*eps + sigma*sqrt(eps)*Z. For a function f
+The state is an angle, the step a Gaussian: s' = s + a*dt + sigma*sqrt(dt)*Z. For a function f
 of the angle, the expectation over one step is a convolution with a wrapped Gaussian, which is
 diagonal in Fourier modes:
 
-    E[f(s + mu + c*Z)] = sum_k f^_k exp(i k (s + mu)) exp(-c^2 k^2 / 2),   mu = a*eps, c = sigma*sqrt(eps)
+    E[f(s + mu + c*Z)] = sum_k f^_k exp(i k (s + mu)) exp(-c^2 k^2 / 2),   mu = a*dt, c = sigma*sqrt(dt)
 
 So on n equally spaced grid points one step is an FFT, a multiplication and an inverse FFT, exact
 for the trigonometric interpolant of f. The Bellman equation of each task,
@@ -17,7 +17,7 @@ for the trigonometric interpolant of f. The Bellman equation of each task,
 with r(s) = sin(s) + 1, is iterated to its fixed point (a gamma-contraction) on a grid that is
 doubled until doubling it moves Q by less than a relative tolerance. Each iteration stops once
 successive Q differ by less than ITERATION_RTOL * max|Q|: a tolerance relative to the size of Q,
-because the iteration's rounding floor is a few ulps of max|Q| (2-4.5 eps measured for gamma 0.9 to
+because the iteration's rounding floor is a few ulps of max|Q| (2-4.5 machine epsilons measured for gamma 0.9 to
 0.999), and max|Q| grows like 1/(1 - gamma); an absolute tolerance is out of reach above gamma 0.9. V is smooth for evaluation,
 so the grid converges spectrally; for control, max makes V kinked where the actions' values
 cross, which the kernel's Gaussian factor smooths: the error falls like 1/n^2.
@@ -55,9 +55,9 @@ class StepOperator:
     @classmethod
     def build(cls, n: int, dynamics: Dynamics) -> "StepOperator":
         k = np.arange(n // 2 + 1)
-        spread = dynamics.sigma * math.sqrt(dynamics.eps)
+        spread = dynamics.sigma * math.sqrt(dynamics.dt)
         damping = np.exp(-0.5 * (spread * k) ** 2)
-        multipliers = np.stack([damping * np.exp(1j * k * a * dynamics.eps) for a in ACTIONS])
+        multipliers = np.stack([damping * np.exp(1j * k * a * dynamics.dt) for a in ACTIONS])
         if n % 2 == 0:
             # The Nyquist mode of a real signal is a cosine; a shift would turn part of it into a sine
             # the grid cannot hold. Keeping its real part is the symmetric choice (and damping makes

@@ -16,6 +16,14 @@ The Bellman equation does pin that offset (only the offset common to both action
     e_common = sqrt(2*pi/n) * || D - mean(D) ||_F,   one mean over the states and both actions
 
 is the metric that sees it (common_centred_error; summarise reports it beside the notebook's).
+
+Both weigh every state alike, though the data of a task are not spread alike: the evaluation
+task's behaviour policy piles its states near s = pi (bellman/stationary.py). Weighted by the
+stationary density w (mean 1 over the grid),
+
+    e_w = sqrt(2*pi/n * sum_i w_i sum_a (D_ia - m_a)^2),   m_a = sum_i w_i D_ia / sum_i w_i,
+
+measures Q where the data are (weighted_centred_error); with w = 1 it is e itself.
 """
 
 from __future__ import annotations
@@ -86,15 +94,51 @@ def common_centred_norm(q: torch.Tensor) -> float:
     return common_centred_error(torch.zeros_like(q), q)
 
 
-def exact_scores(theta: torch.Tensor, exact_q: np.ndarray, judge: GreedyJudge | None) -> dict[str, float]:
+def weighted_centred_error(q: torch.Tensor, q_ref: torch.Tensor, weights: torch.Tensor) -> float:
+    """sqrt(2*pi/n * sum_i w_i sum_a (D_ia - m_a)^2), D = q - q_ref (n, actions), m_a the w-weighted
+    mean of D over the states; weights (n,), mean 1 (the stationary density of stationary.py)."""
+    diff = (q - q_ref).to(torch.float64)
+    w = weights.to(torch.float64)[:, None]
+    centred = diff - (w * diff).sum(dim=0, keepdim=True) / w.sum()
+    return math.sqrt(2 * math.pi / q.shape[0] * float((w * centred**2).sum()))
+
+
+def weighted_centred_norm(q: torch.Tensor, weights: torch.Tensor) -> float:
+    """The weighted centred error of q against zero."""
+    return weighted_centred_error(torch.zeros_like(q), q, weights)
+
+
+def exact_scores(theta: torch.Tensor, exact_q: np.ndarray, judge: GreedyJudge | None,
+                 density: np.ndarray | None = None) -> dict[str, float]:
     """A network measured against the exact Q (exact_q: its whole grid, (n, 2)): both centred errors
     on the metric's grid, each divided by the exact Q's own norm in that metric (0: exact, 1: as far
     off as a flat Q), and, for control (a judge of its optimal Q), its greedy policy's score
-    (greedy.py; NaN for evaluation, whose Q is of a fixed policy, not one to act greedily on)."""
+    (greedy.py; NaN for evaluation, whose Q is of a fixed policy, not one to act greedily on); given
+    the behaviour policy's stationary density on the metric's grid, also the density-weighted
+    centred error over the exact Q's weighted norm (NaN without one)."""
     reference = torch.from_numpy(exact_q[:: len(exact_q) // GRID_POINTS])
     q = q_on_grid(theta.cpu()).to(torch.float64)
     greedy = judge.score(q_on_grid(theta.cpu(), judge.n).double().numpy()) if judge is not None else None
+    weighted = math.nan
+    if density is not None:
+        weights = torch.from_numpy(np.asarray(density, dtype=np.float64))
+        weighted = weighted_centred_error(q, reference, weights) / weighted_centred_norm(reference, weights)
     return {"error_exact_normalised": centred_error(q, reference) / centred_norm(reference),
             "error_exact_common_normalised": common_centred_error(q, reference) / common_centred_norm(reference),
             "greedy_shortfall": greedy.shortfall if greedy else math.nan,
-            "greedy_wrong_share": greedy.wrong_share if greedy else math.nan}
+            "greedy_wrong_share": greedy.wrong_share if greedy else math.nan,
+            "error_exact_weighted_normalised": weighted}
+
+
+def error_by_mode(q: np.ndarray, q_ref: np.ndarray, modes: int) -> np.ndarray:
+    """The error of q against q_ref (both (n, actions) on grid(n)) by Fourier mode k = 0..modes:
+    e_k = sqrt(2*pi * sum_a c_k |D^_ak / n|^2), D^ the FFT over the states of D = q - q_ref, c_k = 2
+    for the modes a real signal holds twice (0 < k < n/2), 1 otherwise. So e_0 is the per-action
+    offset the centred error ignores, and sum_{k >= 1} e_k^2 over all modes is centred_error^2."""
+    n = len(q)
+    if not 0 <= modes <= n // 2:
+        raise ValueError(f"modes must be in [0, {n // 2}] for a grid of {n} points, got {modes}")
+    spectrum = np.fft.rfft(np.asarray(q, dtype=np.float64) - q_ref, axis=0)[: modes + 1] / n
+    k = np.arange(modes + 1)
+    twice = np.where((k == 0) | (2 * k == n), 1.0, 2.0)
+    return np.sqrt(2 * math.pi * twice * (np.abs(spectrum) ** 2).sum(axis=1))

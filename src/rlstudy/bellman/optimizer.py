@@ -50,7 +50,7 @@ class Fit:
 @dataclass(frozen=True)
 class Setting:
     """One named configuration of an optimiser: its name labels files, tables and figures (the
-    `optimizer` column and the runs' folder), and seeds the run's random streams."""
+    `setting` column and the runs' folder), and seeds the run's random streams."""
 
     name: str
     optimizer: str
@@ -73,20 +73,20 @@ class Optimizer:
 
 
 def one_setting_per_task(optimizer: str) -> Callable[[dict], list[Setting]]:
-    """Config layout `<optimizer>: {methods: [...], <task>: {params}}` with the top-level `seeds`:
+    """Config layout `<optimizer>: {estimators: [...], <task>: {params}}` with the top-level `seeds`:
     one setting named as the optimiser (SGD's)."""
     def read(config: dict) -> list[Setting]:
         section = config[optimizer]
-        return [Setting(optimizer, optimizer, tuple(section["methods"]), tuple(config["seeds"]),
+        return [Setting(optimizer, optimizer, tuple(section["estimators"]), tuple(config["seeds"]),
                         {task: section[task] for task in TASKS}, optimizer)]
     return read
 
 
 def named_settings(optimizer: str) -> Callable[[dict], list[Setting]]:
-    """Config layout `<optimizer>: {settings: {name: {methods, seeds, params}}}`: one setting per name,
+    """Config layout `<optimizer>: {settings: {name: {estimators, seeds, params}}}`: one setting per name,
     the same parameters for every task (CBO's)."""
     def read(config: dict) -> list[Setting]:
-        return [Setting(name, optimizer, tuple(s["methods"]), tuple(s["seeds"]),
+        return [Setting(name, optimizer, tuple(s["estimators"]), tuple(s["seeds"]),
                         {task: s["params"] for task in TASKS}, f"{optimizer}.settings.{name}")
                 for name, s in config[optimizer]["settings"].items()]
     return read

@@ -9,7 +9,7 @@ squared residual E[j]^2 needs two independent next states; each estimator suppli
 (one module each under estimators/, registered in estimators/__init__.py):
 
     DS  (double sampling, here: none)  s^_{m+1} = s_{m+1}            (biased: j^ = j)
-    UR  (uncorrelated resampling)      s^_{m+1} = s_m + a*eps + sigma*sqrt(eps)*Z'
+    UR  (uncorrelated resampling)      s^_{m+1} = s_m + a*dt + sigma*sqrt(dt)*Z'
     BFF (borrowing from the future)    s^_{m+1} = s_m + (s_{m+2} - s_{m+1})
     BFF-matched                        BFF on the transitions with a_{m+1} = a_m only
 

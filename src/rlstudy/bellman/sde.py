@@ -1,6 +1,6 @@
 """The toy MDP on the circle: an Euler-discretised SDE driven by a two-action policy.
 
-    s_{m+1} = s_m + a_m * eps + sigma * sqrt(eps) * Z_m,   a_m in {-1, +1},   Z_m ~ N(0, 1)
+    s_{m+1} = s_m + a_m * dt + sigma * sqrt(dt) * Z_m,   a_m in {-1, +1},   Z_m ~ N(0, 1)
 
 States are not wrapped: the network sees (sin s, cos s), so the state lives on the circle.
 Action index 0 means a = -1, index 1 means a = +1 (the authors' convention).
@@ -19,17 +19,16 @@ ACTIONS = np.array([-1.0, 1.0])
 
 @dataclass(frozen=True)
 class Dynamics:
-    """Parameters of the SDE and of the reward, config `problem.dynamics`. `eps` is the SDE's time step
-    throughout the bellman study (never an exploration rate)."""
+    """Parameters of the SDE and of the reward, config `problem.dynamics`."""
     SCHEMA: ClassVar[str] = "dynamics"  # its definition in workflow/schemas/config.schema.yaml
 
-    eps: float  # the time step (the notebook's 2*pi/32)
+    dt: float  # dt: the SDE's time step (the notebook's eps; there 2*pi/32)
     sigma: float  # the noise's scale
     reward_of: str  # "current": r = sin(s_m) + 1 (the notebook's code); "next": sin(s_{m+1}) + 1
 
     def step(self, s, a, z):
         """Next state for states s, actions a in {-1,+1} and standard normals z (vectorised)."""
-        return s + a * self.eps + self.sigma * math.sqrt(self.eps) * z
+        return s + a * self.dt + self.sigma * math.sqrt(self.dt) * z
 
     def rewards(self, states: np.ndarray) -> np.ndarray:
         """The reward of each transition of a trajectory's states: sin(s_m) + 1, or sin(s_{m+1}) + 1
@@ -55,9 +54,9 @@ class Problem:
         if not isinstance(section, dict) or set(section) != {"dynamics", "gamma"}:
             raise InputError(f"{where}: expected the keys ['dynamics', 'gamma'], got {section!r}")
         problems = section_problems(section, "problem")
-        if problems or set(section["dynamics"]) != {"eps", "sigma", "reward_of"}:
+        if problems or set(section["dynamics"]) != {"dt", "sigma", "reward_of"}:
             raise InputError(f"{where}: " + ("; ".join(problems) or
-                                             f"dynamics needs eps, sigma and reward_of, got {section['dynamics']}"))
+                                             f"dynamics needs dt, sigma and reward_of, got {section['dynamics']}"))
         return cls(Dynamics(**section["dynamics"]), section["gamma"])
 
 
@@ -98,18 +97,18 @@ def sample_trajectory(policy: str, n_steps: int, dynamics: Dynamics, rng: np.ran
         raise ValueError(f"n_steps must be at least 2, got {n_steps}")
     uniforms = rng.random(n_steps)
     normals = rng.standard_normal(n_steps - 1)
-    kicks = dynamics.sigma * math.sqrt(dynamics.eps) * normals
+    kicks = dynamics.sigma * math.sqrt(dynamics.dt) * normals
     if policy == "uniform":
         action_indices = (uniforms < 0.5).astype(np.int8)
-        increments = ACTIONS[action_indices[:-1]] * dynamics.eps + kicks
+        increments = ACTIONS[action_indices[:-1]] * dynamics.dt + kicks
         # cumsum adds left to right, exactly as the sequential loop does.
         states = np.cumsum(np.concatenate([[float(s0)], increments]))
     else:
-        states, action_indices = _sequential_rollout(policy, uniforms, kicks, dynamics.eps, s0)
+        states, action_indices = _sequential_rollout(policy, uniforms, kicks, dynamics.dt, s0)
     return Trajectory(states, action_indices, dynamics.rewards(states))
 
 
-def _sequential_rollout(policy, uniforms, kicks, eps, s0):
+def _sequential_rollout(policy, uniforms, kicks, dt, s0):
     if policy != "evaluation":
         raise ValueError(f"unknown policy {policy!r}; allowed: 'evaluation', 'uniform'")
     sin = math.sin
@@ -124,9 +123,9 @@ def _sequential_rollout(policy, uniforms, kicks, eps, s0):
         # pi(+1|s) = 1/2 + sin(s)/5: take a = +1 when the uniform falls below it.
         if u[m] < 0.5 + sin(s) / 5.0:
             plus[m] = True
-            s = s + (eps + k[m])
+            s = s + (dt + k[m])
         else:
-            s = s + (-eps + k[m])
+            s = s + (-dt + k[m])
     states[n - 1] = s
     plus[n - 1] = u[n - 1] < 0.5 + sin(s) / 5.0
     return np.array(states), np.array(plus, dtype=np.int8)

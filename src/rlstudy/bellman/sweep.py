@@ -69,7 +69,7 @@ def refuse_repeated_labels(points: list[SweepPoint]) -> None:
 
 
 def resolve_sweep(config: dict) -> dict:
-    """config `cbo_sweep` with its base resolved: {task, method, seeds, base, grids}, the base being
+    """config `cbo_sweep` with its base resolved: {task, estimator, seeds, base, grids}, the base being
     the parameters of the setting `cbo_sweep.setting` with `cbo_sweep.overrides` over them."""
     sweep = config["cbo_sweep"]
     settings = config["cbo"]["settings"]
@@ -77,13 +77,13 @@ def resolve_sweep(config: dict) -> dict:
         raise ValueError(f"config key 'cbo_sweep.setting': {sweep['setting']!r} is not a CBO setting; "
                          f"allowed: {sorted(settings)}")
     base = {**settings[sweep["setting"]]["params"], **sweep["overrides"]}
-    return {"task": sweep["task"], "method": sweep["method"], "seeds": sweep["seeds"], "base": base,
+    return {"task": sweep["task"], "estimator": sweep["estimator"], "seeds": sweep["seeds"], "base": base,
             "grids": sweep["grids"]}
 
 
 def sweep_config_problems(config: dict, schema: dict) -> list[str]:
     """Each sweep point's parameters must be valid CBO parameters: a grid value is checked as the
-    base's own value would be (e.g. `tau: [-1]` is refused before any job runs)."""
+    base's own value would be (e.g. `noise: [-1]` is refused before any job runs)."""
     if "cbo_sweep" not in config:
         return []
     validator = subschema_validator(schema, "cbo_params")

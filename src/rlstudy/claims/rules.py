@@ -17,7 +17,7 @@ claims file is ever evaluated as code):
              min_share. A share describes the runs made; it tests no hypothesis about a population.
 
 `paired: true` (rankings and ratios) pairs the two groups' rows by their `seed` column: runs that
-share their initialisation (the same run seed of one optimizer and task: run_method's "init"
+share their initialisation (the same run seed of one setting and task: run_method's "init"
 stream does not name the estimator or the dataset; the sweep's points of equal N) are compared by
 the Wilcoxon signed-rank test on the paired differences; unpaired groups by the Mann-Whitney U
 test. Both are exact at every n, so under the null a test holds with probability at most `level`
@@ -135,7 +135,10 @@ def rank_test(test: dict, groups: Groups, first: np.ndarray, second: np.ndarray,
     if decision == "too few":
         return Outcome(INCONCLUSIVE, f"{evidence}; the smallest attainable p is {result.smallest_p:.3g} > {level:g}: "
                        "too few runs to decide, by design", groups.seeds)
-    return Outcome({"below": HOLDS, "above": FAILS}.get(decision, INCONCLUSIVE), evidence, groups.seeds)
+    if decision not in ("below", "above"):
+        return Outcome(INCONCLUSIVE, f"{evidence}; neither one-sided p reaches {level:g}: the difference is not "
+                       f"decided at n = {result.n}", groups.seeds)
+    return Outcome(HOLDS if decision == "below" else FAILS, evidence, groups.seeds)
 
 
 def ranking(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
@@ -187,12 +190,12 @@ KINDS = {"ranking": ranking, "share": share, "ratio": ratio}
 # The values a column of the result tables can hold, whatever the config: a `where` naming another
 # value (a typo such as `agent: qtabel`) is refused. A known value a table lacks (the authors'
 # dataset without config `authors_data`, a task left out of config `tasks`) selects no row, and
-# the test is inconclusive, as with too few seeds. Columns not listed (optimizer, env) take names
+# the test is inconclusive, as with too few seeds. Columns not listed (setting, env) take names
 # from the config, so an absent value there cannot be told from a typo.
 KNOWN_VALUES = {
     "dataset": {"ours", "authors"},
     "task": {"evaluation", "control"},
-    "method": {"DS", "UR", "BFF", "BFF-matched"},
+    "estimator": {"DS", "UR", "BFF", "BFF-matched"},
     "agent": {"qtable", "linear_q", "dqn", "ddpg", "mpo"},
     "learner": {"behavioural", "bcq", "dqn"},
 }

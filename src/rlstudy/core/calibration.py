@@ -13,6 +13,7 @@ import numpy as np
 from scipy import stats
 
 from rlstudy.core.statistics import (
+    CONFIDENCE,
     MEAN_INTERVAL,
     PAIRED_TEST,
     SHARE_INTERVAL,
@@ -21,7 +22,6 @@ from rlstudy.core.statistics import (
     one_sided_p_values,
     share_interval,
     smallest_p,
-    t_interval,
 )
 
 SEED_COUNTS = (2, 3, 5, 10)
@@ -64,14 +64,27 @@ class Estimate:
         return f"{self.rate:.3f} ± {self.standard_error:.3f}"
 
 
+def t_interval_hits(samples: np.ndarray, true_mean: float) -> np.ndarray:
+    """For each row of seeds, whether its t interval holds the true mean: t_interval's arithmetic,
+    vectorised over the rows (tests/unit/claims/test_error_rates.py checks they agree)."""
+    n = samples.shape[1]
+    half = stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * samples.std(axis=1, ddof=1) / math.sqrt(n)
+    return np.abs(samples.mean(axis=1) - true_mean) <= half
+
+
 def t_interval_coverage(law: Law, n: int, repetitions: int, rng: np.random.Generator) -> Estimate:
-    """The share of samples of n seeds whose t interval (the project's function) holds the true mean."""
-    samples = law.draw(rng, (repetitions, n))
-    hits = 0
-    for sample in samples:
-        low, high = t_interval(sample)
-        hits += low <= law.mean <= high
-    return Estimate(hits / repetitions, repetitions)
+    """The share of samples of n seeds whose t interval holds the true mean."""
+    return Estimate(float(t_interval_hits(law.draw(rng, (repetitions, n)), law.mean).mean()), repetitions)
+
+
+def t_coverage_at_spread(n: int, log_sd: float, repetitions: int = 20_000, seed: int = 0) -> Estimate:
+    """The t interval's coverage for n seeds of a lognormal law of log-scale sd `log_sd` (a lognormal
+    mean's coverage does not depend on its scale): what a table's interval is worth at the spread its
+    own seeds show."""
+    if n < 2 or not math.isfinite(log_sd) or log_sd < 0:
+        raise ValueError(f"a coverage needs n >= 2 and a finite log-scale sd >= 0, got n={n}, log_sd={log_sd}")
+    law = Law(f"lognormal, sigma {log_sd:.2g}", log_sd) if log_sd > 0 else NORMAL
+    return t_interval_coverage(law, n, repetitions, np.random.default_rng(seed))
 
 
 def percentile_bootstrap_coverage(law: Law, n: int, repetitions: int, rng: np.random.Generator,

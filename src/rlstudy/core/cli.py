@@ -140,7 +140,12 @@ def setup_torch(device: str = "cpu") -> torch.device:
         torch.backends.cudnn.benchmark = False
         torch.backends.cudnn.deterministic = True
         torch.set_float32_matmul_precision("highest")
-    torch.use_deterministic_algorithms(True)
+        torch.use_deterministic_algorithms(True)
+    else:
+        # The same ATen flag without torch.use_deterministic_algorithms' other half, Inductor's config:
+        # importing it pulls in TorchDynamo, about as long as importing torch itself, in every one of
+        # the workflow's hundreds of short jobs, and nothing here is compiled by Inductor.
+        torch._C._set_deterministic_algorithms(True)
     return resolved
 
 

@@ -8,9 +8,9 @@ The names are part of the reproducibility contract: renaming a stream changes ev
 from it. These are all of them (master seed from config `seed`):
 
     bellman   ("dataset", task, size)                          the SDE trajectory (make_trajectory)
-              ("init" | "sampling", "reference", task, method)  Q*'s network and mini-batches
-              ("init", task, optimizer, run seed)              a run's network or swarm (run_method)
-              ("sampling", task, optimizer, method, run seed)  its mini-batches and CBO noise
+              ("init" | "sampling", "reference", task, estimator)  Q*'s network and mini-batches
+              ("init", task, setting, run seed)                   a run's network or swarm (run_method)
+              ("sampling", task, setting, estimator, run seed)    its mini-batches and CBO noise
     agents    (agent, run seed, "env" | "acting" | "init" | "evaluation" | "rollout")
               ("mpo", "env" | "replay" | "sampling" | "init" | "evaluation" | "rollout", run seed)
     offline   ("offline", env id, run seed, purpose), purpose e.g. "init" + stage, "buffer-env"

@@ -9,11 +9,13 @@ uses (2, 3, 5, 10), not by asymptotics:
   factor of about two between seeds, as the study's do) at every one of those counts. The percentile
   bootstrap it replaces covers far less at these counts (at n = 2 it is [min, max]; measured beside
   it in the same table). Under a heavier skew (σ = 1) it covers
-  less, and the coverage table (docs/bellman.md) says how much beside the label.
+  less, and the coverage table (docs/bellman.md) says how much beside the label. So the results
+  block of docs/bellman.md measures each interval at the spread its own seeds show
+  (calibration.t_coverage_at_spread) and prints the coverage beside every interval under 90 %.
 - **A share** of rows passing a bound gets the exact (Clopper-Pearson) binomial interval.
 - **A comparison of two groups** (`compare`) is an exact one-sided rank test at a stated level:
   the Wilcoxon signed-rank test on the differences of paired runs (runs that share their
-  initialisation: the same seed of one optimizer and task), the Mann-Whitney U test otherwise. Both
+  initialisation: the same seed of one setting and task), the Mann-Whitney U test otherwise. Both
   are exact (every permutation of the signs or labels enumerated, ties and infinities included),
   so the false-positive rate under the null is at most the level at every n; a sample too small
   for the smallest attainable p-value to reach the level is inconclusive by design.

@@ -1,9 +1,10 @@
 """Double DQN with a Huber TD loss: the behavioural policy (online) and the offline baseline.
 
 `Learner` holds what DQN and BCQ share: the network and its target copy, Adam, the update step
-with its divergence check, and the target update (Polyak every update, or a full copy every
-`target_update_every` updates). Every STATISTICS_EVERY-th update returns its statistics
-(docs/diagnostics.md), the others an empty dict.
+with its divergence check, and the target update (with polyak_target_update, Polyak averaging at
+the rate `polyak` after every update; otherwise a full copy every `target_update_every` updates).
+Every STATISTICS_EVERY-th update returns its statistics (docs/diagnostics.md), the others an empty
+dict.
 """
 
 from __future__ import annotations
@@ -27,22 +28,23 @@ from .networks import QNetwork
 
 @dataclass(frozen=True)
 class LearnerParams:
-    """The notebook's `regular_parameters` (defaults) or `atari_parameters` (config 'offline.atari')."""
+    """Config 'offline.regular' (the notebook's `regular_parameters`) or 'offline.atari' (its `atari_parameters`):
+    the values live in config.yaml alone."""
     SCHEMA: ClassVar[str] = "offline_learner"  # its definition in workflow/schemas/config.schema.yaml
-    lr: float = 3e-4                # Adam
-    adam_eps: float = 1e-8          # Atari: 1.5e-4
-    batch_size: int = 64            # Atari: 32
-    gamma: float = 0.99
-    polyak: bool = True             # Atari: false, a full copy every target_update_every updates
-    tau: float = 0.005
-    target_update_every: int = 1    # Atari: 8000
-    train_every: int = 1            # env steps per update while collecting; Atari: 4
-    start_steps: int = 1000         # uniformly random actions first; Atari: 20000
-    initial_eps: float = 0.1        # epsilon-greedy exploration, decayed linearly after start_steps
-    end_eps: float = 0.1            # Atari: 1 -> 0.01 over 250000 steps
-    eps_decay_steps: int = 1
-    eval_every: int = 5000          # env steps (online) or updates (offline) between evaluations; Atari 50000
-    eval_eps: float = 0.0           # Atari: 1e-3
+    lr: float  # Adam
+    adam_eps: float
+    batch_size: int
+    gamma: float
+    polyak_target_update: bool  # false: a full copy every target_update_every updates
+    polyak: float  # the Polyak rate (the notebook's tau); unused by a full copy
+    target_update_every: int
+    train_every: int  # env steps per update while collecting
+    start_steps: int  # uniformly random actions first
+    initial_eps: float  # epsilon-greedy exploration, decayed linearly after start_steps
+    end_eps: float
+    eps_decay_steps: int
+    eval_every: int  # env steps (online) or updates (offline) between evaluations
+    eval_eps: float
 
     def epsilon(self, step: int) -> float:
         """Exploration rate at an env step of online training."""
@@ -101,10 +103,10 @@ class Learner:
         return stats
 
     def _update_target(self) -> None:
-        if self.params.polyak:
+        if self.params.polyak_target_update:
             with torch.no_grad():
                 torch._foreach_lerp_(list(self.target.parameters()), list(self.network.parameters()),
-                                     self.params.tau)
+                                     self.params.polyak)
         elif self.updates % self.params.target_update_every == 0:
             self.target.load_state_dict(self.network.state_dict())
 

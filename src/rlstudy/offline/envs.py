@@ -22,13 +22,13 @@ gym.register_envs(ale_py)
 
 @dataclass(frozen=True)
 class AtariPreprocessing:
-    """The notebook's Atari preprocessing (its `atari_preprocessing` dictionary)."""
+    """Config 'offline.atari_preprocessing' (the notebook's `atari_preprocessing` dictionary)."""
     SCHEMA: ClassVar[str] = "atari_preprocessing"  # its definition in workflow/schemas/config.schema.yaml
-    frame_skip: int = 4
-    frame_size: int = 84
-    history: int = 4                 # frames per state
-    max_episode_steps: int = 27000   # agent steps (27e3 * frame skip 4 = 108e3 frames)
-    reward_clipping: bool = True     # learners see rewards clipped to [-1, 1]
+    frame_skip: int
+    frame_size: int
+    history: int  # frames per state
+    max_episode_steps: int  # agent steps
+    reward_clipping: bool  # learners see rewards clipped to [-1, 1]
 
 
 @dataclass(frozen=True)

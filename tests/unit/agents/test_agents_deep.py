@@ -6,8 +6,11 @@ import pytest
 import torch
 
 from rlstudy.agents import ddpg, dqn
+from rlstudy.agents.ddpg import DDPGParams
+from rlstudy.agents.dqn import DQNParams
 from rlstudy.agents.replay import Batch, ReplayBuffer
 from rlstudy.core.diagnostics import DiagnosticsLog
+from shipped_params import shipped
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -33,14 +36,14 @@ def test_ddpg_target_by_hand():
 
 
 def test_epsilon_falls_linearly_then_stays():
-    params = dqn.DQNParams(total_steps=1000, exploration_fraction=0.5, epsilon_start=1.0, epsilon_end=0.05)
+    params = shipped(DQNParams, "dqn", "params", total_steps=1000, exploration_fraction=0.5, epsilon_start=1.0, epsilon_end=0.05)
     assert dqn.epsilon_at(0, params) == 1.0
     assert dqn.epsilon_at(250, params) == pytest.approx(0.525)
     assert dqn.epsilon_at(500, params) == pytest.approx(0.05)
     assert dqn.epsilon_at(900, params) == 0.05
 
 
-def test_polyak_update_moves_targets_by_tau():
+def test_polyak_update_moves_targets_by_the_polyak_rate():
     online, target = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)
     before = [p.detach().clone() for p in target.parameters()]
     ddpg.polyak_update(target, online, 0.25)
@@ -71,12 +74,12 @@ def test_replay_buffer_overwrites_the_oldest_and_samples_filled_rows():
 def test_dqn_and_ddpg_runs_are_bit_reproducible():
     def dqn_run(log):
         env = gym.make("CartPole-v1")
-        params = dqn.DQNParams(total_steps=300, learning_starts=0.1, train_every=5, target_every=50, log_every=100)
+        params = shipped(DQNParams, "dqn", "params", total_steps=300, learning_starts=0.1, train_every=5, target_every=50, log_every=100)
         return dqn.train_dqn(env, params, 3, np.random.default_rng(0), torch.Generator().manual_seed(0), log)
 
     def ddpg_run(log):
         env = gym.make("Pendulum-v1")
-        params = ddpg.DDPGParams(total_steps=220, batch_size=32, hidden=(16, 16), random_fraction=0.5, log_every=50)
+        params = shipped(DDPGParams, "ddpg", "params", total_steps=220, batch_size=32, hidden=(16, 16), random_fraction=0.5, log_every=50)
         return ddpg.train_ddpg(env, params, 3, np.random.default_rng(0), torch.Generator().manual_seed(0), log)
 
     for run in (dqn_run, ddpg_run):

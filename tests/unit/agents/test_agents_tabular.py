@@ -6,11 +6,12 @@ from rlstudy.agents.episodes import make_env
 from rlstudy.agents.nets import linear
 from rlstudy.agents.tabular import Grid, TabularParams, linear_q_table, linear_q_update, make_grid_env, train_qtable
 from rlstudy.core.errors import InputError
+from shipped_params import shipped
 
 
 @pytest.fixture
 def grid():
-    return Grid.of(TabularParams())
+    return Grid.of(shipped(TabularParams, "qtable", "params"))
 
 
 def test_every_cell_centre_maps_back_to_its_cell(grid):
@@ -28,13 +29,13 @@ def test_edges_belong_to_the_first_and_last_cells(grid):
 
 
 def test_reset_snaps_the_state_to_its_cell_centre():
-    env = make_grid_env("MountainCar-v0", TabularParams(), "qtable")
+    env = make_grid_env("MountainCar-v0", shipped(TabularParams, "qtable", "params"), "qtable")
     cell, _ = env.reset(seed=3)
-    np.testing.assert_allclose(env.unwrapped.state, Grid.of(TabularParams()).centre(cell))
+    np.testing.assert_allclose(env.unwrapped.state, Grid.of(shipped(TabularParams, "qtable", "params")).centre(cell))
 
 
 def test_leaving_the_grid_truncates_the_episode():
-    params = TabularParams(velocity_range=(-0.001, 0.001))  # ten steps of full throttle leave it
+    params = shipped(TabularParams, "qtable", "params", velocity_range=(-0.001, 0.001))  # ten steps of full throttle leave it
     env = make_grid_env("MountainCar-v0", params, "qtable")
     env.reset(seed=0)
     _, reward, terminated, truncated, _ = env.step(2)
@@ -43,7 +44,7 @@ def test_leaving_the_grid_truncates_the_episode():
 
 
 def test_an_episode_lasts_at_most_max_steps():
-    env = make_grid_env("MountainCar-v0", TabularParams(max_steps=3), "qtable")
+    env = make_grid_env("MountainCar-v0", shipped(TabularParams, "qtable", "params", max_steps=3), "qtable")
     env.reset(seed=0)
     ends = [env.step(1)[3] for _ in range(3)]
     assert ends == [False, False, True]
@@ -79,7 +80,7 @@ def test_one_linear_q_step_is_the_q_table_update(terminated):
 
 
 def test_qtable_training_is_reproducible_and_learns_something():
-    params = TabularParams(episodes=5, max_steps=10)
+    params = shipped(TabularParams, "qtable", "params", episodes=5, max_steps=10)
     env = make_grid_env("MountainCar-v0", params, "qtable")
     q1, r1 = train_qtable(env, params, 7, np.random.default_rng(0))
     q2, r2 = train_qtable(env, params, 7, np.random.default_rng(0))
@@ -93,6 +94,6 @@ def test_bad_environments_are_refused_with_the_config_key():
     with pytest.raises(InputError, match="config 'dqn.env'.*NoSuchEnv"):
         make_env("NoSuchEnv-v0", object, "dqn")
     with pytest.raises(InputError, match="config 'qtable.env'.*Box action space"):
-        make_grid_env("Pendulum-v1", TabularParams(), "qtable")
+        make_grid_env("Pendulum-v1", shipped(TabularParams, "qtable", "params"), "qtable")
     with pytest.raises(InputError, match="config 'qtable.env'.*shape"):
-        make_grid_env("CartPole-v1", TabularParams(), "qtable")
+        make_grid_env("CartPole-v1", shipped(TabularParams, "qtable", "params"), "qtable")

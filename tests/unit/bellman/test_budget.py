@@ -49,15 +49,15 @@ def test_a_constant_q_has_the_residual_of_its_one_step(task, estimator, reward_o
     population = budget.PopulationResidual(task, estimator, problem(reward_of), POINTS)
     s = exact.grid(POINTS)
     dyn = problem(reward_of).dynamics
-    damping = np.exp(-0.5 * dyn.sigma ** 2 * dyn.eps)
+    damping = np.exp(-0.5 * dyn.sigma ** 2 * dyn.dt)
     if reward_of == "current":
         r = np.stack([np.sin(s) + 1.0] * 2, axis=1)
     else:
-        r = np.stack([np.sin(s + a * dyn.eps) * damping + 1.0 for a in (-1.0, 1.0)], axis=1)
+        r = np.stack([np.sin(s + a * dyn.dt) * damping + 1.0 for a in (-1.0, 1.0)], axis=1)
     expected = (r + GAMMA * k - k) ** 2
     if estimator == "BFF-matched":
         # behaviour pi(+1|s) = 1/2 + sin(s)/5 on evaluation, so E_a[pi(+1|s')] = 1/2 + E_a[sin s']/5
-        plus = np.stack([0.5 + (np.sin(s + a * dyn.eps) * damping / 5.0 if task == "evaluation" else 0.0)
+        plus = np.stack([0.5 + (np.sin(s + a * dyn.dt) * damping / 5.0 if task == "evaluation" else 0.0)
                          for a in (-1.0, 1.0)], axis=1)
         expected = expected * np.stack([1.0 - plus[:, 0], plus[:, 1]], axis=1)
     terms = population.terms(torch.full((POINTS, 2), k, dtype=torch.float64)).numpy()
@@ -119,7 +119,7 @@ def test_weights_are_read_at_the_grid_and_checked():
 def test_the_sampled_residual_interpolates_to_the_direct_loss():
     dyn = problem().dynamics
     rng = np.random.default_rng(5)
-    traj_states = np.cumsum(np.r_[0.0, rng.choice([-1.0, 1.0], 2999) * dyn.eps + 0.09 * rng.normal(size=2999)])
+    traj_states = np.cumsum(np.r_[0.0, rng.choice([-1.0, 1.0], 2999) * dyn.dt + 0.09 * rng.normal(size=2999)])
     actions = (rng.random(3000) < 0.5).astype(np.int8)
     rewards = np.sin(traj_states) + 1.0
     theta = init_params(1, torch.Generator().manual_seed(6))[0].double()
@@ -154,7 +154,7 @@ def test_the_population_step_refuses_bad_weights(tmp_path):
     result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.budget_population", "--task", "control",
                              "--estimator", "UR", "--exact", str(q), "--points", "50", "--weights", str(w),
                              "--fit", '{"max_iterations": 5, "chunk": 5, "rtol": 1e-6}', "--start", "none.pt",
-                             "--problem", '{"dynamics": {"eps": 0.2, "sigma": 0.2, "reward_of": "current"}, "gamma": 0.9}',
+                             "--problem", '{"dynamics": {"dt": 0.2, "sigma": 0.2, "reward_of": "current"}, "gamma": 0.9}',
                              "--out-dir", str(tmp_path / "out")], capture_output=True, text=True)
     assert result.returncode == 2
     assert "--weights" in result.stderr

@@ -29,12 +29,12 @@ def test_weights_are_stable_where_the_notebook_gives_0_over_0():
 def test_update_drift_and_noise_by_hand():
     particles = torch.tensor([[0.0, 2.0], [4.0, -2.0]])
     weights = torch.tensor([0.75, 0.25], dtype=torch.float64)
-    noise = torch.tensor([[1.0, 0.0], [0.0, -1.0]])
-    lam, eta, tau = 1.0, 0.1, 0.5
-    moved, consensus = cbo_update(particles, weights, lam, eta, tau, noise)
+    normals = torch.tensor([[1.0, 0.0], [0.0, -1.0]])
+    lam, eta, noise = 1.0, 0.1, 0.5
+    moved, consensus = cbo_update(particles, weights, lam, eta, noise, normals)
     assert consensus.tolist() == pytest.approx([1.0, 1.0])
-    # X - x^ = [[-1, 1], [3, -3]]; X - lam*eta*(X - x^) + tau*sqrt(eta)*(X - x^)*Z, component by component.
-    c = tau * math.sqrt(eta)
+    # X - x^ = [[-1, 1], [3, -3]]; X - lam*eta*(X - x^) + noise*sqrt(eta)*(X - x^)*Z, component by component.
+    c = noise * math.sqrt(eta)
     expected = [[0.0 + 0.1 + c * (-1) * 1, 2.0 - 0.1 + 0.0],
                 [4.0 - 0.3 + 0.0, -2.0 + 0.3 + c * (-3) * (-1)]]
     assert moved.tolist()[0] == pytest.approx(expected[0])
@@ -58,7 +58,7 @@ def test_single_dominant_particle_is_the_consensus():
 
 
 def params(**overrides):
-    base = dict(particles=6, particle_batch=6, samples=200, epochs=3, lam=1.0, eta=0.01, tau=1.0, beta=10.0,
+    base = dict(particles=6, particle_batch=6, samples=200, epochs=3, lam=1.0, eta=0.01, noise=1.0, beta=10.0,
                 ur_action="recorded", output_bias_init="default", kick=0.0, kick_decay=1.0, ess_target=0.0)
     return CBOParams(**{**base, **overrides})
 
@@ -94,14 +94,14 @@ def test_reward_level_init_shifts_the_output_bias_only():
 
 def test_divergence_fails_loudly(small_trajectory):
     g = torch.Generator().manual_seed(0)
-    p = params(tau=1e30, eta=1.0, epochs=20)
+    p = params(noise=1e30, eta=1.0, epochs=20)
     with pytest.raises(DivergenceError, match="diverged at step"):
         train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, PROBLEM, g)
 
 
 def test_divergence_ends_a_sweep_run_at_the_last_finite_consensus(small_trajectory):
     g = torch.Generator().manual_seed(0)
-    p = params(tau=1e30, eta=1.0, epochs=20)
+    p = params(noise=1e30, eta=1.0, epochs=20)
     swarm = initial_swarm(p, g, 1.0)
     consensus, history = train_cbo(swarm, small_trajectory(), "DS", "control", p, PROBLEM, g,
                                    stop_on_divergence=True)
@@ -130,7 +130,7 @@ def test_beta_for_ess_hits_the_target():
 
 def test_kick_moves_coinciding_particles_and_shrinks(small_trajectory):
     """lambda*eta = 1 restarts every particle at the consensus; the kick alone spreads them."""
-    p = params(particles=4, particle_batch=4, epochs=3, lam=1.0, eta=1.0, tau=0.0, kick=0.1, kick_decay=0.5)
+    p = params(particles=4, particle_batch=4, epochs=3, lam=1.0, eta=1.0, noise=0.0, kick=0.1, kick_decay=0.5)
     g = torch.Generator().manual_seed(0)
     _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "UR", "control", p, PROBLEM, g)
     # spread after step k is the root mean squared kick: 0.1 * 0.5**k * sqrt(d), within sampling noise

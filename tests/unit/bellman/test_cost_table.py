@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def curve(errors, exact):
-    return pd.DataFrame({"dataset": "ours", "task": "control", "optimizer": "sgd", "method": "UR", "seed": 3,
+    return pd.DataFrame({"dataset": "ours", "task": "control", "setting": "sgd", "estimator": "UR", "seed": 3,
                          "iteration": range(len(errors)), "evaluations": [0, 100, 250, 400][:len(errors)],
                          "rel_error": errors, "rel_error_exact": exact})
 

@@ -14,12 +14,12 @@ GAMMA = 0.9
 def closed_form_uniform(s, a, gamma, dynamics):
     """Q of the uniform policy with current-state rewards, by hand.
 
-    Under the uniform policy E[exp(i s_t)] = exp(i s) phi^t with phi = cos(eps) exp(-c^2/2),
-    c^2 = sigma^2 eps, so V(s) = 1/(1-gamma) + Im(exp(i s) / (1 - gamma phi)) and
-    Q(s, a) = sin(s) + 1 + gamma (1/(1-gamma) + Im(exp(i(s + a eps)) exp(-c^2/2) / (1 - gamma phi)))."""
-    damping = math.exp(-0.5 * dynamics.sigma ** 2 * dynamics.eps)
-    phi = math.cos(dynamics.eps) * damping
-    wave = np.exp(1j * (s + a * dynamics.eps)) * damping / (1 - gamma * phi)
+    Under the uniform policy E[exp(i s_t)] = exp(i s) phi^t with phi = cos(dt) exp(-c^2/2),
+    c^2 = sigma^2 dt, so V(s) = 1/(1-gamma) + Im(exp(i s) / (1 - gamma phi)) and
+    Q(s, a) = sin(s) + 1 + gamma (1/(1-gamma) + Im(exp(i(s + a dt)) exp(-c^2/2) / (1 - gamma phi)))."""
+    damping = math.exp(-0.5 * dynamics.sigma ** 2 * dynamics.dt)
+    phi = math.cos(dynamics.dt) * damping
+    wave = np.exp(1j * (s + a * dynamics.dt)) * damping / (1 - gamma * phi)
     return np.sin(s) + 1 + gamma * (1 / (1 - gamma) + wave.imag)
 
 
@@ -37,8 +37,8 @@ def test_gamma_zero_is_the_one_step_reward():
     np.testing.assert_allclose(current.at(s), np.stack([np.sin(s) + 1] * 2, axis=1), atol=1e-12)
     dynamics = shipped_dynamics(reward_of="next")
     nxt = solve_on_grid(64, None, 0.0, dynamics)
-    damping = math.exp(-0.5 * dynamics.sigma ** 2 * dynamics.eps)  # E[sin(s + a eps + c Z)] by hand
-    expected = np.stack([np.sin(s + a * dynamics.eps) * damping + 1 for a in (-1, 1)], axis=1)
+    damping = math.exp(-0.5 * dynamics.sigma ** 2 * dynamics.dt)  # E[sin(s + a dt + c Z)] by hand
+    expected = np.stack([np.sin(s + a * dynamics.dt) * damping + 1 for a in (-1, 1)], axis=1)
     np.testing.assert_allclose(nxt.at(s), expected, atol=1e-12)
 
 
@@ -64,7 +64,7 @@ def monte_carlo_q(s0, a0, policy_plus, dynamics, gamma, episodes, rng, horizon=2
     a = np.full(episodes, float(a0))
     returns = np.zeros(episodes)
     for t in range(horizon):
-        s_next = s + a * dynamics.eps + dynamics.sigma * math.sqrt(dynamics.eps) * rng.standard_normal(episodes)
+        s_next = s + a * dynamics.dt + dynamics.sigma * math.sqrt(dynamics.dt) * rng.standard_normal(episodes)
         r = np.sin(s if dynamics.reward_of == "current" else s_next) + 1
         returns += gamma ** t * r
         s = s_next
@@ -98,14 +98,14 @@ def test_rollouts_agree_with_the_solution(task, reward_of):
 def transition_matrices(n, dynamics):
     """P_a[i, j]: the wrapped Gaussian step from s_i to s_j, sampled on the grid and normalised per row
     (a dense kernel, written apart from the solver's Fourier multipliers). With n a multiple of 32 the
-    drift a*eps is a whole number of grid steps, and for n >= 256 the sampled Gaussian's aliasing (and
+    drift a*dt is a whole number of grid steps, and for n >= 256 the sampled Gaussian's aliasing (and
     the Nyquist mode the solver keeps real) is below 1e-27, so it is the solver's discrete problem,
     solved another way."""
     s = 2 * math.pi * np.arange(n) / n
-    spread = dynamics.sigma * math.sqrt(dynamics.eps)
+    spread = dynamics.sigma * math.sqrt(dynamics.dt)
     matrices = []
     for a in (-1.0, 1.0):
-        offset = s[None, :] - s[:, None] - a * dynamics.eps
+        offset = s[None, :] - s[:, None] - a * dynamics.dt
         density = sum(np.exp(-0.5 * ((offset + 2 * math.pi * w) / spread) ** 2) for w in range(-3, 4))
         matrices.append(density / density.sum(axis=1, keepdims=True))
     return s, matrices

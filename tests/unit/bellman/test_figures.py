@@ -11,11 +11,11 @@ from rlstudy.bellman.qnet import init_params, q_values
 from bellman_fixtures import dynamics
 
 
-def curves(method, finals):
+def curves(estimator, finals):
     rows = []
     for seed, final in enumerate(finals):
         for k, e in enumerate(np.geomspace(1.0, final, 5)):
-            rows.append(dict(task="control", optimizer="sgd", method=method, seed=seed, iteration=k, rel_error=e,
+            rows.append(dict(task="control", setting="sgd", estimator=estimator, seed=seed, iteration=k, rel_error=e,
                              rel_error_exact=2 * e))
     return pd.DataFrame(rows)
 
@@ -96,5 +96,25 @@ def test_control_legends_give_each_greedy_policys_exact_score():
     labels = [line.get_label() for line in fig.axes[0].get_lines()]
     assert "learned Q* (greedy shortfall 0.005, wrong in 3.7 % of states)" in labels
     assert any(label.endswith("\ngreedy shortfall 0.2, wrong in 30 % of states") for label in labels)  # seed means
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+
+
+def test_legends_give_the_exact_error_uniform_and_where_the_data_are_beside_the_greedy_score():
+    from rlstudy.bellman.greedy import GreedyScore
+
+    thetas = init_params(3, torch.Generator().manual_seed(0))
+    exact = solve_on_grid(200, None, 0.9, dynamics()).values
+    greedy = {"Q*": [GreedyScore(0.005, 0.037)], "UR": [GreedyScore(0.1, 0.2), GreedyScore(0.3, 0.4)]}
+    errors = {"Q*": [{"error_exact_normalised": 0.04, "error_exact_weighted_normalised": 0.02}],
+              "UR": [{"error_exact_normalised": 0.1, "error_exact_weighted_normalised": 0.05},
+                     {"error_exact_normalised": 0.3, "error_exact_weighted_normalised": 0.15}]}
+    fig = plot_q_figure(thetas[0], exact, {"UR": [thetas[1], thetas[2]]}, curves("UR", [0.1, 0.2]), "test",
+                        converged_below=0.5, greedy=greedy, exact_errors=errors)
+    labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    assert ("learned Q* (greedy shortfall 0.005, wrong in 3.7 % of states; "
+            "error/exact Q 0.04 uniform, 0.02 where the data are)") in labels
+    assert any(label.endswith("wrong in 30 % of states\nerror/exact Q 0.2 uniform, 0.1 where the data are")
+               for label in labels)  # seed means, on the line after the greedy score
     import matplotlib.pyplot as plt
     plt.close(fig)

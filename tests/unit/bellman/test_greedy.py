@@ -57,15 +57,15 @@ def test_the_anti_optimal_policy_is_wrong_wherever_one_action_is_best(judge):
 
 
 def test_a_hand_solved_case_at_gamma_zero():
-    """gamma 0, next-state rewards: Q(s, a) = 1 + d sin(s + a eps), d = exp(-sigma^2 eps / 2); +1 is
-    best where cos s > 0, tied at s = pi/2, 3pi/2. V* - V^{+1} = 2 d sin(eps) max(0, -cos s) and
-    V* - V^uniform = d sin(eps) |cos s|, equal means on a grid symmetric in s -> pi - s: "always +1"
+    """gamma 0, next-state rewards: Q(s, a) = 1 + d sin(s + a dt), d = exp(-sigma^2 dt / 2); +1 is
+    best where cos s > 0, tied at s = pi/2, 3pi/2. V* - V^{+1} = 2 d sin(dt) max(0, -cos s) and
+    V* - V^uniform = d sin(dt) |cos s|, equal means on a grid symmetric in s -> pi - s: "always +1"
     loses exactly what the uniform policy loses; "always the worst" twice that."""
     n = 64
     dynamics = shipped_dynamics(reward_of="next")
     s = grid(n)
-    d = math.exp(-0.5 * dynamics.sigma ** 2 * dynamics.eps)
-    q_star = np.stack([1 + d * np.sin(s + a * dynamics.eps) for a in (-1, 1)], axis=1)
+    d = math.exp(-0.5 * dynamics.sigma ** 2 * dynamics.dt)
+    q_star = np.stack([1 + d * np.sin(s + a * dynamics.dt) for a in (-1, 1)], axis=1)
     judge = GreedyJudge.build(q_star, 0.0, dynamics)
     np.testing.assert_allclose(judge.optimal, solve_on_grid(n, None, 0.0, dynamics).values, atol=1e-14)
     always_plus = judge.score_policy(np.ones(n))

@@ -141,7 +141,8 @@ def test_a_nan_weight_in_a_run_network_fails_the_figure_by_name(project, cli):
     state["fc2.weight"][3, 7] = math.nan
     save_tensors(project / "seed1" / "q.pt", state, provenance({}, None, {}))
     status, err = cli("bellman.cli.plot_q", "--task", "control", "--setting", "sgd", "--reference",
-                      project / "q_star.pt", "--exact", project / "q_exact.npy", "--runs", project / "seed0", project / "seed1",
+                      project / "q_star.pt", "--exact", project / "q_exact.npy", "--density", project / "density.npy",
+                      "--runs", project / "seed0", project / "seed1",
                       "--gamma", 0.9, "--dynamics", "{}", "--out-prefix", project / "fig")
     one_line_error(status, err, "seed1/q.pt", "'fc2.weight' holds NaN or inf")
     assert not list(project.glob("fig*"))
@@ -200,7 +201,7 @@ def test_a_copied_run_is_not_a_second_seed(project):
 
 
 def test_a_curve_with_missing_or_shuffled_iterations_is_refused(tmp_path):
-    curve = pd.DataFrame({"dataset": "ours", "task": "control", "optimizer": "sgd", "method": "DS", "seed": 0,
+    curve = pd.DataFrame({"dataset": "ours", "task": "control", "setting": "sgd", "estimator": "DS", "seed": 0,
                           "iteration": [0, 2, 1], "evaluations": [0, 1, 2], "error": 1.0, "rel_error": 1.0,
                           "error_exact": 1.0, "rel_error_exact": 1.0})
     save_csv(tmp_path / "errors.csv", curve, None)
@@ -331,9 +332,9 @@ def test_import_authors_data_refuses_steps_beyond_the_data_or_too_few(tmp_path, 
     ('{}', 'expected {"rows": [...]} with at least one row'),
     ('{"rows": [3]}', "each row needs exactly the keys"),
     ('{"rows": [{"dataset": "ours"}]}', "each row needs exactly the keys"),
-    ('{"rows": [{"dataset": "ours", "task": "control", "reference": 1, "exact": "e", "dynamics": {}, "made_by": "m"}]}',
+    ('{"rows": [{"dataset": "ours", "task": "control", "reference": 1, "exact": "e", "dynamics": {}, "made_by": "m", "density": "d"}]}',
      "keys ['reference'] must be text"),
-    ('{"rows": [{"dataset": "ours", "task": "control", "reference": "r", "exact": "e", "dynamics": 1, "made_by": "m"}]}',
+    ('{"rows": [{"dataset": "ours", "task": "control", "reference": "r", "exact": "e", "dynamics": 1, "made_by": "m", "density": "d"}]}',
      "keys ['dynamics'] must be text (dynamics: an object)"),
 ])
 def test_summarise_references_checks_its_entries_given_by_hand(tmp_path, cli, entries, message):

@@ -51,18 +51,18 @@ def test_the_colours_follow_the_registry_and_keep_the_notebook_figures_colours()
 
 def test_the_schema_names_no_estimator_the_registry_checks_them():
     """An enum in the schema would be a second list to edit; the config check reads the registry."""
-    assert "enum" not in SCHEMA["$defs"]["method"]
+    assert "enum" not in SCHEMA["$defs"]["estimator"]
     assert registry_config_problems(CONFIG, SCHEMA) == []
     config = copy.deepcopy(CONFIG)
-    config["sgd"]["methods"].append("TOY")
+    config["sgd"]["estimators"].append("TOY")
     assert registry_config_problems(config, SCHEMA) == [
-        f"config key 'sgd.methods': 'TOY' is not a registered estimator; allowed: {list(ESTIMATORS)}"]
+        f"config key 'sgd.estimators': 'TOY' is not a registered estimator; allowed: {list(ESTIMATORS)}"]
 
 
 def test_a_registered_toy_estimator_is_accepted_everywhere(monkeypatch, small_trajectory):
     monkeypatch.setitem(ESTIMATORS, "TOY", TOY)
     config = copy.deepcopy(CONFIG)
-    config["sgd"]["methods"].append("TOY")
+    config["sgd"]["estimators"].append("TOY")
     assert registry_config_problems(config, SCHEMA) == []
     assert rows_per_sample("TOY") == 2
     batch = make_batch(small_trajectory(), torch.arange(5), "TOY", "control", dynamics(), torch.Generator())
@@ -75,7 +75,7 @@ def test_the_settings_come_from_every_optimiser_in_config_order():
     assert list(settings) == ["sgd", *CONFIG["cbo"]["settings"]]
     assert settings["sgd"].optimizer == "sgd" and settings["cbo-adaptive"].optimizer == "cbo"
     assert settings["sgd"].params["control"] == CONFIG["sgd"]["control"]
-    assert settings["cbo-adaptive"].estimators == tuple(CONFIG["cbo"]["settings"]["cbo-adaptive"]["methods"])
+    assert settings["cbo-adaptive"].estimators == tuple(CONFIG["cbo"]["settings"]["cbo-adaptive"]["estimators"])
     for optimizer in OPTIMIZERS.values():
         for setting in optimizer.settings(CONFIG):
             for params in setting.params.values():

@@ -39,28 +39,28 @@ def j_scalar(theta, traj, m, s_next, task, reward=None):
     return r + GAMMA * v_scalar(theta, s_next, task) - q_scalar(theta, s)[a]
 
 
-def alt_next_states(traj, starts, method, seed):
-    """The second next state of each method, written out from its definition."""
+def alt_next_states(traj, starts, estimator, seed):
+    """The second next state of each estimator, written out from its definition."""
     g = torch.Generator().manual_seed(seed)
-    if method == "UR":
+    if estimator == "UR":
         z = torch.randn(len(starts), generator=g, dtype=torch.float64)
-        return [float(traj.states[m]) + (2 * int(traj.action_indices[m]) - 1) * DYN.eps
-                + DYN.sigma * math.sqrt(DYN.eps) * float(zi) for m, zi in zip(starts.tolist(), z)]
-    if method == "BFF":
+        return [float(traj.states[m]) + (2 * int(traj.action_indices[m]) - 1) * DYN.dt
+                + DYN.sigma * math.sqrt(DYN.dt) * float(zi) for m, zi in zip(starts.tolist(), z)]
+    if estimator == "BFF":
         return [float(traj.states[m] + traj.states[m + 2] - traj.states[m + 1]) for m in starts.tolist()]
     return [float(traj.states[m + 1]) for m in starts.tolist()]
 
 
 @pytest.mark.parametrize("task", ["evaluation", "control"])
-@pytest.mark.parametrize("method", ["DS", "UR", "BFF"])
-def test_residual_pair_matches_scalar_arithmetic(small_trajectory, theta, task, method):
+@pytest.mark.parametrize("estimator", ["DS", "UR", "BFF"])
+def test_residual_pair_matches_scalar_arithmetic(small_trajectory, theta, task, estimator):
     traj = small_trajectory("evaluation" if task == "evaluation" else "uniform")
     starts = torch.tensor([0, 5, 17, 400])
-    batch = make_batch(traj, starts, method, task, DYN, torch.Generator().manual_seed(3))
+    batch = make_batch(traj, starts, estimator, task, DYN, torch.Generator().manual_seed(3))
     q_main = forward(theta, batch.feats)
     q_next = None if batch.next_feats is None else forward(theta, batch.next_feats)
     j, j_hat = residual_pair(q_main, q_next, batch, GAMMA)
-    alts = alt_next_states(traj, starts, method, 3)
+    alts = alt_next_states(traj, starts, estimator, 3)
     for i, m in enumerate(starts.tolist()):
         assert float(j[i]) == pytest.approx(j_scalar(theta, traj, m, float(traj.states[m + 1]), task), abs=1e-5)
         assert float(j_hat[i]) == pytest.approx(j_scalar(theta, traj, m, alts[i], task), abs=1e-5)
@@ -75,7 +75,7 @@ def test_ur_policy_variant_draws_a_fresh_action(small_trajectory):
     recorded = make_batch(traj, starts, "UR", "control", dynamics(sigma=0.0), torch.Generator().manual_seed(0))
     fresh = make_batch(traj, starts, "UR", "control", dynamics(sigma=0.0), torch.Generator().manual_seed(0),
                        ur_action="policy")
-    # With sigma = 0, s^' = s + a*eps: the recorded action reproduces s' exactly, a fresh one half the time.
+    # With sigma = 0, s^' = s + a*dt: the recorded action reproduces s' exactly, a fresh one half the time.
     assert torch.equal(recorded.feats[4000:], recorded.next_feats)
     same = (fresh.feats[4000:] == fresh.next_feats).all(dim=1).double().mean()
     assert 0.45 < float(same) < 0.55
@@ -91,11 +91,11 @@ def test_reward_of_next_pairs_the_alt_state_with_its_own_reward(small_trajectory
 
 
 @pytest.mark.parametrize("task", ["evaluation", "control"])
-@pytest.mark.parametrize("method", ["DS", "UR", "BFF"])
-def test_sgd_gradient_is_mean_of_j_times_grad_j_hat(small_trajectory, theta, task, method):
+@pytest.mark.parametrize("estimator", ["DS", "UR", "BFF"])
+def test_sgd_gradient_is_mean_of_j_times_grad_j_hat(small_trajectory, theta, task, estimator):
     """The hand-written backward pass equals autograd of mean(stop_grad(j) * j^) (the notebook's j^.backward(j))."""
     traj = small_trajectory("evaluation" if task == "evaluation" else "uniform")
-    batch = make_batch(traj, torch.arange(0, 1500, 7), method, task, DYN, torch.Generator().manual_seed(1))
+    batch = make_batch(traj, torch.arange(0, 1500, 7), estimator, task, DYN, torch.Generator().manual_seed(1))
     q_main, cache = forward_cached(theta, batch.feats)
     q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
     j, j_hat = residual_pair(q_main, q_next, batch, GAMMA)
@@ -217,8 +217,8 @@ def test_an_sgd_run_repeats_bit_for_bit_with_the_compiled_kernels(small_trajecto
 
     traj = small_trajectory(n=3000)
     params = SGDParams(epochs=2, batch_size=500, lr0=0.5, lr_decay=0.9, ur_action="recorded")
-    for method in ("DS", "UR"):
-        runs = [train_sgd(theta, traj, method, "evaluation", params, PROBLEM, torch.Generator().manual_seed(4))
+    for estimator in ("DS", "UR"):
+        runs = [train_sgd(theta, traj, estimator, "evaluation", params, PROBLEM, torch.Generator().manual_seed(4))
                 for _ in range(2)]
         assert torch.equal(runs[0][0], runs[1][0])
         assert runs[0][1].loss == runs[1][1].loss

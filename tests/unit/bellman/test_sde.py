@@ -20,13 +20,13 @@ def test_trajectory_follows_the_recursion_exactly(policy):
     n = 5000
     traj = sample_trajectory(policy, n, DYN, np.random.default_rng(7))
     uniforms, normals = redraw(7, n)
-    kicks = DYN.sigma * math.sqrt(DYN.eps) * normals
+    kicks = DYN.sigma * math.sqrt(DYN.dt) * normals
     expected_s = [0.0]
     for m in range(n - 1):
         s = expected_s[-1]
         plus = uniforms[m] < 0.5 + (math.sin(s) / 5.0 if policy == "evaluation" else 0.0)
         assert traj.action_indices[m] == int(plus)
-        expected_s.append(s + ((DYN.eps if plus else -DYN.eps) + kicks[m]))
+        expected_s.append(s + ((DYN.dt if plus else -DYN.dt) + kicks[m]))
     np.testing.assert_array_equal(traj.states, np.array(expected_s))
     np.testing.assert_array_equal(traj.rewards, np.sin(traj.states) + 1.0)
 
@@ -35,9 +35,9 @@ def test_trajectory_statistics():
     n = 200_000
     traj = sample_trajectory("evaluation", n, DYN, np.random.default_rng(1))
     a = 2.0 * traj.action_indices[:-1] - 1.0
-    noise = np.diff(traj.states) - a * DYN.eps
-    assert abs(noise.mean()) < 4 * DYN.sigma * math.sqrt(DYN.eps) / math.sqrt(n)
-    assert noise.var() == pytest.approx(DYN.sigma ** 2 * DYN.eps, rel=0.02)
+    noise = np.diff(traj.states) - a * DYN.dt
+    assert abs(noise.mean()) < 4 * DYN.sigma * math.sqrt(DYN.dt) / math.sqrt(n)
+    assert noise.var() == pytest.approx(DYN.sigma ** 2 * DYN.dt, rel=0.02)
     # The frequency of a=+1 follows pi(+1|s) = 1/2 + sin(s)/5, bin by bin on the circle.
     wrapped = np.remainder(traj.states, 2 * math.pi)
     bins = np.digitize(wrapped, np.linspace(0, 2 * math.pi, 9))

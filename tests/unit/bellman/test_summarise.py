@@ -14,12 +14,19 @@ import torch
 from rlstudy.bellman.cli import summarise
 from rlstudy.bellman.exact import solve_on_grid
 from rlstudy.bellman.greedy import GreedyJudge
-from rlstudy.bellman.metrics import common_centred_error, common_centred_norm, q_on_grid
+from rlstudy.bellman.metrics import (
+    common_centred_error,
+    common_centred_norm,
+    q_on_grid,
+    weighted_centred_error,
+    weighted_centred_norm,
+)
 from rlstudy.bellman.qnet import init_params, to_state_dict
+from rlstudy.bellman.stationary import stationary_density
 from bellman_fixtures import dynamics as shipped_dynamics
 from rlstudy.core.io import provenance, save_csv, save_npy, save_tensors
 
-CURVE_COLUMNS = ["dataset", "task", "optimizer", "method", "seed", "iterations", "final_rel_error", "min_rel_error",
+CURVE_COLUMNS = ["dataset", "task", "setting", "estimator", "seed", "iterations", "final_rel_error", "min_rel_error",
                  "final_rel_error_exact", "min_rel_error_exact", "evaluations", "converged", "converged_exact"]
 
 
@@ -31,12 +38,14 @@ def tables(tmp_path_factory):
     entries, curves = [], []
     for task, policy in (("control", None), ("evaluation", "evaluation")):
         save_npy(root / f"{task}.npy", solve_on_grid(400, policy, 0.9, dynamics).values, provenance({}, None, {}))
+        density = stationary_density("evaluation" if task == "evaluation" else "uniform", dynamics)[0]
+        save_npy(root / f"{task}_density.npy", density, provenance({}, None, {}))
         entries.append({"dataset": "ours", "task": task, "exact": str(root / f"{task}.npy"),
-                        "dynamics": dataclasses.asdict(dynamics)})
+                        "dynamics": dataclasses.asdict(dynamics), "density": str(root / f"{task}_density.npy")})
         for seed, theta in enumerate(thetas):
             folder = root / task / f"seed{seed}"
             save_tensors(folder / "q.pt", to_state_dict(theta), provenance({}, None, {}))
-            curve = pd.DataFrame({"dataset": "ours", "task": task, "optimizer": "sgd", "method": "UR", "seed": seed,
+            curve = pd.DataFrame({"dataset": "ours", "task": task, "setting": "sgd", "estimator": "UR", "seed": seed,
                                   "iteration": [0, 1], "evaluations": [0, 10], "error": [2.0, 1.0], "rel_error": [1, 0.5],
                                   "error_exact": [2.0, 1.5], "rel_error_exact": [1, 0.75]})
             save_csv(folder / "errors.csv", curve, provenance({}, None, {}))
@@ -54,12 +63,15 @@ def test_the_new_columns_are_appended(tables):
     _, _, summary, stats = tables
     assert list(summary.columns) == CURVE_COLUMNS + ["final_error_exact_normalised",
                                                      "final_error_exact_common_normalised",
-                                                     "final_greedy_shortfall", "final_greedy_wrong_share"]
-    assert list(stats.columns[:14]) == ["dataset", "task", "optimizer", "method", "n",
+                                                     "final_greedy_shortfall", "final_greedy_wrong_share",
+                                                     "final_error_exact_weighted_normalised"]
+    assert list(stats.columns[:14]) == ["dataset", "task", "setting", "estimator", "n",
                                         *(f"final_rel_error_{s}" for s in ("mean", "median", "iqm", "ci_low", "ci_high")),
                                         "final_rel_error_exact_mean", "final_rel_error_exact_median",
                                         "final_rel_error_exact_iqm", "final_rel_error_exact_ci_low"]
-    assert "final_greedy_shortfall_ci_high" == stats.columns[-6] and stats.columns[-1] == "final_greedy_wrong_share_ci_high"
+    assert "final_greedy_shortfall_ci_high" == stats.columns[-11]
+    assert stats.columns[-6] == "final_greedy_wrong_share_ci_high"
+    assert stats.columns[-1] == "final_error_exact_weighted_normalised_ci_high"
 
 
 def test_control_runs_are_scored_and_evaluation_runs_left_empty(tables):
@@ -81,3 +93,17 @@ def test_control_runs_are_scored_and_evaluation_runs_left_empty(tables):
     row = stats[stats["task"] == "control"].iloc[0]
     assert row["final_greedy_shortfall_mean"] == pytest.approx(control["final_greedy_shortfall"].mean(), rel=1e-8)
     assert math.isnan(stats[stats["task"] == "evaluation"].iloc[0]["final_greedy_shortfall_mean"])
+
+
+def test_the_weighted_error_weighs_by_the_stationary_density(tables):
+    root, thetas, summary, _ = tables
+    for task in ("control", "evaluation"):
+        exact = torch.from_numpy(np.load(root / f"{task}.npy")[::4])
+        weights = torch.from_numpy(np.load(root / f"{task}_density.npy")[::2])
+        for theta, (_, row) in zip(thetas, summary[summary["task"] == task].sort_values("seed").iterrows()):
+            q = q_on_grid(theta).double()
+            expected = weighted_centred_error(q, exact, weights) / weighted_centred_norm(exact, weights)
+            assert row["final_error_exact_weighted_normalised"] == pytest.approx(expected, rel=1e-8)
+            if task == "control":  # the uniform behaviour's density is flat: the uniform metric
+                assert row["final_error_exact_weighted_normalised"] == pytest.approx(
+                    row["final_error_exact_normalised"], rel=1e-8)

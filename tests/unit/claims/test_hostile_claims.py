@@ -1,24 +1,16 @@
 """Hostile and broken inputs of the claims: a `where` naming nothing (a typo), a text column as a
-metric, a "billion laughs" claims file; render_readme refusing results that are not the published
-ones, escaping what it inserts, and failing in one line."""
+metric, a "billion laughs" claims file (render_readme's refusals: tests/unit/report/test_hostile_render.py)."""
 
-import subprocess
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from rlstudy.claims.loading import load_claims
-from rlstudy.claims.cli.render_readme import END, RESULTS_END, RESULTS_START, START, render, text
-from rlstudy.claims.cbo_blocks import NAMES
-from rlstudy.claims.markdown import markers
 from rlstudy.claims.rules import INCONCLUSIVE, evaluate
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import save_csv, sha256_file
 
-from hostile import ROOT, cli, one_line_error
+from hostile import ROOT
 
 DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05}
 AGENTS = pd.DataFrame({"agent": ["dqn", "dqn", "qtable"], "env": ["CartPole-v1"] * 2 + ["MountainCar-v0"],
@@ -39,10 +31,10 @@ def test_a_where_naming_a_value_no_table_holds_is_refused_not_inconclusive():
     with pytest.raises(InputError, match=r"claim 'c': agent = 'qtabel' selects none of the rows of table 'agents', "
                                          r"and agent is one of .*a typo\?"):
         verdict(AGENTS, share(where={"agent": "qtabel"}))
-    with pytest.raises(InputError, match=r"method = 'UX' selects none of the rows of table 'agents' where "):
-        verdict(AGENTS.assign(method="UR"), {"kind": "ranking", "table": "agents", "metric": "final_mean_return",
-                                             "where": {"agent": "dqn"}, "lower": {"method": "UR"},
-                                             "higher": {"method": "UX"}})
+    with pytest.raises(InputError, match=r"estimator = 'UX' selects none of the rows of table 'agents' where "):
+        verdict(AGENTS.assign(estimator="UR"), {"kind": "ranking", "table": "agents", "metric": "final_mean_return",
+                                                "where": {"agent": "dqn"}, "lower": {"estimator": "UR"},
+                                                "higher": {"estimator": "UX"}})
     with pytest.raises(InputError, match="no column 'agnt' in table 'agents'"):
         verdict(AGENTS, share(where={"agnt": "dqn"}))
 
@@ -70,161 +62,3 @@ def test_a_billion_laughs_claims_file_is_refused_at_once(tmp_path):
     with pytest.raises(InputError, match=r"claims\.yaml, line 2: YAML aliases"):
         load_claims(path, ROOT / "workflow/schemas/claims.schema.yaml")
     assert time.perf_counter() - start < 1.0
-
-
-# ---------------------------------------------------------------- render_readme
-
-def test_inserted_text_is_escaped_for_markdown_and_html():
-    hostile = "a <!-- hides | the rest & `code` <b>x</b> *em* [l](u) \\ \nnext"
-    escaped = text(hostile)
-    assert "<" not in escaped and "\n" not in escaped and "<!--" not in escaped
-    assert escaped == ("a &lt;!-- hides \\| the rest &amp; \\`code\\` &lt;b&gt;x&lt;/b&gt; \\*em\\* \\[l\\](u) \\\\ next")
-    block = render(pd.DataFrame({"id": ["a", "b"], "statement": [hostile, "z"], "verdict": ["holds", "fails"]}), "c")
-    rows = [line for line in block.splitlines() if line.startswith("| `")]
-    assert len(rows) == 2 and rows[1] == "| `b` | z | **fails** |"  # the hostile statement hid nothing below it
-    with pytest.raises(InputError, match="claim id"):
-        render(pd.DataFrame({"id": ["a` | x"], "statement": ["s"], "verdict": ["holds"]}), "c")
-
-
-HEAD = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
-
-
-def published_results(folder: Path, commit: str = HEAD, epochs: int | None = None) -> dict:
-    """The tables render_readme reads, with records as the workflow writes them: a run of config.yaml's
-    parameters (or of other epochs, as the smoke profile's), summary tables computed from it."""
-    params = {**CONFIG["sgd"]["control"], **({"epochs": epochs} if epochs else {})}
-    curve = folder / "runs" / "errors.csv"
-    save_csv(curve, pd.DataFrame({"x": [1]}), {"parameters": {"task": "control", "optimizer": "sgd", "params": params}})
-    inputs = {str(curve): {"path": str(curve), "sha256": sha256_file(curve)}}
-    record = {"git_commit": commit, "inputs": inputs}
-    columns = {f"{m}_{s}": [0.2] for m in ("final_rel_error", "final_rel_error_exact")
-               for s in ("mean", "ci_low", "ci_high", "iqm")}
-    save_csv(folder / "summary_stats.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "optimizer": ["sgd"],
-                                                         "method": ["UR"], "n": [2], **columns}), record)
-    save_csv(folder / "summary.csv", pd.DataFrame({"dataset": ["ours"], "optimizer": ["cbo-adaptive"],
-                                                   "final_rel_error": [0.3], "final_rel_error_exact": [0.4]}), record)
-    summary = folder / "summary.csv"
-    save_csv(folder / "cbo_sweep.csv", pd.DataFrame({"grid": ["g_<i>"], "x": ["kick"], "x_value": [0.1], "y": ["tau"],
-                                                     "y_value": [0.0], "seed": [100], "final_rel_error": [0.2],
-                                                     "converged": [True], "diverged": [False]}), record)
-    save_csv(folder / "cost.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "method": ["UR"],
-                                                "optimizer": ["sgd"], "seed": [0], "bound": [0.5],
-                                                "evaluations_to_bound_exact": [4e7], "evaluations": [1e8],
-                                                "final_rel_error_exact": [0.2]}), record)
-    (folder / "no_runs").mkdir()
-    save_csv(folder / "claims.csv", pd.DataFrame({"id": ["a"], "statement": ["s <!-- x"], "verdict": ["holds"]}),
-             {"git_commit": commit, "inputs": {"summary": {"path": str(summary), "sha256": sha256_file(summary)}}})
-    save_csv(folder / "error_exact.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "made_by": ["m|x"],
-                                                       "error_exact_normalised": [0.1]}), record)
-    (folder / "README.md").write_text(f"intro\n{START}\nold\n{END}\n")
-    cbo = "".join(f"{start}\nold\n{end}\n" for start, end in map(markers, NAMES))
-    (folder / "bellman.md").write_text(f"page\n{RESULTS_START}\nold\n{RESULTS_END}\n{cbo}")
-    return {"--claims": folder / "claims.csv", "--stats": folder / "summary_stats.csv",
-            "--references": folder / "error_exact.csv", "--readme": folder / "README.md",
-            "--study-page": folder / "bellman.md", "--summary": summary, "--sweep": folder / "cbo_sweep.csv",
-            "--cost": folder / "cost.csv", "--runs": folder / "no_runs", **study_tables(folder, commit)}
-
-
-def study_tables(folder: Path, commit: str) -> dict:
-    """The agents' and the offline summaries, each from one run of config.yaml's budgets, and their pages."""
-    run = folder / "agents" / "dqn" / "seed0" / "evaluation.csv"
-    save_csv(run, pd.DataFrame({"x": [1]}), {"parameters": {"agent": "dqn", "params": CONFIG["dqn"]["params"]}})
-    agents = pd.DataFrame({"agent": ["dqn"], "env": ["CartPole-v1"], "seed": [0], "episodes": [9], "steps": [99],
-                           "solved": [True], "solved_return": [475], "final_mean_return": [500.0]})
-    env = CONFIG["offline"]["environments"][0]
-    learner = folder / "offline" / env / "seed0" / "bcq" / "evaluations.csv"
-    budget = CONFIG["offline"]["budgets"]["regular"]["offline"]
-    save_csv(learner, pd.DataFrame({"x": [1]}), {"parameters": {
-        "algorithm": "bcq", "iterations": budget, "env": {"env_id": env, "is_atari": False}}})
-    offline = pd.DataFrame({"env": [env], "seed": [0], "learner": ["bcq <b>"], "iterations": [budget],
-                            "at_least_buffer": [True], **{c: [1.0] for c in (
-                                "final_return", "final_std", "best_return", "buffer_return", "behavioural_return")}})
-    paths = {}
-    for name, table, source in (("agents", agents, run), ("offline", offline, learner)):
-        record = {"git_commit": commit, "inputs": {str(source): {"path": str(source), "sha256": sha256_file(source)}}}
-        save_csv(folder / f"{name}_summary.csv", table, record)
-        (folder / f"{name}.md").write_text(f"page\n<!-- {name}-results:start (generated by make readme) -->\n"
-                                           f"old\n<!-- {name}-results:end -->\n")
-        paths |= {f"--{name}-results-table": folder / f"{name}_summary.csv",
-                  f"--{name}-results-page": folder / f"{name}.md"}
-    return paths
-
-
-def render_args(paths: dict, *more) -> list:
-    return [*(item for pair in paths.items() for item in pair), *more]
-
-
-@pytest.fixture
-def in_repository(monkeypatch):
-    monkeypatch.chdir(ROOT)  # make readme runs at the repository's root: its config.yaml and git history
-
-
-@pytest.mark.skipif(not HEAD, reason="not a git checkout")
-def test_published_results_are_rendered_escaped(tmp_path, cli, in_repository):
-    paths = published_results(tmp_path)
-    status, err = cli("claims.cli.render_readme", *render_args(paths))
-    assert status == 0, err
-    readme = paths["--readme"].read_text()
-    assert f"commit {HEAD}" in readme and "| `a` | s &lt;!-- x | holds |" in readme
-    assert "| ours | control | m\\|x | 0.100 |" in paths["--study-page"].read_text()
-    assert "| g\\_&lt;i&gt; | kick = 0.1, tau = 0 | 1 | 0.20 | 1 of 1 | 0 |" in paths["--study-page"].read_text()
-    assert "| ours | control | UR | sgd | 1 of 1 | 4e+07 | 1e+08 | 0.20 |" in paths["--study-page"].read_text()
-    assert "| dqn | CartPole-v1 | 0 | 9 | 99 | 500.0 | 475 | yes |" in paths["--agents-results-page"].read_text()
-    assert "| bcq &lt;b&gt; |" in paths["--offline-results-page"].read_text()
-
-
-@pytest.mark.skipif(not HEAD, reason="not a git checkout")
-@pytest.mark.parametrize("change, message", [
-    ({"epochs": 3}, "claims.csv: not from the paper-scale profile (run "),
-    ({"commit": "0" * 40}, "not in this repository's history"),
-    ({"commit": HEAD + "+dirty"}, "not a clean commit"),
-    ({"commit": None}, "its provenance record has no field 'git_commit'"),
-])
-def test_results_not_from_the_paper_scale_and_a_commit_here_are_refused(tmp_path, cli, in_repository, change, message):
-    """make smoke then render_readme by hand used to publish smoke-scale numbers in the tracked docs."""
-    paths = published_results(tmp_path, commit=change.get("commit", HEAD), epochs=change.get("epochs"))
-    before = paths["--readme"].read_text(), paths["--study-page"].read_text()
-    one_line_error(*cli("claims.cli.render_readme", *render_args(paths)), message, "--allow-any-results")
-    assert (paths["--readme"].read_text(), paths["--study-page"].read_text()) == before
-    status, err = cli("claims.cli.render_readme", *render_args(paths, "--allow-any-results"))
-    assert status == 0, err
-
-
-def test_a_missing_readme_is_one_error(tmp_path, cli, in_repository):
-    paths = published_results(tmp_path)
-    paths["--readme"] = tmp_path / "nowhere" / "README.md"
-    one_line_error(*cli("claims.cli.render_readme", *render_args(paths, "--allow-any-results")),
-                   "cannot read", "nowhere/README.md", "--readme")
-    assert "old" in paths["--study-page"].read_text()  # nothing written when one target fails
-
-
-
-@pytest.mark.skipif(not HEAD, reason="not a git checkout")
-def test_a_study_table_from_other_budgets_is_refused(tmp_path, cli, in_repository):
-    """The agents' and the offline pages' blocks pass the same paper-scale check as the CBO/BFF study's."""
-    paths = published_results(tmp_path)
-    run = tmp_path / "agents" / "dqn" / "seed0" / "evaluation.csv"
-    save_csv(run, pd.DataFrame({"x": [1]}), {"parameters": {"agent": "dqn", "params": {
-        **CONFIG["dqn"]["params"], "total_steps": 3000}}})
-    table = paths["--agents-results-table"]
-    save_csv(table, pd.read_csv(table), {"git_commit": HEAD, "inputs": {str(run): {"path": str(run),
-                                                                                   "sha256": sha256_file(run)}}})
-    one_line_error(*cli("claims.cli.render_readme", *render_args(paths)),
-                   "agents_summary.csv: not from the paper-scale profile", "total_steps 3000")
-
-
-@pytest.mark.skipif(not HEAD, reason="not a git checkout")
-def test_a_sweep_table_from_other_parameters_is_refused(tmp_path, cli, in_repository):
-    """The sweep's block passed unchecked: its runs are now held to their point's parameters in config.yaml."""
-    from rlstudy.bellman.sweep import resolve_sweep, sweep_points
-    paths = published_results(tmp_path)
-    point = sweep_points(resolve_sweep(CONFIG))[0]
-    run = tmp_path / "sweep" / point.grid / point.label / "seed100" / "errors.csv"
-    save_csv(run, pd.DataFrame({"x": [1]}), {"parameters": {"task": "control", "optimizer": "cbo-sweep",
-                                                            "params": {**point.params, "particles": 6}}})
-    table = paths["--sweep"]
-    save_csv(table, pd.read_csv(table), {"git_commit": HEAD, "inputs": {str(run): {"path": str(run),
-                                                                                   "sha256": sha256_file(run)}}})
-    one_line_error(*cli("claims.cli.render_readme", *render_args(paths)),
-                   "cbo_sweep.csv: not from the paper-scale profile", "particles 6")

@@ -27,9 +27,9 @@ from bellman_fixtures import dynamics
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="PyTorch sees no CUDA GPU")
-PROBLEM_JSON = json.dumps({"dynamics": {"eps": 0.19634954084936207, "sigma": 0.2, "reward_of": "current"}, "gamma": 0.9})
+PROBLEM_JSON = json.dumps({"dynamics": {"dt": 0.19634954084936207, "sigma": 0.2, "reward_of": "current"}, "gamma": 0.9})
 SGD = {"epochs": 1, "batch_size": 500, "lr0": 0.05, "lr_decay": 0.9, "ur_action": "policy"}
-CBO = {"particles": 6, "particle_batch": 4, "samples": 300, "epochs": 3, "lam": 1.0, "eta": 0.5, "tau": 0.3,
+CBO = {"particles": 6, "particle_batch": 4, "samples": 300, "epochs": 3, "lam": 1.0, "eta": 0.5, "noise": 0.3,
        "beta": 1.0, "ur_action": "policy", "output_bias_init": "reward_level", "kick": 0.1,
        "kick_decay": 0.9, "ess_target": 0.5}
 
@@ -73,6 +73,18 @@ def test_cuda_setup_applies_pytorch_determinism_settings(monkeypatch):
         assert torch.get_float32_matmul_precision() == "highest"
     finally:
         torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic = saved
+
+
+def test_cpu_setup_is_deterministic_without_importing_inductor():
+    """setup_torch("cpu") sets ATen's deterministic flag without torch.use_deterministic_algorithms'
+    import of Inductor's config (TorchDynamo: seconds in each of the workflow's short jobs)."""
+    import subprocess
+
+    probe = ("import sys, torch; from rlstudy.core.cli import setup_torch; setup_torch('cpu'); "
+             "print(torch.are_deterministic_algorithms_enabled(), 'torch._inductor' in sys.modules, "
+             "'torch._dynamo' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False", "False"]
 
 
 def test_cpu_setup_leaves_the_cuda_environment_alone(monkeypatch):

@@ -13,6 +13,9 @@ import pytest
 import torch
 
 from rlstudy.agents import ddpg, dqn, tabular
+from rlstudy.agents.ddpg import DDPGParams
+from rlstudy.agents.dqn import DQNParams
+from rlstudy.agents.tabular import TabularParams
 from rlstudy.agents.replay import ReplayBuffer
 from rlstudy.bellman import sgd
 from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
@@ -22,6 +25,7 @@ from rlstudy.offline.double_dqn import DQN, LearnerParams
 from rlstudy.offline.envs import EnvInfo
 from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, columns_of, diagnostics_figure
 from bellman_fixtures import PROBLEM
+from shipped_params import shipped
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "diagnostics.md"
@@ -112,7 +116,7 @@ def test_dqn_buffer_composition_by_hand():
 def test_dqn_rows_average_the_measured_updates_of_each_window():
     # updates at steps 35, 40, ..., 295 (after 10 % of 300 steps, every 5th); every 10th update is
     # measured (steps 50, 100, ..., 250); rows every 100 steps, with the buffer then (all transitions)
-    params = dqn.DQNParams(total_steps=300, learning_starts=0.1, train_every=5, target_every=50, log_every=100,
+    params = shipped(DQNParams, "dqn", "params", total_steps=300, learning_starts=0.1, train_every=5, target_every=50, log_every=100,
                            hidden=(8,))
     log = DiagnosticsLog()
     _, returns = dqn.train_dqn(gym.make("CartPole-v1"), params, 3, np.random.default_rng(0),
@@ -156,7 +160,7 @@ def test_mpo_update_reports_the_duals_it_leaves():
 def test_offline_dqn_update_statistics_are_its_loss_q_and_targets():
     torch.manual_seed(0)
     info = EnvInfo("CartPole-v1", False, (4,), 1, 3, False)
-    learner = DQN(info, LearnerParams(gamma=0.5), torch.device("cpu"))
+    learner = DQN(info, shipped(LearnerParams, "offline", "regular", gamma=0.5), torch.device("cpu"))
     g = torch.Generator().manual_seed(1)
     batch = double_dqn.Batch(torch.randn(8, 4, generator=g), torch.randint(0, 3, (8,), generator=g),
                              torch.randn(8, generator=g), torch.randn(8, 4, generator=g), torch.ones(8))
@@ -193,7 +197,7 @@ def test_sgd_rows_are_epochs(small_trajectory, theta):
 
 
 def test_cbo_rows_are_its_steps_when_every_particle_moves_every_step(small_trajectory):
-    p = CBOParams(particles=6, particle_batch=6, samples=200, epochs=4, lam=1.0, eta=0.25, tau=1.0, beta=10.0,
+    p = CBOParams(particles=6, particle_batch=6, samples=200, epochs=4, lam=1.0, eta=0.25, noise=1.0, beta=10.0,
                   ur_action="recorded", output_bias_init="default", kick=0.2, kick_decay=0.5, ess_target=0.0)
     g = torch.Generator().manual_seed(5)
     _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "UR", "control", p, PROBLEM, g)
@@ -225,11 +229,11 @@ def _same_state(a: torch.nn.Module, b: torch.nn.Module) -> bool:
 
 RUNS = {
     "dqn": lambda log=None: dqn.train_dqn(
-        gym.make("CartPole-v1"), dqn.DQNParams(total_steps=300, learning_starts=0.1, train_every=5, target_every=50,
+        gym.make("CartPole-v1"), shipped(DQNParams, "dqn", "params", total_steps=300, learning_starts=0.1, train_every=5, target_every=50,
                                                log_every=100),
         3, np.random.default_rng(0), torch.Generator().manual_seed(0), log),
     "ddpg": lambda log=None: ddpg.train_ddpg(
-        gym.make("Pendulum-v1"), ddpg.DDPGParams(total_steps=260, batch_size=32, hidden=(16, 16), random_fraction=0.5,
+        gym.make("Pendulum-v1"), shipped(DDPGParams, "ddpg", "params", total_steps=260, batch_size=32, hidden=(16, 16), random_fraction=0.5,
                                                  log_every=100),
         3, np.random.default_rng(0), torch.Generator().manual_seed(0), log),
 }
@@ -248,7 +252,7 @@ def test_computing_the_statistics_changes_nothing_in_offline_updates(monkeypatch
 
     def updates():
         torch.manual_seed(0)
-        learners = [bcq.BCQ(info, LearnerParams(), 0.3, torch.device("cpu")), DQN(info, LearnerParams(),
+        learners = [bcq.BCQ(info, shipped(LearnerParams, "offline", "regular"), 0.3, torch.device("cpu")), DQN(info, shipped(LearnerParams, "offline", "regular"),
                                                                                   torch.device("cpu"))]
         g = torch.Generator().manual_seed(1)
         for _ in range(5):
@@ -302,7 +306,7 @@ def test_every_column_a_learner_writes_is_documented(small_trajectory, theta):
 
     documented = set(re.findall(r"`([a-z_{}0-9]+)`", DOCS.read_text().split("## The columns")[1].split("##")[0]))
     written = {}
-    grid = tabular.TabularParams(episodes=2, max_steps=5, log_every=1)
+    grid = shipped(TabularParams, "qtable", "params", episodes=2, max_steps=5, log_every=1)
     env = tabular.make_grid_env("MountainCar-v0", grid, "qtable")
     for name, train in (("qtable", lambda log: tabular.train_qtable(env, grid, 0, np.random.default_rng(0), log)),
                         ("linear_q", lambda log: tabular.train_linear_q(env, grid, 0, np.random.default_rng(0),
@@ -314,14 +318,14 @@ def test_every_column_a_learner_writes_is_documented(small_trajectory, theta):
     info = EnvInfo("CartPole-v1", False, (4,), 1, 3, False)
     batch = double_dqn.Batch(torch.randn(4, 4), torch.tensor([0, 1, 2, 0]), torch.randn(4), torch.randn(4, 4),
                              torch.ones(4))
-    written["behavioural and offline DQN"] = set(DQN(info, LearnerParams(), torch.device("cpu")).update(batch)) | {
+    written["behavioural and offline DQN"] = set(DQN(info, shipped(LearnerParams, "offline", "regular"), torch.device("cpu")).update(batch)) | {
         "epsilon"}
-    written["bcq"] = set(bcq.BCQ(info, LearnerParams(), 0.3, torch.device("cpu")).update(batch))
+    written["bcq"] = set(bcq.BCQ(info, shipped(LearnerParams, "offline", "regular"), 0.3, torch.device("cpu")).update(batch))
     written["mpo"] = set(tiny_agent().update(random_batch())) | {"skipped_nonfinite_batches"}
     _, history = sgd.train_sgd(theta, small_trajectory(), "DS", "control", sgd.SGDParams(1, 500, 0.1, 1.0, "recorded"),
                                PROBLEM, torch.Generator())
     written["sgd"] = set(history.diagnostics.columns) - {"iteration"}
-    p = CBOParams(particles=4, particle_batch=4, samples=100, epochs=1, lam=1.0, eta=0.1, tau=1.0, beta=1.0,
+    p = CBOParams(particles=4, particle_batch=4, samples=100, epochs=1, lam=1.0, eta=0.1, noise=1.0, beta=1.0,
                   ur_action="recorded", output_bias_init="default", kick=0.0, kick_decay=1.0, ess_target=0.0)
     g = torch.Generator().manual_seed(0)
     _, history = train_cbo(initial_swarm(p, g, 1.0), small_trajectory(), "DS", "control", p, PROBLEM, g)

@@ -1,4 +1,5 @@
-"""The README stays a short front door, and every relative link of it and of docs/ resolves."""
+"""The README stays a short front door, and every relative link of it and of docs/ resolves, its
+anchor included."""
 
 import re
 from pathlib import Path
@@ -20,6 +21,26 @@ def test_every_relative_link_resolves():
                 continue  # a web address or an anchor on the same page
             path = (page.parent / target.split("#", 1)[0]).resolve()
             if not path.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert broken == []
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a Markdown page's headings: lower case, punctuation dropped, spaces as '-'."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(), re.M)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
+
+
+def test_every_anchor_names_a_heading():
+    """README.md linked `agents.md#results-as-measured` long after that heading was renamed."""
+    broken = []
+    for page in PAGES:
+        for target in LINK.findall(page.read_text()):
+            if re.match(r"[a-z]+:", target) or "#" not in target:
+                continue
+            path, anchor = target.split("#", 1)
+            linked = (page.parent / path).resolve() if path else page
+            if linked.suffix == ".md" and linked.exists() and anchor not in anchors(linked):
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
     assert broken == []
 

@@ -88,26 +88,59 @@ def test_shipped_config_and_smoke_overrides_are_valid():
     (lambda c: c["problem"].update(gamma=1.0), "'problem.gamma': 1.0 is greater than or equal to the maximum of 1"),
     (lambda c: c["sgd"]["control"].update(momentum=0.9), "'sgd.control'.*'momentum' was unexpected.*allowed keys"),
     (lambda c: c["cbo"]["settings"]["cbo"]["params"].update(beta=-1), "'cbo.settings.cbo.params.beta'"),
-    (lambda c: c["cbo"]["settings"]["cbo"].update(methods=["BFF-matching"]),
-     re.escape("'cbo.settings.cbo.methods': 'BFF-matching' is not a registered estimator")),
-    (lambda c: c["reference"].update(method="TD"), re.escape("'reference.method': 'TD' is not a registered estimator")),
+    (lambda c: c["cbo"]["settings"]["cbo"].update(estimators=["BFF-matching"]),
+     re.escape("'cbo.settings.cbo.estimators': 'BFF-matching' is not a registered estimator")),
+    (lambda c: c["reference"].update(estimator="TD"),
+     re.escape("'reference.estimator': 'TD' is not a registered estimator")),
+    (lambda c: c["cbo_sweep"].update(estimator="TD"),
+     re.escape("'cbo_sweep.estimator': 'TD' is not a registered estimator")),
     # gamma has one home, config `problem`: a section that names its own is refused.
     (lambda c: c["sgd"]["control"].update(gamma=0.95), "'sgd.control'.*'gamma' was unexpected"),
     (lambda c: c["cbo_sweep"].update(setting="cbo-fast"), re.escape("'cbo_sweep.setting': 'cbo-fast' is not a CBO setting")),
     (lambda c: c["cbo_sweep"]["overrides"].update(gamma=0.5), "'cbo_sweep.overrides'.*'gamma'"),
     (lambda c: c.update(tasks=["planning"]), "'tasks.0': 'planning' is not allowed"),
     (lambda c: c.pop("seed"), "'seed' is a required property"),
-    (lambda c: c["cbo_sweep"]["grids"]["plain_beta_tau"].update(tau=[0.1, -1.0]),
-     re.escape("'cbo_sweep.grids.plain_beta_tau.tau': -1.0 is less than the minimum of 0")),
+    (lambda c: c["cbo_sweep"]["grids"]["plain_beta_noise"].update(noise=[0.1, -1.0]),
+     re.escape("'cbo_sweep.grids.plain_beta_noise.noise': -1.0 is less than the minimum of 0")),
     (lambda c: c["cbo_sweep"]["grids"].update(bad={"beta": [1.0]}), "'cbo_sweep.grids.bad'.*should be non-empty|"
      "'cbo_sweep.grids.bad'.*fewer than 2 properties|'cbo_sweep.grids.bad'.*does not have enough properties"),
     (lambda c: c["cbo_sweep"]["grids"].update(bad={"beta": [1.0], "sigma": [1.0]}),
      "'cbo_sweep.grids.bad'.*'sigma'"),
-    (lambda c: c["cbo_sweep"]["grids"].update(bad={"beta": [1.0], "with": {"tau": 0.0}}),
+    (lambda c: c["cbo_sweep"]["grids"].update(bad={"beta": [1.0], "with": {"noise": 0.0}}),
      "'cbo_sweep.grids.bad': give exactly two parameters"),
     (lambda c: c.update(authors_data=""), "'authors_data'"),
 ])
 def test_bad_config_names_the_key(mutate, message):
+    config = shipped_config()
+    mutate(config)
+    with pytest.raises(ConfigError, match=message):
+        validate_config(config, SCHEMA, checks=CHECKS)
+
+
+def rename(section: dict, old: str, new: str) -> None:
+    """Give `section` its key `new` back under its old name `old` (as a config written before issue 20)."""
+    section[old] = section.pop(new)
+
+
+# Issue 20 renamed these keys (one meaning per name); no old name is read any more: a config that
+# still uses one is refused, naming the old key where it stands.
+@pytest.mark.parametrize("mutate, message", [
+    (lambda c: rename(c["sgd"], "methods", "estimators"), "'sgd': .*'methods' was unexpected"),
+    (lambda c: rename(c["cbo"]["settings"]["cbo"], "methods", "estimators"),
+     "'cbo.settings.cbo': .*'methods' was unexpected"),
+    (lambda c: rename(c["reference"], "method", "estimator"), "'reference': .*'method' was unexpected"),
+    (lambda c: rename(c["cbo_sweep"], "method", "estimator"), "'cbo_sweep': .*'method' was unexpected"),
+    (lambda c: rename(c["problem"]["dynamics"], "eps", "dt"), "'problem.dynamics': .*'eps' was unexpected"),
+    (lambda c: rename(c["cbo"]["settings"]["cbo-adaptive"]["params"], "tau", "noise"),
+     "'cbo.settings.cbo-adaptive.params': .*'tau' was unexpected"),
+    (lambda c: rename(c["cbo_sweep"]["grids"]["plain_beta_noise"], "tau", "noise"),
+     "'cbo_sweep.grids.plain_beta_noise': 'tau' is not valid"),
+    (lambda c: rename(c["ddpg"]["params"], "tau", "polyak"), "'ddpg.params': .*'tau' was unexpected"),
+    (lambda c: (rename(c["offline"]["regular"], "tau", "polyak"),
+                rename(c["offline"]["regular"], "polyak", "polyak_target_update")),
+     "'offline.regular': .*'tau' was unexpected"),
+])
+def test_an_old_key_is_refused_by_its_name(mutate, message):
     config = shipped_config()
     mutate(config)
     with pytest.raises(ConfigError, match=message):
@@ -121,7 +154,7 @@ def test_cli_reports_a_missing_input_without_traceback(tmp_path):
          "--trajectory", str(tmp_path / "none"), "--reference", str(tmp_path / "q.pt"),
          "--exact", str(tmp_path / "q_exact.npy"), "--out-dir", str(tmp_path),
          "--params", '{"epochs": 1, "batch_size": 10, "lr0": 0.1, "lr_decay": 1.0, "ur_action": "recorded"}',
-         "--problem", '{"dynamics": {"eps": 0.1, "sigma": 0.2, "reward_of": "current"}, "gamma": 0.9}'],
+         "--problem", '{"dynamics": {"dt": 0.1, "sigma": 0.2, "reward_of": "current"}, "gamma": 0.9}'],
         capture_output=True, text=True)
     assert result.returncode == 2
     assert "missing input file" in result.stderr and "states.npy" in result.stderr
@@ -131,7 +164,7 @@ def test_cli_reports_a_missing_input_without_traceback(tmp_path):
 def test_cli_reports_unknown_parameters(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "rlstudy.bellman.cli.make_trajectory", "--task", "control", "--size", "short",
-         "--steps", "10", "--dynamics", '{"eps": 0.1, "sigmaa": 1}', "--seed", "0", "--out-dir", str(tmp_path)],
+         "--steps", "10", "--dynamics", '{"dt": 0.1, "sigmaa": 1}', "--seed", "0", "--out-dir", str(tmp_path)],
         capture_output=True, text=True)
     assert result.returncode == 2
     assert "config 'problem.dynamics': unknown keys ['sigmaa']" in result.stderr

@@ -21,6 +21,7 @@ from rlstudy.offline.envs import AtariPreprocessing, make_env
 from rlstudy.offline.training import generate_buffer, train_offline, train_online
 
 from hostile import CPU, Payload, RUN, cli, marker, one_line_error, payload_tensor
+from shipped_params import shipped
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -172,7 +173,7 @@ def test_an_environment_resumes_from_its_values_exactly(env_id):
                 seen.append(np.array(env.reset()[0]).tobytes())
         return seen
 
-    atari = AtariPreprocessing(max_episode_steps=40)
+    atari = shipped(AtariPreprocessing, "offline", "atari_preprocessing", max_episode_steps=40)
     env, info = make_env(env_id, atari)
     env.reset(seed=5)
     actions = np.random.default_rng(0).integers(info.num_actions, size=150)
@@ -190,9 +191,9 @@ def test_an_environment_resumes_from_its_values_exactly(env_id):
 
 
 def test_a_state_of_another_environment_is_refused():
-    pong, _ = make_env("PongNoFrameskip-v4", AtariPreprocessing())
+    pong, _ = make_env("PongNoFrameskip-v4", shipped(AtariPreprocessing, "offline", "atari_preprocessing"))
     pong.reset(seed=0)
-    cartpole, _ = make_env("CartPole-v1", AtariPreprocessing())
+    cartpole, _ = make_env("CartPole-v1", shipped(AtariPreprocessing, "offline", "atari_preprocessing"))
     cartpole.reset(seed=0)
     with pytest.raises(ValueError, match="other wrappers"):
         restore_env_state(cartpole, env_state(pong))

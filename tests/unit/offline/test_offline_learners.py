@@ -9,6 +9,7 @@ from rlstudy.offline.bcq import BCQ, allowed_actions, bcq_loss, constrained_gree
 from rlstudy.offline.buffer import Batch
 from rlstudy.offline.double_dqn import DQN, LearnerParams, double_q_target
 from rlstudy.offline.envs import AtariPreprocessing, EnvInfo, make_env
+from shipped_params import shipped
 
 CPU = torch.device("cpu")
 INFO = EnvInfo("CartPole-v1", False, (4,), 1, 3, False)
@@ -65,7 +66,7 @@ def test_bcq_loss_terms_and_statistics_by_hand():
 
 def test_bcq_target_chooses_the_next_action_with_the_online_network_among_allowed_ones():
     torch.manual_seed(0)
-    learner = BCQ(INFO, LearnerParams(gamma=0.9), threshold=0.3, device=CPU)
+    learner = BCQ(INFO, shipped(LearnerParams, "offline", "regular", gamma=0.9), threshold=0.3, device=CPU)
     with torch.no_grad():
         for p in learner.target.parameters():
             p.add_(0.1 * torch.randn_like(p))
@@ -81,9 +82,9 @@ def test_bcq_target_chooses_the_next_action_with_the_online_network_among_allowe
     assert learner.loss(b, measure=False)[1] == {}
 
 
-def test_dqn_update_moves_q_towards_the_target_and_polyak_moves_the_target_by_tau():
+def test_dqn_update_moves_q_towards_the_target_and_the_target_by_the_polyak_rate():
     torch.manual_seed(0)
-    learner = DQN(INFO, LearnerParams(lr=1e-2, tau=0.5), CPU)
+    learner = DQN(INFO, shipped(LearnerParams, "offline", "regular", lr=1e-2, polyak=0.5), CPU)
     before = [p.clone() for p in learner.target.parameters()]
     b = batch()
     first = learner.loss(b, measure=True)[1]["loss_q"]
@@ -97,7 +98,7 @@ def test_dqn_update_moves_q_towards_the_target_and_polyak_moves_the_target_by_ta
 
 def test_copy_target_update_every_n_updates():
     torch.manual_seed(0)
-    learner = DQN(INFO, LearnerParams(polyak=False, target_update_every=3), CPU)
+    learner = DQN(INFO, shipped(LearnerParams, "offline", "regular", polyak_target_update=False, target_update_every=3), CPU)
     initial = [p.clone() for p in learner.target.parameters()]
     for _ in range(2):
         learner.update(batch())
@@ -107,7 +108,7 @@ def test_copy_target_update_every_n_updates():
 
 
 def test_divergence_fails_loudly():
-    learner = DQN(INFO, LearnerParams(), CPU)
+    learner = DQN(INFO, shipped(LearnerParams, "offline", "regular"), CPU)
     b = batch()
     b.rewards[0] = float("nan")
     with pytest.raises(Exception, match="loss is nan"):
@@ -115,7 +116,7 @@ def test_divergence_fails_loudly():
 
 
 def test_epsilon_schedule_random_start_then_linear_decay():
-    p = LearnerParams(start_steps=10, initial_eps=1.0, end_eps=0.1, eps_decay_steps=100)
+    p = shipped(LearnerParams, "offline", "regular", start_steps=10, initial_eps=1.0, end_eps=0.1, eps_decay_steps=100)
     assert p.epsilon(0) == p.epsilon(9) == 1.0
     assert p.epsilon(60) == pytest.approx(0.55)
     assert p.epsilon(110) == p.epsilon(10_000) == pytest.approx(0.1)
@@ -126,11 +127,11 @@ def test_epsilon_schedule_random_start_then_linear_decay():
                                              ("Pendulum-v1", "Discrete")])
 def test_bad_environments_are_named(env_id, message):
     with pytest.raises(InputError, match=message):
-        make_env(env_id, AtariPreprocessing())
+        make_env(env_id, shipped(AtariPreprocessing, "offline", "atari_preprocessing"))
 
 
 def test_atari_states_are_uint8_stacks_of_84x84_frames_and_rewards_are_clipped_for_learning():
-    env, info = make_env("PongNoFrameskip-v4", AtariPreprocessing())
+    env, info = make_env("PongNoFrameskip-v4", shipped(AtariPreprocessing, "offline", "atari_preprocessing"))
     state, _ = env.reset(seed=0)
     assert info.is_atari and info.state_shape == (4, 84, 84) and state.shape == (4, 84, 84)
     assert state.dtype == np.uint8 and not state[:3].any() and state[3].any()  # zeros before the first frame

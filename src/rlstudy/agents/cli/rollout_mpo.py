@@ -8,7 +8,7 @@ from rlstudy.agents.mpo.config import MPOParams
 from rlstudy.agents.registry import AGENTS
 from rlstudy.agents.rollout import greedy_rollout, save_gif
 from rlstudy.core import seeding
-from rlstudy.core.cli import integer_from, parser, run
+from rlstudy.core.cli import build, integer_from, json_arg, parser, run
 from rlstudy.core.io import provenance
 
 
@@ -16,8 +16,7 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--env", required=True, help="gymnasium id (config 'mpo.env')")
     p.add_argument("--model", required=True, help="model.pt of an MPO run")
-    p.add_argument("--policy-layer-sizes", type=integer_from(1), nargs="+", required=True,
-                   help="config 'mpo.policy_layer_sizes'")
+    p.add_argument("--params", type=json_arg, required=True, help="JSON of MPOParams (config 'mpo'): the networks' shapes")
     p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--run-seed", type=integer_from(0), required=True, help="the seed of the run the model comes from")
     p.add_argument("--max-steps", type=integer_from(1), default=200)
@@ -26,7 +25,7 @@ def main() -> None:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame renders without a display
-    agent, params = AGENTS["mpo"], MPOParams(policy_layer_sizes=tuple(args.policy_layer_sizes))
+    agent, params = AGENTS["mpo"], build(MPOParams, args.params, "config 'mpo'")
     env = agent.make_env(args.env, params, render_mode="rgb_array")
     act = agent.policy(agent.load(args.model, env, params))
     rollout_seed = seeding.stream_seed(args.seed, "mpo", "rollout", str(args.run_seed))

@@ -47,7 +47,7 @@ def main() -> None:
     if abs(direct - interpolated) > 1e-6 * scale:
         raise PipelineError(f"the interpolated loss {interpolated:.9g} is {abs(direct - interpolated):.3g} from the "
                             f"loss at the states themselves ({direct:.9g}): raise --points")
-    keys = {"task": args.task, "method": args.estimator, "part": "finite_data"}
+    keys = {"task": args.task, "estimator": args.estimator, "part": "finite_data"}
     params = {"points": args.points, "fit": args.fit, "ur_action": args.ur_action, "gamma": problem.gamma,
               "dynamics": args.problem["dynamics"], "max_transitions": args.max_transitions}
     write_part(args, keys, fit, exact_q, weights, params, args.seed,

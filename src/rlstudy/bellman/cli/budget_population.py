@@ -32,7 +32,7 @@ def main() -> None:
     start = load_network(args.start, "the start network")
     objective = PopulationResidual(args.task, args.estimator, problem, args.points, weights, args.ur_action)
     fit = minimise(objective.loss, start, settings, f"population {args.task} {args.estimator}")
-    keys = {"task": args.task, "method": args.estimator, "part": "population"}
+    keys = {"task": args.task, "estimator": args.estimator, "part": "population"}
     params = {"points": args.points, "fit": args.fit, "ur_action": args.ur_action, "gamma": problem.gamma,
               "dynamics": args.problem["dynamics"]}
     write_part(args, keys, fit, exact_q, weights, params, None, inputs_of(args, start=args.start))

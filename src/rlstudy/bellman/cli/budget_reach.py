@@ -24,7 +24,7 @@ def main() -> None:
     exact_q, weights = load_inputs(args)
     theta0 = init_params(1, seeding.torch_generator(args.seed, "init", "budget", args.task))[0]
     fit = minimise(regression_loss(exact_q, args.points), theta0, settings, f"reach {args.task}")
-    keys = {"task": args.task, "method": "any", "part": "reach"}
+    keys = {"task": args.task, "estimator": "any", "part": "reach"}
     write_part(args, keys, fit, exact_q, weights, {"points": args.points, "fit": args.fit}, args.seed, inputs_of(args))
 
 

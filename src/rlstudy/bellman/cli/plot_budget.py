@@ -26,8 +26,8 @@ def plot_budget(table, task: str):
     rows = table[table["task"] == task]
     if rows.empty:
         raise InputError(f"the budget table holds no row of task {task!r}")
-    methods = [m for m in dict.fromkeys(rows["method"]) if m != "any"]
-    optimisers = sorted(set(rows.loc[rows["part"] == "optimiser", "optimizer"].dropna()))
+    methods = [m for m in dict.fromkeys(rows["estimator"]) if m != "any"]
+    optimisers = sorted(set(rows.loc[rows["part"] == "optimiser", "setting"].dropna()))
     slots = [*PARTS, *optimisers]
     width = 0.8 / len(slots)
     fig, ax = plt.subplots(figsize=(1.6 + 1.6 * len(methods), 4.2))
@@ -36,15 +36,15 @@ def plot_budget(table, task: str):
         x = np.arange(len(methods)) + (k - (len(slots) - 1) / 2) * width
         for i, method in enumerate(methods):
             if slot in PARTS:
-                hit = rows[(rows["part"] == slot) & (rows["method"] == method)]
+                hit = rows[(rows["part"] == slot) & (rows["estimator"] == method)]
             else:
-                hit = rows[(rows["part"] == "optimiser") & (rows["method"] == method) & (rows["optimizer"] == slot)]
+                hit = rows[(rows["part"] == "optimiser") & (rows["estimator"] == method) & (rows["setting"] == slot)]
             if hit.empty:
                 continue
             row = hit.iloc[0]
             label = (PARTS.get(slot) or f"{slot} (median of runs)") if i == next(
-                j for j, m in enumerate(methods) if not rows[(rows["method"] == m) & (
-                    (rows["part"] == slot) | (rows["optimizer"] == slot))].empty) else None
+                j for j, m in enumerate(methods) if not rows[(rows["estimator"] == m) & (
+                    (rows["part"] == slot) | (rows["setting"] == slot))].empty) else None
             hatch = "//" if slot in PARTS and not bool(row["converged"]) else None
             ax.bar(x[i], row[ERROR], width, color=colours(k), hatch=hatch, label=label, edgecolor="black", linewidth=0.4)
             if slot not in PARTS:
@@ -68,7 +68,7 @@ def main() -> None:
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
     p.add_argument("--dpi", type=integer_from(1), default=150)
     args = p.parse_args()
-    table = load_csv(args.table, "the error budget", columns=("task", "part", "method", "optimizer", ERROR),
+    table = load_csv(args.table, "the error budget", columns=("task", "part", "estimator", "setting", ERROR),
                      finite=(ERROR,))
     style.save(plot_budget(table, args.task), args.out_prefix, args.formats, args.dpi)
 

@@ -27,11 +27,11 @@ def main() -> None:
     args = p.parse_args()
     runs = []
     for folder in map(Path, args.runs):
-        curve = load_csv(folder / "errors.csv", "error curve", columns=("dataset", "method", "seed"),
+        curve = load_csv(folder / "errors.csv", "error curve", columns=("dataset", "estimator", "seed"),
                          finite=("rel_error",))
         final = float(curve["rel_error"].iloc[-1])
         failing = not final <= args.converged_below
-        label = (f"{curve['method'].iloc[0]} seed {curve['seed'].iloc[0]}: e_k/e_0 {final:.2f}"
+        label = (f"{curve['estimator'].iloc[0]} seed {curve['seed'].iloc[0]}: e_k/e_0 {final:.2f}"
                  + (f" NOT converged (> {args.converged_below:g})" if failing else ""))
         runs.append(DiagnosticsRun(label, load_csv(folder / "diagnostics.csv", "diagnostics"), failing))
     data = style.DATASET_NAMES[curve["dataset"].iloc[0]]

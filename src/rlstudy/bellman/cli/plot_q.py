@@ -1,5 +1,8 @@
-"""Render the three-panel Q figure of one task and optimiser from its runs (PNG and PDF); for control,
-with the greedy policies' exact scores (bellman/greedy.py) in the legend."""
+"""Render the four-panel Q figure of one task and optimiser from its runs (PNG and PDF). The legend
+gives each final network's (and the learned Q*'s) centred error against the exact Q over the exact
+Q's norm, uniform and weighted by the stationary density of the task's behaviour policy (--density:
+where the data are; metrics.exact_scores); for control, also the greedy policies' exact scores
+(bellman/greedy.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +15,11 @@ from rlstudy.bellman.error_curves import load_error_curves
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.figures.q import plot_q_figure
 from rlstudy.bellman.greedy import GreedyJudge
-from rlstudy.bellman.metrics import q_on_grid
+from rlstudy.bellman.metrics import GRID_POINTS, exact_scores, q_on_grid
 from rlstudy.bellman.qnet import load_network
 from rlstudy.bellman.residuals import TASKS
 from rlstudy.bellman.sde import Dynamics
+from rlstudy.bellman.stationary import load_density
 from rlstudy.core.cli import build, finite_float, integer_from, json_arg, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.plotting import style
@@ -29,8 +33,10 @@ def main() -> None:
     p.add_argument("--setting", required=True, help="the optimiser setting's name (sgd, cbo, cbo-adaptive, ...)")
     p.add_argument("--reference", required=True, help="the learned Q* state dict (.pt)")
     p.add_argument("--exact", required=True, help="the task's exact Q (q_exact.npy)")
+    p.add_argument("--density", required=True,
+                   help="the stationary density of the task's behaviour policy (stationary_density.npy)")
     p.add_argument("--reference-note", default="", help="how Q* was made, for the title")
-    p.add_argument("--gamma", type=finite_float, required=True, help="the discount (config reference.gamma)")
+    p.add_argument("--gamma", type=finite_float, required=True, help="the discount (config problem.gamma)")
     p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics the exact Q was solved for")
     p.add_argument("--runs", nargs="+", required=True, help="run folders, each with q.pt and errors.csv")
     p.add_argument("--converged-below", type=finite_float, default=0.5)
@@ -41,21 +47,27 @@ def main() -> None:
     folders = sorted(args.runs)
     curves, networks = load_error_curves([Path(folder) / "errors.csv" for folder in folders]), defaultdict(list)
     for folder, curve in zip(folders, curves):
-        networks[curve["method"].iloc[0]].append(load_network(Path(folder) / "q.pt", "a run's network"))
+        networks[curve["estimator"].iloc[0]].append(load_network(Path(folder) / "q.pt", "a run's network"))
     data = style.DATASET_NAMES[curves[0]["dataset"].iloc[0]]
     title = (f"Q-{args.task}, {args.setting.upper()} on {data}"
              + (f"; {args.reference_note}" if args.reference_note else ""))
     if not 0 < args.gamma < 1:
-        raise InputError(f"--gamma must be in (0, 1), got {args.gamma} (config key 'reference.gamma')")
+        raise InputError(f"--gamma must be in (0, 1), got {args.gamma} (config key 'problem.gamma')")
     dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
     reference = load_network(args.reference, "reference Q*")
+    exact = load_exact(args.exact, EXACT_POINTS_DRAWN)  # refuses a grid the metric's 100 points do not divide
+    whole = load_exact(args.exact, None)
+    density = load_density(args.density, GRID_POINTS)
+    everyone = [("Q*", [reference]), *networks.items()]
+    exact_errors = {estimator: [exact_scores(theta, whole, None, density) for theta in thetas]
+                    for estimator, thetas in everyone}
     greedy = None
     if args.task == "control":
-        judge = GreedyJudge.build(load_exact(args.exact, None), args.gamma, dynamics)
-        greedy = {method: [judge.score(q_on_grid(theta, judge.n).double().numpy()) for theta in thetas]
-                  for method, thetas in [("Q*", [reference]), *networks.items()]}
-    exact = load_exact(args.exact, EXACT_POINTS_DRAWN)
-    fig = plot_q_figure(reference, exact, dict(networks), pd.concat(curves), title, args.converged_below, greedy)
+        judge = GreedyJudge.build(whole, args.gamma, dynamics)
+        greedy = {estimator: [judge.score(q_on_grid(theta, judge.n).double().numpy()) for theta in thetas]
+                  for estimator, thetas in everyone}
+    fig = plot_q_figure(reference, exact, dict(networks), pd.concat(curves), title, args.converged_below, greedy,
+                        exact_errors)
     style.save(fig, args.out_prefix, args.formats, args.dpi)
 
 

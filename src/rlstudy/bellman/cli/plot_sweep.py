@@ -16,10 +16,10 @@ def main() -> None:
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
     p.add_argument("--dpi", type=integer_from(1), default=150)
     args = p.parse_args()
-    table = load_csv(args.table, "sweep table", columns=["grid", "x", "x_value", "y", "y_value", "task", "method",
+    table = load_csv(args.table, "sweep table", columns=["grid", "x", "x_value", "y", "y_value", "task", "estimator",
                                                          "seed", "iterations", "final_rel_error", "diverged"])
     first = table.iloc[0]
-    title = (f"CBO sweep, Q-{first['task']} {first['method']}, {table['seed'].nunique()} seed(s), "
+    title = (f"CBO sweep, Q-{first['task']} {first['estimator']}, {table['seed'].nunique()} seed(s), "
              f"{int(first['iterations'])} steps at the base")
     style.save(plot_sweep_figure(table, args.converged_below, title), args.out_prefix, args.formats, args.dpi)
 

@@ -5,8 +5,8 @@ Writes the final network (for CBO, the consensus); the error curves with the net
 spent so far (errors.csv: `error` against the learned Q*, the notebook's metric, `error_exact`
 against the exact Q, and `rel_error*` each divided by the initial network's); and the wall time of
 each iteration (wall_time.csv: the one output that differs between reruns, kept apart so that the
-others stay byte-identical). The artefacts keep their column and provenance names: `optimizer` holds
-the setting's name, `method` the estimator's.
+others stay byte-identical). Their columns and provenance name the run: `setting` holds the setting's
+name (sgd, cbo, cbo-adaptive, ...), `estimator` the residual estimator's (DS, UR, BFF, ...).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def main() -> None:
                  stop_on_divergence=args.stop_on_divergence)
     fit = optimizer.fit(params, inputs)
     theta, history, label = fit.theta, fit.history, inputs.label
-    keys = {"dataset": args.dataset, "task": args.task, "optimizer": args.setting, "method": args.estimator,
+    keys = {"dataset": args.dataset, "task": args.task, "setting": args.setting, "estimator": args.estimator,
             "seed": args.run_seed}
     iterations = np.arange(len(history.error))
     errors = pd.DataFrame(history.error)

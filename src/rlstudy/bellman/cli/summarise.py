@@ -1,5 +1,5 @@
 """Collect every run's error curve into results/summary.csv (one row per run) and
-results/summary_stats.csv (one row per dataset, task, optimizer and method, over its seeds).
+results/summary_stats.csv (one row per dataset, task, setting and estimator, over its seeds).
 
 Each final error is measured twice: `final_rel_error` against the learned Q* (the notebook's
 metric) and `final_rel_error_exact` against the exact Q. The final network (q.pt beside each
@@ -7,7 +7,10 @@ errors.csv) is also measured against the exact Q on its own grid (metrics.exact_
 `final_error_exact_normalised` and `final_error_exact_common_normalised` (the per-action-centred
 error and the common-centred one, which sees an offset between the actions, each over the exact Q's
 norm), and for control `final_greedy_shortfall` and `final_greedy_wrong_share` (its greedy policy
-evaluated exactly: bellman/greedy.py; empty for evaluation runs). The statistics over seeds (n,
+evaluated exactly: bellman/greedy.py; empty for evaluation runs); then, appended last,
+`final_error_exact_weighted_normalised`: the centred error weighted by the stationary state density
+of the task's behaviour policy (where the data are: bellman/stationary.py, metrics.py), over the
+exact Q's norm in that metric. The statistics over seeds (n,
 mean, median, IQM, and the t interval of the mean, 95 %: core/statistics.py) are given for each; a
 column empty for a whole group (the greedy ones on evaluation) has empty statistics.
 """
@@ -22,9 +25,10 @@ from rlstudy.bellman.error_curves import RUN_KEYS as KEYS
 from rlstudy.bellman.error_curves import load_error_curves
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.greedy import GreedyJudge
-from rlstudy.bellman.metrics import exact_scores
+from rlstudy.bellman.metrics import GRID_POINTS, exact_scores
 from rlstudy.bellman.qnet import load_network
 from rlstudy.bellman.sde import Dynamics
+from rlstudy.bellman.stationary import load_density
 from rlstudy.core.cli import build, finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import ensure_writable_paths, provenance, save_csv
@@ -32,9 +36,9 @@ from rlstudy.core.statistics import seed_summary
 
 GROUP = KEYS[:-1]  # a run's keys but its seed
 EXACT_SCORES = ("final_error_exact_normalised", "final_error_exact_common_normalised", "final_greedy_shortfall",
-                "final_greedy_wrong_share")
+                "final_greedy_wrong_share", "final_error_exact_weighted_normalised")
 FINALS = ("final_rel_error", "final_rel_error_exact", *EXACT_SCORES)
-EXACT_ENTRY_KEYS = {"dataset", "task", "exact", "dynamics"}
+EXACT_ENTRY_KEYS = {"dataset", "task", "exact", "dynamics", "density"}
 
 
 def summarise(curves: pd.DataFrame, converged_below: float) -> pd.DataFrame:
@@ -50,8 +54,9 @@ def summarise(curves: pd.DataFrame, converged_below: float) -> pd.DataFrame:
 
 
 class ExactReferences:
-    """Each (dataset, task)'s exact Q on its whole grid and, for control, the judge of greedy
-    policies (greedy.GreedyJudge), built once for all the runs that share them."""
+    """Each (dataset, task)'s exact Q on its whole grid, the stationary density of its data on the
+    metric's grid and, for control, the judge of greedy policies (greedy.GreedyJudge), built once for
+    all the runs that share them."""
 
     def __init__(self, entries: list[dict], gamma: float):
         self.entries = {}
@@ -69,7 +74,8 @@ class ExactReferences:
             entry = self.entries[key]
             exact = load_exact(entry["exact"], None)
             dynamics = build(Dynamics, entry["dynamics"], "config 'problem.dynamics'")
-            self.solved[key] = exact, GreedyJudge.build(exact, self.gamma, dynamics) if key[1] == "control" else None
+            judge = GreedyJudge.build(exact, self.gamma, dynamics) if key[1] == "control" else None
+            self.solved[key] = exact, judge, load_density(entry["density"], GRID_POINTS)
         return self.solved[key]
 
 
@@ -78,8 +84,8 @@ def final_exact_scores(table: pd.DataFrame, networks: list[Path], references: Ex
     networks[i] is the network of table row i."""
     scores = []
     for (_, row), network in zip(table.iterrows(), networks, strict=True):
-        exact, judge = references[row["dataset"], row["task"]]
-        scores.append(exact_scores(load_network(network, "a run's network"), exact, judge))
+        exact, judge, density = references[row["dataset"], row["task"]]
+        scores.append(exact_scores(load_network(network, "a run's network"), exact, judge, density))
     return pd.concat([table, pd.DataFrame({f"final_{name}": [s[name] for s in scores] for name in scores[0]},
                                           index=table.index)], axis=1)
 
@@ -105,8 +111,9 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--curves", nargs="+", required=True, help="errors.csv of every run, its q.pt beside it")
     p.add_argument("--exact", type=json_arg, required=True,
-                   help='JSON {"rows": [{"dataset", "task", "exact": q_exact.npy, "dynamics": sde.Dynamics}, ...]}: '
-                        "the exact Q each dataset and task's runs are measured against")
+                   help='JSON {"rows": [{"dataset", "task", "exact": q_exact.npy, "dynamics": sde.Dynamics, '
+                        '"density": stationary_density.npy}, ...]}: the exact Q each dataset and task\'s runs are '
+                        "measured against, and where their data are")
     p.add_argument("--gamma", type=finite_float, required=True, help="the discount of every run (config problem.gamma)")
     p.add_argument("--converged-below", type=finite_float, required=True,
                    help="a run counts as converged when its final e_k/e_0 is at most this")
@@ -124,7 +131,8 @@ def main() -> None:
     stats = summary_stats(table)
     print(table.to_string(index=False))
     print(stats.to_string(index=False))
-    exact_files = {f"exact {e['dataset']} {e['task']}": e["exact"] for e in args.exact.get("rows", [])}
+    exact_files = {f"{kind} {e['dataset']} {e['task']}": e[kind] for e in args.exact.get("rows", [])
+                   for kind in ("exact", "density")}
     record = provenance({"converged_below": args.converged_below, "gamma": args.gamma, "exact": args.exact}, None,
                         {path: path for path in [*args.curves, *map(str, networks)]} | exact_files)
     save_csv(args.out, table, record)

@@ -1,11 +1,11 @@
 """The error budget's table (results/budget/budget.csv): each task's parts, one row per part and
-estimator (column `method`), each measured by its own experiment:
+estimator (column `estimator`), each measured by its own experiment:
 
-    reach        the network fitted to the exact Q (method "any": it has no estimator)
+    reach        the network fitted to the exact Q (estimator "any": it has no estimator)
     population   the minimiser of the estimator's residual in expectation
     finite_data  the minimiser of its sampled residual on the study's trajectory
     optimiser    the study's final runs on our data (results/summary.csv), one row per optimiser setting
-                 (column `optimizer`): the median over seeds of final_error_exact_normalised, with the
+                 (column `setting`): the median over seeds of final_error_exact_normalised, with the
                  min and max, and the median of final_rel_error_exact (e_k/e_0)
 
 error_exact_normalised is the centred error against the exact Q over the exact Q's own norm (0: exact,
@@ -29,7 +29,7 @@ from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import ensure_writable_paths, load_csv, provenance, save_csv
 
-PART_COLUMNS = ("task", "method", "part", "error_exact_normalised", "final_loss", "iterations", "converged")
+PART_COLUMNS = ("task", "estimator", "part", "error_exact_normalised", "final_loss", "iterations", "converged")
 ERROR = "error_exact_normalised"
 WEIGHTED = "error_exact_normalised_weighted"
 
@@ -49,7 +49,7 @@ def optimiser_rows(summary: pd.DataFrame, tasks: list[str], runs_root: str, exac
     if weights:
         weighted = []
         for row in ours.itertuples():
-            folder = Path(runs_root) / "ours" / row.task / row.optimizer / row.method / f"seed{row.seed}"
+            folder = Path(runs_root) / "ours" / row.task / row.setting / row.estimator / f"seed{row.seed}"
             theta = load_network(folder / "q.pt", "a run's network")
             weighted.append(scores(theta, exact[row.task], weights[row.task])[WEIGHTED])
         ours[WEIGHTED] = weighted
@@ -58,7 +58,7 @@ def optimiser_rows(summary: pd.DataFrame, tasks: list[str], runs_root: str, exac
            "final_rel_error_exact": ("final_rel_error_exact", "median"), "runs": ("seed", "count")}
     if weights:
         agg[WEIGHTED] = (WEIGHTED, "median")
-    rows = ours.groupby(["task", "method", "optimizer"], sort=True).agg(**agg).reset_index()
+    rows = ours.groupby(["task", "estimator", "setting"], sort=True).agg(**agg).reset_index()
     rows["part"] = "optimiser"
     return rows
 
@@ -85,17 +85,17 @@ def main() -> None:
     unknown = sorted(set(parts["task"]) - set(exact))
     if unknown:
         raise InputError(f"--parts: tasks {unknown} have no --exact")
-    summary = load_csv(args.summary, "the runs' summary", columns=("dataset", "task", "optimizer", "method", "seed"),
+    summary = load_csv(args.summary, "the runs' summary", columns=("dataset", "task", "setting", "estimator", "seed"),
                        finite=("final_error_exact_normalised", "final_rel_error_exact"))
     optimisers = optimiser_rows(summary, sorted(exact), args.runs_root, exact, weights)
     table = pd.concat([parts, optimisers], ignore_index=True)
-    table["optimizer"] = table["optimizer"].fillna("") if "optimizer" in table else ""
-    ds = parts[(parts["part"] == "population") & (parts["method"] == "DS")].set_index("task")[ERROR]
+    table["setting"] = table["setting"].fillna("") if "setting" in table else ""
+    ds = parts[(parts["part"] == "population") & (parts["estimator"] == "DS")].set_index("task")[ERROR]
     table["ds_population_error_exact_normalised"] = table["task"].map(ds)
     order = {part: i for i, part in enumerate(("reach", "population", "finite_data", "optimiser"))}
-    table = table.sort_values(["task", "part", "method", "optimizer"], key=lambda c: c.map(order) if c.name == "part"
+    table = table.sort_values(["task", "part", "estimator", "setting"], key=lambda c: c.map(order) if c.name == "part"
                               else c, kind="stable").reset_index(drop=True)
-    first = ["task", "part", "method", "optimizer", ERROR, *([WEIGHTED] if weights else [])]
+    first = ["task", "part", "estimator", "setting", ERROR, *([WEIGHTED] if weights else [])]
     table = table[first + [c for c in table.columns if c not in first]]
     if not np.isfinite(table[ERROR].to_numpy(dtype=float)).all():
         raise InputError("an error of the budget is not finite")

@@ -1,5 +1,5 @@
 """CBO against SGD at equal cost, as a table: results/cost.csv, one row per run of the study (dataset,
-task, optimizer, method, seed), with the network evaluations it spent until its e_k/e_0 first
+task, setting, estimator, seed), with the network evaluations it spent until its e_k/e_0 first
 reached the bound (`evaluations_to_bound` against the learned Q*, `evaluations_to_bound_exact`
 against the exact Q; inf when it never did), the evaluations of the whole run and its final errors.
 Evaluation counts are exact, so the table repeats byte for byte (wall times are not in it: they are

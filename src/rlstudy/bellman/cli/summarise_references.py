@@ -4,7 +4,9 @@ their ratio `error_exact_normalised` (0: exact; 1: as far off as a flat Q); then
 common centring over both actions (`error_exact_common`, `exact_common_centred_norm`,
 `error_exact_common_normalised`: it sees an offset between the actions, metrics.py); and for
 control, Q*'s greedy policy evaluated exactly (`greedy_shortfall`, `greedy_wrong_share`:
-bellman/greedy.py; empty for evaluation)."""
+bellman/greedy.py; empty for evaluation); last, `error_exact_weighted_normalised`: the centred
+error weighted by the stationary density of the task's behaviour policy (where Q*'s data are:
+bellman/stationary.py) over the exact Q's norm in that metric."""
 
 from __future__ import annotations
 
@@ -24,11 +26,12 @@ from rlstudy.bellman.metrics import (
 )
 from rlstudy.bellman.qnet import load_network
 from rlstudy.bellman.sde import Dynamics
+from rlstudy.bellman.stationary import load_density
 from rlstudy.core.cli import build, finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import provenance, save_csv
 
-ENTRY_KEYS = {"dataset", "task", "reference", "exact", "dynamics", "made_by"}
+ENTRY_KEYS = {"dataset", "task", "reference", "exact", "dynamics", "made_by", "density"}
 
 
 def reference_row(entry: dict, gamma: float) -> dict:
@@ -40,19 +43,20 @@ def reference_row(entry: dict, gamma: float) -> dict:
     common, common_norm = common_centred_error(q, exact), common_centred_norm(exact)
     dynamics = build(Dynamics, entry["dynamics"], "config 'dynamics'")
     judge = GreedyJudge.build(whole, gamma, dynamics) if entry["task"] == "control" else None
-    scores = exact_scores(network, whole, judge)
+    scores = exact_scores(network, whole, judge, load_density(entry["density"], GRID_POINTS))
     return {"dataset": entry["dataset"], "task": entry["task"], "made_by": entry["made_by"],
             "error_exact": error, "exact_centred_norm": norm, "error_exact_normalised": error / norm,
             "error_exact_common": common, "exact_common_centred_norm": common_norm,
             "error_exact_common_normalised": common / common_norm,
-            "greedy_shortfall": scores["greedy_shortfall"], "greedy_wrong_share": scores["greedy_wrong_share"]}
+            "greedy_shortfall": scores["greedy_shortfall"], "greedy_wrong_share": scores["greedy_wrong_share"],
+            "error_exact_weighted_normalised": scores["error_exact_weighted_normalised"]}
 
 
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--entries", type=json_arg, required=True,
                    help='JSON {"rows": [{"dataset", "task", "reference": Q* .pt, "exact": q_exact.npy, '
-                        '"dynamics": sde.Dynamics, "made_by": how Q* was made}, ...]}')
+                        '"dynamics": sde.Dynamics, "made_by": how Q* was made, "density": stationary_density.npy}, ...]}')
     p.add_argument("--gamma", type=finite_float, required=True, help="the discount (config problem.gamma)")
     p.add_argument("--out", required=True)
     args = p.parse_args()
@@ -71,7 +75,7 @@ def main() -> None:
                              f"{not_text or ['dynamics']} must be text (dynamics: an object)")
     table = pd.DataFrame([reference_row(entry, args.gamma) for entry in entries])
     print(table.to_string(index=False))
-    inputs = {f"{e['dataset']} {e['task']} {kind}": e[kind] for e in entries for kind in ("reference", "exact")}
+    inputs = {f"{e['dataset']} {e['task']} {kind}": e[kind] for e in entries for kind in ("reference", "exact", "density")}
     save_csv(args.out, table, provenance({"rows": entries, "gamma": args.gamma}, None, inputs))
 
 

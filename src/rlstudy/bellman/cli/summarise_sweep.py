@@ -15,10 +15,10 @@ from rlstudy.core.io import check_recorded_run, provenance, save_csv
 
 
 def run_identity(sweep: dict, point, seed: int) -> dict:
-    """What the record of a sweep run's errors.csv must say: this task, method and seed, and every
+    """What the record of a sweep run's errors.csv must say: this task, estimator and seed, and every
     CBO parameter of this point (a run copied or moved to another point's folder is refused)."""
-    return {"parameters.optimizer": "cbo-sweep", "parameters.task": sweep["task"],
-            "parameters.method": sweep["method"], "parameters.seed": seed,
+    return {"parameters.setting": "cbo-sweep", "parameters.task": sweep["task"],
+            "parameters.estimator": sweep["estimator"], "parameters.seed": seed,
             **{f"parameters.params.{name}": value for name, value in point.params.items()}}
 
 
@@ -39,7 +39,7 @@ def sweep_table(sweep: dict, results_dir: Path, converged_below: float) -> tuple
             diverged = bool(curve["diverged"].iloc[-1])
             final = np.inf if diverged else float(curve["rel_error"].iloc[-1])
             rows.append({"grid": point.grid, "x": point.x, "x_value": point.x_value, "y": point.y,
-                         "y_value": point.y_value, "task": sweep["task"], "method": sweep["method"], "seed": seed,
+                         "y_value": point.y_value, "task": sweep["task"], "estimator": sweep["estimator"], "seed": seed,
                          **point.params, "iterations": int(curve["iteration"].iloc[-1]),
                          "evaluations": int(curve["evaluations"].iloc[-1]), "final_rel_error": final,
                          "min_rel_error": float(curve["rel_error"].min()), "diverged": diverged,

@@ -37,7 +37,7 @@ from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--task", choices=TASKS, required=True)
-    p.add_argument("--estimator", choices=ESTIMATORS, required=True, help="config 'reference.method'")
+    p.add_argument("--estimator", choices=ESTIMATORS, required=True, help="config 'reference.estimator'")
     p.add_argument("--trajectory", required=True, help="folder of the long trajectory")
     p.add_argument("--params", type=json_arg, required=True, help="JSON of sgd.SGDParams")
     p.add_argument("--problem", type=json_arg, required=True, help="JSON of config 'problem' (dynamics, gamma)")
@@ -65,7 +65,7 @@ def main() -> None:
     print(f"Q* {args.task}: centred error against the exact Q {curve['error_exact_normalised'].iloc[-1]:.4g} "
           "of the exact Q's centred norm")
     # The record keeps its form of when config `reference` held its own gamma.
-    record = provenance({"task": args.task, "method": args.estimator, "sgd": {**args.params, "gamma": problem.gamma},
+    record = provenance({"task": args.task, "estimator": args.estimator, "sgd": {**args.params, "gamma": problem.gamma},
                          "dynamics": args.problem["dynamics"],
                          "device": device_record(args.device, device)},
                         args.seed, {**trajectory_paths(args.trajectory), "exact": args.exact})

@@ -1,4 +1,4 @@
-"""UR, uncorrelated resampling: s^_{m+1} = s_m + a*eps + sigma*sqrt(eps)*Z', a fresh draw from the
+"""UR, uncorrelated resampling: s^_{m+1} = s_m + a*dt + sigma*sqrt(dt)*Z', a fresh draw from the
 kernel of (s_m, a) (unbiased with the recorded action a = a_m)."""
 
 import torch

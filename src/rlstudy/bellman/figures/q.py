@@ -4,8 +4,11 @@ exact Q, e_k/e_0 against the learned Q* (the notebook's metric), and against the
 Fixed against the notebook: panel i draws Q*(a_i, s) (the notebook drew Q*(a_1, s) in both),
 every curve is a mean over seeds with a min-max band, and a run that did not converge is
 marked so in the legend. For control, the legend also gives each greedy policy's exact score
-(bellman/greedy.py): the learned Q*'s, and each method's mean over seeds of its shortfall (0:
+(bellman/greedy.py): the learned Q*'s, and each estimator's mean over seeds of its shortfall (0:
 optimal, 1: as bad as the uniform-random policy) and share of states with a wrong greedy action.
+Given the final networks' exact errors (metrics.exact_scores), the legend gives each one's centred
+error against the exact Q over the exact Q's norm, uniform over the circle and weighted by the
+stationary density of the task's behaviour policy (where the data are: bellman/stationary.py).
 """
 
 from __future__ import annotations
@@ -37,12 +40,22 @@ def greedy_note(scores: list[GreedyScore]) -> str:
     return f"greedy shortfall {shortfall:.3g}, wrong in {100 * wrong:.3g} % of states"
 
 
+def exact_error_note(scores: list[dict[str, float]]) -> str:
+    """The legend's words for exact errors (metrics.exact_scores' dicts; a mean when there are several
+    seeds): the uniform centred error and the density-weighted one, each over the exact Q's norm."""
+    uniform = np.mean([s["error_exact_normalised"] for s in scores])
+    weighted = np.mean([s["error_exact_weighted_normalised"] for s in scores])
+    return f"error/exact Q {uniform:.3g} uniform, {weighted:.3g} where the data are"
+
+
 def plot_q_figure(reference: torch.Tensor, exact: np.ndarray, networks: dict[str, list[torch.Tensor]],
                   curves: pd.DataFrame, title: str, converged_below: float,
-                  greedy: dict[str, list[GreedyScore]] | None = None):
-    """reference: the learned Q*; exact: the exact Q on its grid (n, 2); networks: method -> final
+                  greedy: dict[str, list[GreedyScore]] | None = None,
+                  exact_errors: dict[str, list[dict[str, float]]] | None = None):
+    """reference: the learned Q*; exact: the exact Q on its grid (n, 2); networks: estimator -> final
     networks (one per seed); curves: tidy error curves of those runs; greedy (control): the greedy
-    policies' scores, "Q*" -> [the learned Q*'s] and method -> one per seed."""
+    policies' scores, "Q*" -> [the learned Q*'s] and estimator -> one per seed; exact_errors: likewise,
+    metrics.exact_scores of each (given a density: its uniform and weighted exact errors)."""
     style.setup()
     import matplotlib.pyplot as plt
 
@@ -54,19 +67,23 @@ def plot_q_figure(reference: torch.Tensor, exact: np.ndarray, networks: dict[str
     q_exact += (q_star - q_exact).mean(axis=0, keepdims=True)
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.4))
     for i in range(2):
-        star = "learned Q*" + (f" ({greedy_note(greedy['Q*'])})" if greedy else "")
+        notes = [*([greedy_note(greedy["Q*"])] if greedy else []),
+                 *([exact_error_note(exact_errors["Q*"])] if exact_errors else [])]
+        star = "learned Q*" + (f" ({'; '.join(notes)})" if notes else "")
         axes[i].plot(x, q_star[:, i], color="black", lw=2, label=star)
         axes[i].plot(x, q_exact[:, i], color="black", lw=1.5, ls=":", label="exact Q (offset to Q*'s mean)")
         axes[i].set(xlabel="$s$", ylabel=f"$Q(a_{i}, s)$", title=f"$a_{i} = {2 * i - 1:+d}$")
-    for method in [m for m in ESTIMATOR_COLOURS if m in networks]:
-        colour = ESTIMATOR_COLOURS[method]
-        runs = curves[curves["method"] == method]
+    for estimator in [m for m in ESTIMATOR_COLOURS if m in networks]:
+        colour = ESTIMATOR_COLOURS[estimator]
+        runs = curves[curves["estimator"] == estimator]
         finals = runs.groupby("seed")["rel_error"].last()
         failed = (finals > converged_below).any()
-        label = f"{method}: final $e_k/e_0$ {finals.mean():.3g}" + (" (NOT converged)" if failed else "")
+        label = f"{estimator}: final $e_k/e_0$ {finals.mean():.3g}" + (" (NOT converged)" if failed else "")
         if greedy:
-            label += f"\n{greedy_note(greedy[method])}"
-        q = np.stack([shifted_q(theta, q_star, states) for theta in networks[method]])
+            label += f"\n{greedy_note(greedy[estimator])}"
+        if exact_errors:
+            label += f"\n{exact_error_note(exact_errors[estimator])}"
+        q = np.stack([shifted_q(theta, q_star, states) for theta in networks[estimator]])
         for i in range(2):
             axes[i].plot(x, q[:, :, i].mean(axis=0), color=colour, label=label if i == 0 else None)
             if len(q) > 1:

@@ -23,8 +23,8 @@ def plot_reference_figure(reference_curves: pd.DataFrame, run_curves: pd.DataFra
         ax.plot(q_star["evaluations"], q_star["error_exact_normalised"], color="black", lw=2,
                 label=f"Q*: SGD on the long trajectory (final {q_star['error_exact_normalised'].iloc[-1]:.3f})")
         runs = run_curves[(run_curves["task"] == task) & (run_curves["iteration"] > 0)]
-        for estimator in [m for m in ESTIMATOR_COLOURS if m in set(runs["method"])]:
-            stats = runs[runs["method"] == estimator].groupby("iteration").agg(
+        for estimator in [m for m in ESTIMATOR_COLOURS if m in set(runs["estimator"])]:
+            stats = runs[runs["estimator"] == estimator].groupby("iteration").agg(
                 cost=("evaluations", "mean"), mean=("error_exact_normalised", "mean"),
                 low=("error_exact_normalised", "min"), high=("error_exact_normalised", "max"))
             colour = ESTIMATOR_COLOURS[estimator]

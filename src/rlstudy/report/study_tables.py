@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rlstudy.claims.markdown import text
+from rlstudy.core.markdown import text
 
 
 def _note(table: str, commit: str, what: str) -> str:

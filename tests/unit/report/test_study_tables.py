@@ -5,8 +5,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rlstudy.claims.cli.render_readme import markers, replace_block
-from rlstudy.claims.study_tables import STUDY_TABLES, render_agents, render_offline
+from rlstudy.report.cli.render_readme import markers, replace_block
+from rlstudy.report.study_tables import STUDY_TABLES, render_agents, render_offline
 
 ROOT = Path(__file__).resolve().parents[3]
 AGENTS = pd.DataFrame({"agent": ["dqn", "mpo"], "env": ["CartPole-v1", "Pendulum-v1"], "seed": [0, 1],

@@ -1,0 +1,131 @@
+"""How long the workflow and the test suite take, measured and written into docs/speed.md by a command.
+
+    python benchmarks/timings.py workflow --label "make figures" [--project DIR] [--write]
+    python benchmarks/timings.py command --label "make test" [--write] -- make test
+
+`workflow` reads the last Snakemake run of the project DIR (default: this checkout): its wall time
+from the first to the last timestamp of the newest .snakemake/log/*.snakemake.log, the jobs it
+finished, and every job's CPU time from the rules' benchmark files (logs/**/*.benchmark.tsv, the
+training jobs; figures and tables have none, and cost seconds). Per stage (the first folder under
+logs/) it prints jobs, CPU minutes, the longest job, and `CPU / cores`: the wall time those jobs need
+at least on this machine's cores, whatever else runs. `command` runs a command and times it.
+
+--write puts the row into the `timings` block of docs/speed.md (a row of the same label is
+replaced) and, for `workflow`, the per-stage table into the `stages` block, each with the commit
+of the measured checkout, the date and the load average (a wall time is a measurement of idle cores
+only when nothing else ran: the load says whether it did).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+from record import DOC, ROOT, block_of, commit, load_note, machine, now, write_block
+
+SCRIPT = "timings.py"
+HEADER = ["| what | wall | jobs | CPU minutes of the benchmarked jobs | commit | date | conditions |",
+          "| --- | ---: | ---: | ---: | --- | --- | --- |"]
+STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$", re.M)
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min"
+
+
+def job_times(project: Path) -> pd.DataFrame:
+    """One row per benchmarked job of the last run: its stage, name, wall and CPU seconds."""
+    rows = []
+    for tsv in sorted((project / "logs").rglob("*.benchmark.tsv")):
+        name = tsv.relative_to(project / "logs")
+        last = pd.read_csv(tsv, sep="\t").iloc[-1]
+        rows.append({"stage": name.parts[0], "job": str(name).removesuffix(".benchmark.tsv"),
+                     "wall_s": float(last["s"]), "cpu_s": float(last["cpu_time"])})
+    if not rows:
+        sys.exit(f"no benchmark files under {project / 'logs'}: run the workflow first")
+    return pd.DataFrame(rows)
+
+
+def run_span(project: Path) -> tuple[float, int, str]:
+    """Wall seconds from the first to the last timestamp of the newest Snakemake log, the jobs it
+    finished, and its file name."""
+    logs = sorted((project / ".snakemake" / "log").glob("*.snakemake.log"))
+    if not logs:
+        sys.exit(f"no Snakemake log under {project / '.snakemake/log'}: run the workflow first")
+    text = logs[-1].read_text()
+    stamps = [datetime.datetime.strptime(s, "%a %b %d %H:%M:%S %Y") for s in STAMP.findall(text)]
+    if len(stamps) < 2:
+        sys.exit(f"{logs[-1]}: fewer than two timestamps, nothing to time")
+    return (stamps[-1] - stamps[0]).total_seconds(), text.count("Finished job"), logs[-1].name
+
+
+def stage_table(jobs: pd.DataFrame, cores: int) -> str:
+    stages = jobs.groupby("stage").agg(jobs=("job", "count"), cpu_s=("cpu_s", "sum"), longest_s=("wall_s", "max"))
+    lines = ["| stage (logs/...) | benchmarked jobs | CPU minutes | longest job (wall) | CPU / cores |",
+             "| --- | ---: | ---: | ---: | ---: |"]
+    for stage, row in stages.sort_values("cpu_s", ascending=False).iterrows():
+        lines.append(f"| {stage} | {int(row.jobs)} | {row.cpu_s / 60:.1f} | {minutes(row.longest_s)} | "
+                     f"{minutes(row.cpu_s / cores)} |")
+    lines.append(f"| all | {len(jobs)} | {jobs['cpu_s'].sum() / 60:.1f} | {minutes(jobs['wall_s'].max())} | "
+                 f"{minutes(jobs['cpu_s'].sum() / cores)} |")
+    return "\n".join(lines)
+
+
+def upsert(label: str, row: str) -> str:
+    """The timings table with `row` in place of the row labelled `label` (or added)."""
+    current = [line for line in block_of("timings", SCRIPT).splitlines() if line.startswith("| ")]
+    kept = [line for line in current[2:] if not line.startswith(f"| {label} |")]
+    return "\n".join(HEADER + kept + [row])
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", choices=("workflow", "command"))
+    p.add_argument("--label", required=True, help="the row's name, e.g. 'make figures (paper scale)'")
+    p.add_argument("--project", type=Path, default=ROOT, help="the checkout whose last workflow run is read")
+    p.add_argument("--note", default="", help="what the row measured beyond its label (config, clone)")
+    p.add_argument("--write", action="store_true", help=f"write into {DOC.relative_to(ROOT)}")
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    args, command = p.parse_args(argv[:split]), argv[split + 1:]
+    if "|" in args.label or "|" in args.note:
+        sys.exit("--label and --note go into a Markdown table: no '|'")
+    cores = os.cpu_count() or 1
+    if args.what == "workflow":
+        jobs = job_times(args.project)
+        wall, finished, log = run_span(args.project)
+        where = commit(args.project)
+        conditions = f"{args.note + '; ' if args.note else ''}Snakemake log {log}"
+        row = (f"| {args.label} | {minutes(wall)} | {finished} | {jobs['cpu_s'].sum() / 60:.1f} | {where} | "
+               f"{now()} | {conditions} |")
+        stages = (f"The last run of `{args.label}` by stage, from its benchmark files (commit {where}, read "
+                  f"{now()}, {machine()}):\n\n" + stage_table(jobs, cores))
+        print(stages)
+    else:
+        if not command:
+            sys.exit("give the command to time after --")
+        before, start = os.getloadavg()[0], time.perf_counter()
+        status = subprocess.run(command, cwd=args.project).returncode
+        wall = time.perf_counter() - start
+        conditions = f"{args.note + '; ' if args.note else ''}exit status {status}; " + load_note(before,
+                                                                                               os.getloadavg()[0])
+        row = f"| {args.label} | {minutes(wall)} | | | {commit(args.project)} | {now()} | {conditions} |"
+        stages = None
+    print(row)
+    if args.write:
+        write_block("timings", SCRIPT, f"Rows written by `python benchmarks/{SCRIPT} --write` on {machine()}.\n\n"
+                    + upsert(args.label, row))
+        if stages:
+            write_block("stages", SCRIPT, stages)
+        print(f"written into {DOC.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
