@@ -3,39 +3,6 @@
 # (regression to the exact Q), the minimiser of each estimator's population residual, the minimiser of
 # its sampled residual on our short trajectory; beside them the runs' final errors (results/summary.csv).
 
-BUDGET = config["budget"]
-BUDGET_DIR = "results/budget/{task}"
-
-
-def budget_weights(task):
-    """The states' weights of a task's budget: none (uniform), or the behaviour policy's stationary
-    density written beside the exact Q (its own rule; config `budget.weights: stationary`)."""
-    if BUDGET["weights"] == "uniform":
-        return []
-    return [exact_of("ours", task).replace("q_exact.npy", "stationary_density.npy")]
-
-
-def budget_weights_args(task):
-    """--weights PATH, or nothing; a list of arguments, each quoted by the rule's `{params.weights:q}`."""
-    return ["--weights", *budget_weights(task)] if budget_weights(task) else []
-
-
-def budget_parts():
-    """Every fitted part's error.csv, of every task."""
-    return [f"results/budget/{task}/{part}/error.csv" for task in config["tasks"] for part in
-            ["reach", *[f"{kind}/{method}" for kind in ("population", "finite_data") for method in BUDGET["estimators"]]]]
-
-
-def budget_outputs():
-    """Every file of the fitted parts (rule all asks for them: targets.smk's reasoning)."""
-    return [path.replace("error.csv", f) for path in budget_parts() for f in ("q.pt", "error.csv", "fit.csv")]
-
-
-def budget_targets():
-    return ["results/budget/budget.csv", *budget_outputs(),
-            *[path for task in config["tasks"] for path in figure_files(f"ours/budget_{task}")]]
-
-
 rule budget_reach:
     input:
         exact=lambda w: exact_of("ours", w.task),
@@ -113,7 +80,7 @@ rule budget_finite:
         error=f"{BUDGET_DIR}/finite_data/{{estimator}}/error.csv",
         fit=f"{BUDGET_DIR}/finite_data/{{estimator}}/fit.csv",
     params:
-        trajectory="data/trajectories/ours/{task}/short",
+        trajectory=lambda w, input: str(Path(input[0]).parent),
         points=BUDGET["interpolation_points"],
         max_transitions=BUDGET["max_transitions"],
         fit=as_json(BUDGET["finite_fit"]),

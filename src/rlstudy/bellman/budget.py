@@ -397,6 +397,14 @@ class SampledResidual:
         return 0.5 * (j * j_hat).mean()
 
     @torch.no_grad()
+    def residual_scale(self, theta: torch.Tensor) -> float:
+        """mean(j^2)/2: the size of the terms whose products the loss averages (UR's and BFF's loss can
+        be near 0 or negative, so it is no scale for a tolerance)."""
+        q_grid = forward(theta, self.grid_feats)
+        j, _ = self.residuals(lambda name: self.at[name](q_grid))
+        return float(0.5 * (j * j).mean())
+
+    @torch.no_grad()
     def direct_loss(self, theta: torch.Tensor, chunk: int = 100_000) -> float:
         """The same loss with the network evaluated at every state (float64, no interpolation)."""
         total = 0.0

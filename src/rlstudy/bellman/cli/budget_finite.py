@@ -20,6 +20,9 @@ from rlstudy.core.cli import integer_from, json_arg, parser, run, setup_torch
 from rlstudy.core.errors import PipelineError
 
 
+INTERPOLATION_TOLERANCE = 1e-4  # of mean(j^2)/2
+
+
 def main() -> None:
     p = parser(__doc__)
     add_common(p, "grid the network is evaluated on and interpolated from")
@@ -43,8 +46,10 @@ def main() -> None:
                                 rng, args.points, args.ur_action, args.max_transitions)
     fit = minimise(objective.loss, start, settings, f"finite data {args.task} {args.estimator}")
     direct = objective.direct_loss(fit.theta)
-    interpolated, scale = fit.history[-1]["loss"], abs(fit.history[0]["loss"])
-    if abs(direct - interpolated) > 1e-6 * scale:
+    interpolated, scale = fit.history[-1]["loss"], objective.residual_scale(fit.theta)
+    # linear interpolation moves the loss by O(h^2): 1e-4 of the residuals' size is far below what the
+    # budget resolves (1 % of a distance), and a coarser grid than the shipped one would exceed it
+    if abs(direct - interpolated) > INTERPOLATION_TOLERANCE * scale:
         raise PipelineError(f"the interpolated loss {interpolated:.9g} is {abs(direct - interpolated):.3g} from the "
                             f"loss at the states themselves ({direct:.9g}): raise --points")
     keys = {"task": args.task, "estimator": args.estimator, "part": "finite_data"}
