@@ -1,5 +1,6 @@
 # The reproducible results pipeline. Stages, one rules file each:
 #   datasets -> reference (Q*, the exact Q) -> methods (SGD/CBO x estimators) -> figures -> claims;
+#   budget: each task's error budget (reach, population and finite-data minimisers, the runs);
 #   sweep: CBO's parameter grids and CBO against SGD at equal cost. `make report`: the HTML report
 #   (workflow/report/: its front page and the caption of every figure)
 # Run:   snakemake --cores all                                  (paper scale, config.yaml)
@@ -49,6 +50,7 @@ include: "workflow/rules/datasets.smk"
 include: "workflow/rules/reference.smk"
 include: "workflow/rules/methods.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/budget.smk"
 include: "workflow/rules/sweep.smk"
 include: "workflow/rules/mpo.smk"
 include: "workflow/rules/basics.smk"
@@ -70,6 +72,7 @@ rule all:
         "results/fourier_error.csv",
         "results/claims.csv",
         "results/cost.csv",
+        budget_targets(),
         figure_files("ours/cbo_sweep"),
         [figure_files(f"{dataset}/cost_{cost}") for dataset in DATASETS for cost in ("evaluations", "seconds")],
         MPO_TARGETS,

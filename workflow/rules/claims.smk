@@ -8,6 +8,7 @@ CLAIM_TABLES = {
     "cost": "results/cost.csv",
     "agents": "results/agents/summary.csv",
     "offline": "results/offline/summary.csv",
+    "budget": "results/budget/budget.csv",
 }
 
 

@@ -237,3 +237,37 @@ def recorded_sweep():
         if key == "beta":
             base["gamma"] = config["problem"]["gamma"]
     return {**SWEEP, "base": base}
+
+
+# The error budget (budget.smk): its config section, folders and files.
+BUDGET = config["budget"]
+BUDGET_DIR = "results/budget/{task}"
+
+
+def budget_weights(task):
+    """The states' weights of a task's budget: none (uniform), or the behaviour policy's stationary
+    density (density_of; config `budget.weights: stationary`)."""
+    if BUDGET["weights"] == "uniform":
+        return []
+    return [density_of("ours", task)]
+
+
+def budget_weights_args(task):
+    """--weights PATH, or nothing; a list of arguments, each quoted by the rule's `{params.weights:q}`."""
+    return ["--weights", *budget_weights(task)] if budget_weights(task) else []
+
+
+def budget_parts():
+    """Every fitted part's error.csv, of every task."""
+    return [f"results/budget/{task}/{part}/error.csv" for task in config["tasks"] for part in
+            ["reach", *[f"{kind}/{method}" for kind in ("population", "finite_data") for method in BUDGET["estimators"]]]]
+
+
+def budget_outputs():
+    """Every file of the fitted parts (the default target asks for them: targets.smk explains why)."""
+    return [path.replace("error.csv", f) for path in budget_parts() for f in ("q.pt", "error.csv", "fit.csv")]
+
+
+def budget_targets():
+    return ["results/budget/budget.csv", *budget_outputs(),
+            *[path for task in config["tasks"] for path in figure_files(f"ours/budget_{task}")]]

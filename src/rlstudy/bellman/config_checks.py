@@ -22,6 +22,7 @@ def registry_config_problems(config: dict, schema: dict) -> list[str]:
              ("cbo_sweep.estimator", config["cbo_sweep"]["estimator"])]
     settings = [setting for optimizer in OPTIMIZERS.values() for setting in optimizer.settings(config)]
     named += [(f"{setting.where}.estimators", name) for setting in settings for name in setting.estimators]
+    named += [("budget.estimators", name) for name in config.get("budget", {}).get("estimators", [])]
     problems = [f"config key '{key}': {name!r} is not a registered estimator; allowed: {list(ESTIMATORS)}"
                 for key, name in named if name not in ESTIMATORS]
     counts = Counter(setting.name for setting in settings)

@@ -1,5 +1,5 @@
-"""The results tables of the agents' and the offline study's pages (docs/agents.md, docs/offline.md),
-rendered from their summaries by `make readme` (render_readme), so that no result there is typed
+"""The results tables of the agents' and the offline study's pages (docs/agents.md, docs/offline.md)
+and of the error budget (docs/bellman.md), rendered from their summaries by `make readme` (render_readme), so that no result there is typed
 by hand. Each StudyTable names its page, its markers, the summary it reads and its renderer; a
 renderer takes the summary, the commit that made it and the block's two marker lines."""
 
@@ -52,6 +52,39 @@ def render_offline(summary: pd.DataFrame, commit: str, start: str, end: str) -> 
     return "\n".join([*lines, end])
 
 
+def render_budget(budget: pd.DataFrame, commit: str, start: str, end: str) -> str:
+    """One row per task, part, estimator and optimiser setting, in the table's order (reach, population,
+    finite data, the runs): the distance to the exact Q each part's own fit reached, weighted by where the
+    data are when the table has that column, and whether the fit had stopped moving."""
+    weighted = "error_exact_normalised_weighted" in budget.columns
+    lines = [start, _note("results/budget/budget.csv", commit,
+                          "each part of the distance to the exact Q measured by its own fit (docs above); the "
+                          "runs' rows are the median over seeds, with the min and max."), "",
+             "| task | part | estimator | setting | distance to the exact Q " + ("| weighted by the data " if weighted else "")
+             + "| fit stopped moving |",
+             "| --- | --- | --- | --- | --- " + ("| --- " if weighted else "") + "| --- |"]
+    for row in budget.itertuples():
+        distance = f"{row.error_exact_normalised:.3f}"
+        if row.part == "optimiser":
+            distance += f" [{row.error_exact_normalised_min:.3f}, {row.error_exact_normalised_max:.3f}]"
+            stopped = f"{int(row.runs)} runs"
+        else:
+            stopped = "yes" if bool(row.converged) else "**no**"
+        extra = f"| {row.error_exact_normalised_weighted:.3f} " if weighted else ""
+        lines.append(f"| {text(row.task)} | {text(row.part)} | {text(row.estimator)} | {text(row.setting)} "
+                     f"| {distance} {extra}| {stopped} |")
+    return "\n".join([*lines, end])
+
+
+def budget_scale(path: str, parameters: dict, config: dict) -> tuple[dict, dict]:
+    """(what config.yaml asks of a budget part's fit, what its record says was used): its grid and its
+    fit's limits (the finite-data fit has its own)."""
+    budget = config["budget"]
+    if parameters["part"] == "finite_data":
+        return {"points": budget["interpolation_points"], "fit": budget["finite_fit"]}, parameters
+    return {"points": budget["points"], "fit": budget["fit"]}, parameters
+
+
 def agents_scale(path: str, parameters: dict, config: dict) -> tuple[dict, dict]:
     """(what config.yaml asks of an agent's run, what its record says was used): the agent is the
     run's folder (results/agents/<agent>/seed<n>/...); MPO's parameters are its section's."""
@@ -94,4 +127,7 @@ STUDY_TABLES = (
                ("env", "seed", "learner", "iterations", "at_least_buffer"),
                ("final_return", "final_std", "best_return", "buffer_return", "behavioural_return"), render_offline,
                "evaluations.csv", offline_scale),
+    StudyTable("docs/bellman.md", "budget-results", "results/budget/budget.csv", "the error budget's table",
+               ("task", "part", "estimator", "setting"), ("error_exact_normalised",), render_budget, "error.csv",
+               budget_scale),
 )

@@ -20,7 +20,7 @@ def main() -> None:
     p.add_argument("--claims", required=True, help="claims.yaml")
     p.add_argument("--schema", required=True, help="its JSON schema (workflow/schemas/claims.schema.yaml)")
     p.add_argument("--table", nargs="+", required=True, metavar="NAME=CSV",
-                   help="the result tables by name (summary, references, sweep, cost, agents, offline); a claim "
+                   help="the result tables by name (summary, references, sweep, cost, agents, offline, budget); a claim "
                         "on a table not given is inconclusive")
     p.add_argument("--out", required=True)
     args = p.parse_args()

@@ -1,0 +1,453 @@
+"""The error budget of a task: how far the study's network can get from the exact Q, part by part.
+
+Each part is measured by an experiment of its own, never obtained by subtracting two others:
+
+    reach        the network fitted to the exact Q by regression on a grid (full batch, L-BFGS): how close
+                 the architecture gets to the truth at all
+    population   the network minimising the Bellman residual *in expectation*: on a grid of states weighted
+                 by the data's distribution, each action by the behaviour policy, with the exact transition
+                 kernel (exact.StepOperator's Fourier multipliers); no sampling noise
+    finite_data  the network minimising the sampled residual of the study's own trajectory to convergence
+                 (full batch, L-BFGS): what the finite data add to the population minimiser
+    optimiser    the study's final runs (results/summary.csv): what each optimiser leaves on top
+
+What each estimator's population objective is, per state s and action a, with
+target(s') = r(s) + gamma V(s') (reward_of current; r(s') + gamma V(s') for next),
+TQ(s, a) = E[target(s') | s, a] and the kernel of (s, a) written E_a:
+
+    UR (recorded action)   (TQ(s,a) - Q(s,a))^2                          unbiased
+    UR (ur_action policy)  (TQ(s,a) - Q(s,a)) (sum_b pi(b|s) TQ(s,b) - Q(s,a))
+    DS                     E_a[(target(s') - Q(s,a))^2] = (TQ - Q)^2 + Var_a(target(s'))   biased by the variance
+    BFF                    sum_b E_a[(target(s1) - Q) mu(b|s1)] (E_b[target] - Q(s,a))
+    BFF-matched            the b = a term alone, over the match probability
+
+where mu is the behaviour policy (the action a_{m+1} drawn at s_{m+1} sets the borrowed increment's
+drift: residuals.py). So BFF is unbiased only where mu(b|s1) does not depend on s1 and the actions
+agree; on control (uniform behaviour) BFF-matched equals UR, BFF mixes the two actions' kernels.
+Every expectation is exact for the trigonometric interpolant of its integrand on the grid (the
+network's V is evaluated at the grid's points; the FFT carries it to every next state).
+
+The loss of an objective is half its weighted mean, as CBO's (residuals.cbo_loss). The fits run in
+float64 (the network's forward pass with float64 features and parameters) and save float32
+networks, as every run's q.pt; the errors are measured on the saved float32 network, as summarise does.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import torch
+
+from rlstudy.core.errors import InputError
+
+from . import exact
+from .estimators import ESTIMATORS
+from .metrics import GRID_POINTS, centred_error, centred_norm, q_on_grid
+from .qnet import forward
+from .residuals import POLICY_OF_TASK, TASKS
+from .sde import ACTIONS, Problem, prob_plus, reward
+
+PARTS = ("reach", "population", "finite_data", "optimiser")
+UR_ACTIONS = ("recorded", "policy")
+
+
+# -- the grid and its network ------------------------------------------------------------------------
+
+
+def features64(s: np.ndarray) -> torch.Tensor:
+    """(sin s, cos s) in float64, the network's inputs for the float64 fits."""
+    s = torch.as_tensor(np.asarray(s, dtype=np.float64))
+    return torch.stack([torch.sin(s), torch.cos(s)], dim=-1)
+
+
+def policy_probs(policy: str, s: np.ndarray) -> np.ndarray:
+    """(pi(-1|s), pi(+1|s)) of a named policy (sde.prob_plus), shape (n, 2)."""
+    plus = np.asarray(prob_plus(policy, np.asarray(s, dtype=np.float64)), dtype=np.float64)
+    return np.stack([1.0 - plus, plus], axis=1)
+
+
+def state_values(q: torch.Tensor, target_probs: torch.Tensor | None) -> torch.Tensor:
+    """V from Q (n, 2): the evaluated policy's expectation, or the max for control (target_probs None)."""
+    if target_probs is None:
+        return q.max(dim=1).values
+    return (q * target_probs).sum(dim=1)
+
+
+def target_probs_of(task: str, s: np.ndarray) -> torch.Tensor | None:
+    policy = exact.EVALUATED_POLICY[task]
+    return None if policy is None else torch.from_numpy(policy_probs(policy, s))
+
+
+# -- weights over the circle -------------------------------------------------------------------------
+
+
+def check_weights(weights: np.ndarray, where: str) -> np.ndarray:
+    """A density over the states of a periodic grid: 1-d, finite, non-negative, with a positive sum."""
+    weights = np.asarray(weights)
+    if weights.ndim != 1 or len(weights) < 2 or not np.issubdtype(weights.dtype, np.floating):
+        raise InputError(f"{where}: expected a 1-d float array of weights over a grid of the circle, "
+                         f"got {weights.dtype} of shape {weights.shape}")
+    if not np.isfinite(weights).all() or (weights < 0).any() or not weights.sum() > 0:
+        raise InputError(f"{where}: weights must be finite and non-negative with a positive sum")
+    return weights.astype(np.float64)
+
+
+def weights_on(weights: np.ndarray | None, n: int) -> np.ndarray:
+    """Weights summing to 1 on grid(n): uniform when None; a density on grid(m) is read at the
+    points of grid(n) (every (m/n)-th value when n divides m, else periodic linear interpolation)."""
+    if weights is None:
+        return np.full(n, 1.0 / n)
+    m = len(weights)
+    if m % n == 0:
+        values = weights[:: m // n]
+    else:
+        values = exact.interpolate(weights[:, None], exact.grid(n))[:, 0]
+    if not values.sum() > 0:
+        raise InputError(f"the weights vanish at every point of the {n}-point grid")
+    return values / values.sum()
+
+
+# -- the study's metric, uniform and weighted ---------------------------------------------------------
+
+
+def weighted_centred_error(q: np.ndarray, q_ref: np.ndarray, weights: np.ndarray) -> float:
+    """sqrt(2*pi * sum_i w_i sum_a (D_ia - m_a)^2), D = q - q_ref, m_a = sum_i w_i D_ia, weights summing
+    to 1: metrics.centred_error when the weights are uniform."""
+    diff = np.asarray(q, dtype=np.float64) - np.asarray(q_ref, dtype=np.float64)
+    centred = diff - (weights[:, None] * diff).sum(axis=0, keepdims=True)
+    return math.sqrt(2 * math.pi * float((weights[:, None] * centred ** 2).sum()))
+
+
+def scores(theta: torch.Tensor, exact_q: np.ndarray, weights: np.ndarray | None) -> dict[str, float]:
+    """A float32 network measured against the exact Q (its whole grid) as summarise measures a run:
+    the centred error over the exact Q's own norm on the metric's grid (error_exact_normalised), and
+    with weights the same under the weighted metric (error_exact_normalised_weighted)."""
+    reference = exact_q[:: len(exact_q) // GRID_POINTS]
+    q = q_on_grid(theta.detach().to(torch.float32).cpu()).to(torch.float64)
+    ref = torch.from_numpy(reference)
+    result = {"error_exact_normalised": centred_error(q, ref) / centred_norm(ref)}
+    if weights is not None:
+        w = weights_on(weights, GRID_POINTS)
+        result["error_exact_normalised_weighted"] = (weighted_centred_error(q.numpy(), reference, w)
+                                                     / weighted_centred_error(np.zeros_like(reference), reference, w))
+    for name, value in result.items():
+        if not math.isfinite(value):
+            raise FloatingPointError(f"{name} is {value}: the network's Q is not finite")
+    return result
+
+
+# -- deterministic full-batch minimisation -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    SCHEMA: ClassVar[str] = "budget_fit"  # its definition in workflow/schemas/config.schema.yaml
+
+    """config `budget`'s optimiser: L-BFGS in chunks of `chunk` iterations until a chunk moves the loss
+    by at most rtol times the initial loss (the loss has stopped moving on its own scale; a relative
+    change of the current loss would never settle for a loss that tends to 0, nor for one that
+    crosses it), or max_iterations are spent."""
+
+    max_iterations: int
+    chunk: int
+    rtol: float
+    history: int = 50
+
+
+@dataclass(frozen=True)
+class Fit:
+    theta: torch.Tensor  # float64
+    history: list[dict]  # per chunk: iterations, loss, grad_norm
+    converged: bool
+
+
+def minimise(loss_fn, theta0: torch.Tensor, settings: FitSettings, label: str) -> Fit:
+    """L-BFGS (strong Wolfe line search) on a deterministic loss of the flat parameter vector; fails
+    loudly on a NaN or inf loss."""
+    theta = theta0.detach().clone().to(torch.float64).requires_grad_(True)
+    optimiser = torch.optim.LBFGS([theta], lr=1.0, max_iter=settings.chunk, history_size=settings.history,
+                                  tolerance_grad=0.0, tolerance_change=0.0, line_search_fn="strong_wolfe")
+
+    def closure():
+        optimiser.zero_grad()
+        loss = loss_fn(theta)
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"{label}: the loss is {float(loss)}")
+        loss.backward()
+        return loss
+
+    def measure(iterations: int) -> dict:
+        optimiser.zero_grad()
+        loss = loss_fn(theta)
+        loss.backward()
+        grad_norm = float(theta.grad.norm())
+        if not (math.isfinite(loss.item()) and math.isfinite(grad_norm)):
+            raise FloatingPointError(f"{label}: loss {float(loss)}, gradient norm {grad_norm}")
+        return {"iterations": iterations, "loss": loss.item(), "grad_norm": grad_norm}
+
+    history = [measure(0)]
+    converged = False
+    while history[-1]["iterations"] < settings.max_iterations:
+        optimiser.param_groups[0]["max_iter"] = min(settings.chunk, settings.max_iterations - history[-1]["iterations"])
+        optimiser.step(closure)
+        if not torch.isfinite(theta).all():
+            raise FloatingPointError(f"{label}: the parameters are not finite")
+        done = optimiser.state[optimiser._params[0]].get("n_iter", 0)
+        history.append(measure(done))
+        if abs(history[-2]["loss"] - history[-1]["loss"]) <= settings.rtol * abs(history[0]["loss"]):
+            converged = True
+            break
+        if done == history[-2]["iterations"]:  # the line search found no decrease: a minimum
+            converged = True
+            break
+    return Fit(theta.detach(), history, converged)
+
+
+# -- (a) the network's reach ---------------------------------------------------------------------------
+
+
+def resample(values: np.ndarray, points: int) -> np.ndarray:
+    """Q (n, actions) on grid(n) at the points of grid(points): every (n/points)-th row when points
+    divides n, else the trigonometric interpolant (the exact Q is smooth: the kernel's Gaussian damps
+    its high modes, exact.py)."""
+    n = len(values)
+    if n % points == 0:
+        return np.ascontiguousarray(values[:: n // points], dtype=np.float64)
+    spectrum = np.fft.rfft(values, axis=0)
+    keep = min(n, points) // 2 + 1
+    resized = np.zeros((points // 2 + 1, values.shape[1]), dtype=complex)
+    resized[:keep] = spectrum[:keep]
+    for size, last in ((n, keep - 1), (points, keep - 1)):
+        if size % 2 == 0 and last == size // 2:  # a Nyquist mode is a cosine of half the weight
+            resized[last] *= 0.5 if size == min(n, points) else 1.0
+    return np.fft.irfft(resized, n=points, axis=0) * (points / n)
+
+
+def regression_loss(target: np.ndarray, points: int):
+    """Mean squared distance to a target Q (n, 2) on grid(n), at the points of grid(points) (resample)."""
+    values = torch.from_numpy(resample(target, points))
+    feats = features64(exact.grid(points))
+
+    def loss(theta):
+        return ((forward(theta, feats) - values) ** 2).mean()
+    return loss
+
+
+# -- (b) the population residual -------------------------------------------------------------------------
+
+
+class PopulationResidual:
+    """The Bellman residual of one estimator in expectation, on grid(points): states weighted by
+    `weights` (summing to 1), actions by the behaviour policy of the task's data."""
+
+    def __init__(self, task: str, estimator: str, problem: Problem, points: int, weights: np.ndarray | None = None,
+                 ur_action: str = "recorded"):
+        if task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+        if estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}")
+        if ur_action not in UR_ACTIONS:
+            raise ValueError(f"ur_action must be one of {UR_ACTIONS}, got {ur_action!r}")
+        self.task, self.estimator, self.ur_action = task, estimator, ur_action
+        self.gamma, self.reward_of = problem.gamma, problem.dynamics.reward_of
+        s = exact.grid(points)
+        self.points = points
+        self.feats = features64(s)
+        self.weights = torch.from_numpy(weights_on(weights, points))
+        self.behaviour = torch.from_numpy(policy_probs(POLICY_OF_TASK[task], s))
+        self.target_probs = target_probs_of(task, s)
+        # UR with ur_action policy draws a fresh action from the task's policy (estimators/ur.py)
+        self.fresh_probs = torch.from_numpy(policy_probs("evaluation" if task == "evaluation" else "uniform", s))
+        self.reward = torch.from_numpy(reward(s))
+        self.multipliers = torch.from_numpy(exact.StepOperator.build(points, problem.dynamics).multipliers)
+
+    def expect(self, f: torch.Tensor) -> torch.Tensor:
+        """E[f(s') | s, a] at every grid point and action, (n, 2), from f on the grid (n,)."""
+        spectrum = torch.fft.rfft(f)
+        return torch.stack([torch.fft.irfft(spectrum * m, n=self.points) for m in self.multipliers], dim=1)
+
+    def parts(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(c, g): target(s') = c(s) + g(s'), the reward of the current state in c, or of the next in g."""
+        v = state_values(q, self.target_probs)
+        if self.reward_of == "current":
+            return self.reward[:, None], self.gamma * v
+        return torch.zeros_like(self.reward)[:, None], self.reward + self.gamma * v
+
+    def terms(self, q: torch.Tensor) -> torch.Tensor:
+        """The estimator's E[j j^ | s, a] at every grid point and action, (n, 2), of Q on the grid."""
+        c, g = self.parts(q)
+        expected = self.expect(g)  # E_a[g(s')]
+        bellman = c + expected  # TQ
+        if self.estimator == "DS":  # E_a[(c + g(s') - Q)^2], computed as an expectation, not as TQ + a variance
+            return (c - q) ** 2 + 2.0 * (c - q) * expected + self.expect(g ** 2)
+        if self.estimator == "UR":
+            if self.ur_action == "recorded":
+                return (bellman - q) ** 2
+            return (bellman - q) * ((self.fresh_probs * bellman).sum(dim=1, keepdim=True) - q)
+        # BFF: the borrowed increment's action b is drawn at s1 by the behaviour policy
+        result = torch.zeros_like(q)
+        for b in range(len(ACTIONS)):
+            mu_b = self.behaviour[:, b]
+            first = (c - q) * self.expect(mu_b) + self.expect(g * mu_b)  # E_a[(c + g(s1) - Q) mu(b|s1)]
+            second = c + expected[:, b:b + 1] - q  # E_b[c + g(s^)] - Q(s, a)
+            if self.estimator == "BFF":
+                result = result + first * second
+            else:  # BFF-matched: b = a only
+                result[:, b] = first[:, b] * second[:, b]
+        return result
+
+    def match_probability(self) -> float:
+        """BFF-matched's share of the transitions kept, P(a_{m+1} = a_m) under the weights (1 for the others)."""
+        if self.estimator != "BFF-matched":
+            return 1.0
+        kept = torch.stack([self.expect(self.behaviour[:, b])[:, b] for b in range(len(ACTIONS))], dim=1)
+        return float((self.weights[:, None] * self.behaviour * kept).sum())
+
+    def loss_of_q(self, q: torch.Tensor) -> torch.Tensor:
+        """Half the weighted mean of the terms: the expectation of CBO's loss mean(j j^)/2."""
+        return 0.5 * (self.weights[:, None] * self.behaviour * self.terms(q)).sum() / self.match_probability()
+
+    def loss(self, theta: torch.Tensor) -> torch.Tensor:
+        return self.loss_of_q(forward(theta, self.feats))
+
+
+# -- (c) the sampled residual of the trajectory -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interpolation:
+    """Where angles fall on grid(points): the lower neighbour and the fraction of the way to the next."""
+
+    lower: torch.Tensor  # int64
+    upper: torch.Tensor
+    fraction: torch.Tensor  # float64 (.., 1)
+
+    @classmethod
+    def of(cls, s: np.ndarray, points: int) -> "Interpolation":
+        position = np.mod(np.asarray(s, dtype=np.float64), 2 * math.pi) * (points / (2 * math.pi))
+        lower = np.floor(position)
+        fraction = position - lower
+        lower = lower.astype(np.int64) % points
+        return cls(torch.from_numpy(lower), torch.from_numpy((lower + 1) % points),
+                   torch.from_numpy(fraction)[:, None])
+
+    def __call__(self, values: torch.Tensor) -> torch.Tensor:
+        return values[self.lower] * (1.0 - self.fraction) + values[self.upper] * self.fraction
+
+
+class SampledResidual:
+    """The estimator's sampled loss mean(j j^)/2 over every transition of a trajectory it may use, with
+    its second next states drawn once (UR: from `rng`), as one deterministic function of theta.
+
+    Q at the transitions' states is the network on grid(points) interpolated linearly (the network is
+    smooth: at 4096 points the interpolation moves Q by ~1e-6 of its size; `direct_loss` evaluates the
+    network at every state itself, to check it). States s, s' and s^ of m transitions make ~3m
+    evaluations per step otherwise."""
+
+    def __init__(self, states: np.ndarray, action_indices: np.ndarray, rewards: np.ndarray, task: str,
+                 estimator: str, problem: Problem, rng: np.random.Generator, points: int,
+                 ur_action: str = "recorded", max_transitions: int = 0):
+        if estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}")
+        est = ESTIMATORS[estimator]
+        dynamics = problem.dynamics
+        self.gamma, self.task, self.points = problem.gamma, task, points
+        starts = est.start_pool(torch.as_tensor(np.asarray(action_indices))).numpy()
+        if max_transitions and len(starts) > max_transitions:  # evenly spaced, deterministic
+            starts = starts[np.linspace(0, len(starts) - 1, max_transitions).round().astype(np.int64)]
+        self.transitions = len(starts)
+        s = states[starts]
+        a_idx = np.asarray(action_indices[starts], dtype=np.int64)
+        s_next = states[starts + 1]
+        r = np.asarray(rewards[starts], dtype=np.float64)
+        if estimator == "DS":
+            s_alt = None
+        elif estimator == "UR":
+            if ur_action == "recorded":
+                a = ACTIONS[a_idx]
+            else:
+                fresh = "evaluation" if task == "evaluation" else "uniform"
+                a = np.where(rng.random(len(s)) < prob_plus(fresh, s), 1.0, -1.0)
+            s_alt = dynamics.step(s, a, rng.standard_normal(len(s)))
+        else:
+            s_alt = s + (states[starts + 2] - s_next)
+        r_alt = r if (s_alt is None or dynamics.reward_of == "current") else np.sin(s_alt) + 1.0
+        self.arrays = {"s": s, "s_next": s_next, "s_alt": s_alt}
+        self.actions = torch.from_numpy(a_idx)[:, None]
+        self.rewards, self.alt_rewards = torch.from_numpy(r), torch.from_numpy(np.asarray(r_alt, dtype=np.float64))
+        self.at = {name: Interpolation.of(values, points) for name, values in self.arrays.items() if values is not None}
+        self.probs = {name: target_probs_of(task, values) for name, values in self.arrays.items()
+                      if values is not None and name != "s"}
+        self.grid_feats = features64(exact.grid(points))
+
+    def residuals(self, q_of) -> tuple[torch.Tensor, torch.Tensor]:
+        """(j, j^) with q_of(name) Q at the named states (s, s_next, s_alt), (m, 2)."""
+        q_s = q_of("s").gather(1, self.actions).squeeze(1)
+        j = self.rewards + self.gamma * state_values(q_of("s_next"), self.probs["s_next"]) - q_s
+        if self.arrays["s_alt"] is None:
+            return j, j
+        return j, self.alt_rewards + self.gamma * state_values(q_of("s_alt"), self.probs["s_alt"]) - q_s
+
+    def loss(self, theta: torch.Tensor) -> torch.Tensor:
+        q_grid = forward(theta, self.grid_feats)
+        j, j_hat = self.residuals(lambda name: self.at[name](q_grid))
+        return 0.5 * (j * j_hat).mean()
+
+    @torch.no_grad()
+    def residual_scale(self, theta: torch.Tensor) -> float:
+        """mean(j^2)/2: the size of the terms whose products the loss averages (UR's and BFF's loss can
+        be near 0 or negative, so it is no scale for a tolerance)."""
+        q_grid = forward(theta, self.grid_feats)
+        j, _ = self.residuals(lambda name: self.at[name](q_grid))
+        return float(0.5 * (j * j).mean())
+
+    @torch.no_grad()
+    def direct_loss(self, theta: torch.Tensor, chunk: int = 100_000) -> float:
+        """The same loss with the network evaluated at every state (float64, no interpolation)."""
+        total = 0.0
+        m = self.transitions
+        for start in range(0, m, chunk):
+            part = slice(start, min(start + chunk, m))
+
+            def q_of(name, part=part):
+                return forward(theta, features64(self.arrays[name][part]))
+            sub = _Slice(self, part)
+            j, j_hat = sub.residuals(q_of)
+            total += float((j * j_hat).sum())
+        return 0.5 * total / m
+
+
+class _Slice(SampledResidual):
+    """A SampledResidual's transitions in `part` (for direct_loss)."""
+
+    def __init__(self, whole: SampledResidual, part: slice):  # noqa: D107 (no super: a view)
+        self.gamma, self.task = whole.gamma, whole.task
+        self.arrays = {name: None if v is None else v[part] for name, v in whole.arrays.items()}
+        self.actions, self.rewards, self.alt_rewards = whole.actions[part], whole.rewards[part], whole.alt_rewards[part]
+        self.probs = {name: None if p is None else p[part] for name, p in whole.probs.items()}
+
+
+# -- what each part's step writes ----------------------------------------------------------------------
+
+
+def load_weights(path) -> np.ndarray | None:
+    """The optional --weights array (None: uniform), checked."""
+    if path is None:
+        return None
+    from rlstudy.core.io import load_npy
+
+    return check_weights(load_npy(path, "weights over the states"), f"{path} (--weights)")
+
+
+def part_table(keys: dict, fit: Fit, exact_q: np.ndarray, weights: np.ndarray | None, extra: dict | None = None):
+    """(error.csv's one row, fit.csv's history) of a fitted part: its keys, its errors (scores), the final
+    loss, the iterations spent and whether the loss stopped moving."""
+    import pandas as pd
+
+    row = {**keys, **scores(fit.theta, exact_q, weights), "final_loss": fit.history[-1]["loss"],
+           "iterations": fit.history[-1]["iterations"], "converged": fit.converged, **(extra or {})}
+    history = pd.DataFrame([{**keys, **entry} for entry in fit.history])
+    return pd.DataFrame([row]), history

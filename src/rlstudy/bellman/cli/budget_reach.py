@@ -1,0 +1,32 @@
+"""The error budget's first part, the network's reach: the study's network fitted to the exact Q by
+regression on a grid (mean squared distance on grid(--points), full batch, L-BFGS in float64, from the
+seeded initialisation of the "init"/"budget" stream) and its error under the study's metric.
+
+Writes q.pt (the network), error.csv (one row: its errors against the exact Q, uniform and, with
+--weights, weighted) and fit.csv (the loss per chunk of iterations)."""
+
+from __future__ import annotations
+
+from rlstudy.bellman.budget import minimise, regression_loss
+from rlstudy.bellman.cli.budget_common import add_common, fit_settings, inputs_of, load_inputs, write_part
+from rlstudy.bellman.qnet import init_params
+from rlstudy.core import seeding
+from rlstudy.core.cli import integer_from, parser, run, setup_torch
+
+
+def main() -> None:
+    p = parser(__doc__)
+    add_common(p, "grid of the regression (the exact Q is read at its points)")
+    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
+    args = p.parse_args()
+    setup_torch("cpu")
+    settings = fit_settings(args.fit, "budget.fit")
+    exact_q, weights = load_inputs(args)
+    theta0 = init_params(1, seeding.torch_generator(args.seed, "init", "budget", args.task))[0]
+    fit = minimise(regression_loss(exact_q, args.points), theta0, settings, f"reach {args.task}")
+    keys = {"task": args.task, "estimator": "any", "part": "reach"}
+    write_part(args, keys, fit, exact_q, weights, {"points": args.points, "fit": args.fit}, args.seed, inputs_of(args))
+
+
+if __name__ == "__main__":
+    run(main)

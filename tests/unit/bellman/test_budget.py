@@ -1,0 +1,169 @@
+"""The error budget (bellman/budget.py): the regression recovers a network of the class, the population
+residual matches hand-computed values, DS exceeds UR by the variance term, and the steps refuse bad input."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from rlstudy.bellman import budget, exact
+from rlstudy.bellman.qnet import QNetShape, forward, init_params
+from rlstudy.bellman.sde import Problem
+from bellman_fixtures import dynamics as shipped_dynamics
+
+GAMMA = 0.9
+POINTS = 64
+
+
+def problem(reward_of="current"):
+    return Problem(shipped_dynamics(reward_of=reward_of), GAMMA)
+
+
+def test_regression_recovers_a_target_in_the_network_class():
+    """A target the network represents exactly (another draw of its parameters), fitted from a different
+    draw: the fit ends within 1 % of where it started from the target (L-BFGS is not a global optimiser,
+    so this is the reach's resolution: the budget's parts and the study's final errors are all above
+    0.04 of their initial error, so a 1 % resolution cannot reorder them)."""
+    shape = QNetShape()
+    feats = budget.features64(exact.grid(POINTS))
+    truth = init_params(1, torch.Generator().manual_seed(1), shape)[0].double()
+    target = forward(truth, feats).numpy()
+    start = init_params(1, torch.Generator().manual_seed(2), shape)[0]
+    fit = budget.minimise(budget.regression_loss(target, POINTS), start, budget.FitSettings(1500, 50, 1e-14), "test")
+    before = np.linalg.norm(forward(start.double(), feats).numpy() - target)
+    after = np.linalg.norm(forward(fit.theta, feats).numpy() - target)
+    assert fit.history[-1]["loss"] < fit.history[0]["loss"]
+    assert after < 0.01 * before
+
+
+@pytest.mark.parametrize("estimator, reward_of", [("DS", "current"), ("DS", "next"), ("UR", "current"),
+                                                   ("UR", "next"), ("BFF", "current"), ("BFF-matched", "current")])
+@pytest.mark.parametrize("task", ["evaluation", "control"])
+def test_a_constant_q_has_the_residual_of_its_one_step(task, estimator, reward_of):
+    """Q = k everywhere: V = k, so each term is (E[r] + gamma k - k)^2 (the next value is the same constant);
+    with reward_of next E[r] = E[sin(s')] + 1 by hand, and DS's single sample adds the reward's own variance
+    Var(sin s') = (1 - cos(2 mu) e^{-2v}) / 2 - sin(mu)^2 e^{-v} for s' ~ N(mu = s + a dt, v = sigma^2 dt).
+    BFF-matched keeps the transitions whose next action repeats a: its term carries
+    P(a_{m+1} = a | s, a) = E_a[mu(a|s')]."""
+    k = 3.7
+    population = budget.PopulationResidual(task, estimator, problem(reward_of), POINTS)
+    s = exact.grid(POINTS)
+    dyn = problem(reward_of).dynamics
+    damping = np.exp(-0.5 * dyn.sigma ** 2 * dyn.dt)
+    if reward_of == "current":
+        r = np.stack([np.sin(s) + 1.0] * 2, axis=1)
+    else:
+        r = np.stack([np.sin(s + a * dyn.dt) * damping + 1.0 for a in (-1.0, 1.0)], axis=1)
+    expected = (r + GAMMA * k - k) ** 2
+    if estimator == "DS" and reward_of == "next":
+        v = dyn.sigma ** 2 * dyn.dt
+        expected += np.stack([(1.0 - np.cos(2.0 * (s + a * dyn.dt)) * np.exp(-2.0 * v)) / 2.0
+                              - np.sin(s + a * dyn.dt) ** 2 * np.exp(-v) for a in (-1.0, 1.0)], axis=1)
+    if estimator == "BFF-matched":
+        # behaviour pi(+1|s) = 1/2 + sin(s)/5 on evaluation, so E_a[pi(+1|s')] = 1/2 + E_a[sin s']/5
+        plus = np.stack([0.5 + (np.sin(s + a * dyn.dt) * damping / 5.0 if task == "evaluation" else np.zeros_like(s))
+                         for a in (-1.0, 1.0)], axis=1)
+        expected = expected * np.stack([1.0 - plus[:, 0], plus[:, 1]], axis=1)
+    terms = population.terms(torch.full((POINTS, 2), k, dtype=torch.float64)).numpy()
+    np.testing.assert_allclose(terms, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("task", ["evaluation", "control"])
+def test_the_exact_q_zeroes_ur_and_leaves_ds_the_variance(task):
+    """On a grid fine enough that the kernel's noise (sigma sqrt(dt) = 0.089) spans several points: on a
+    coarser one the band-limited kernel has negative lobes and a 'variance' can come out below 0."""
+    points = 256
+    solution = exact.solve_on_grid(points, exact.EVALUATED_POLICY[task], GAMMA, problem().dynamics)
+    q = torch.from_numpy(solution.values)
+    ur = budget.PopulationResidual(task, "UR", problem(), points).terms(q).numpy()
+    ds = budget.PopulationResidual(task, "DS", problem(), points).terms(q).numpy()
+    assert np.abs(ur).max() < 1e-20
+    # gamma^2 Var[V(s')] by the solver's own kernel (numpy), apart from the torch code
+    v = exact.state_values(solution.values, exact.grid(points), exact.EVALUATED_POLICY[task])
+    op = exact.StepOperator.build(points, problem().dynamics)
+    variance = GAMMA ** 2 * (op.expect(v ** 2) - op.expect(v) ** 2)
+    np.testing.assert_allclose(ds, variance, rtol=1e-8, atol=1e-13)
+    assert variance.min() > 0
+
+
+def test_ds_exceeds_ur_by_the_variance_for_any_network():
+    population = {name: budget.PopulationResidual("evaluation", name, problem(), POINTS) for name in ("DS", "UR")}
+    theta = init_params(1, torch.Generator().manual_seed(3))[0].double()
+    q = forward(theta, population["DS"].feats)
+    v = budget.state_values(q, population["DS"].target_probs).detach().numpy()
+    op = exact.StepOperator.build(POINTS, problem().dynamics)
+    variance = GAMMA ** 2 * (op.expect(v ** 2) - op.expect(v) ** 2)
+    gap = (population["DS"].terms(q) - population["UR"].terms(q)).detach().numpy()
+    np.testing.assert_allclose(gap, variance, rtol=1e-7, atol=1e-12)
+    weights = np.full(POINTS, 1.0 / POINTS)[:, None] * population["DS"].behaviour.numpy()
+    loss_gap = float(population["DS"].loss(theta) - population["UR"].loss(theta))
+    assert loss_gap == pytest.approx(0.5 * (weights * variance).sum(), rel=1e-7)
+
+
+def test_on_control_bff_matched_is_ur():
+    """Uniform behaviour: the matched transitions' increment has the right law, independent of s1."""
+    theta = init_params(1, torch.Generator().manual_seed(4))[0].double()
+    ur = budget.PopulationResidual("control", "UR", problem(), POINTS)
+    matched = budget.PopulationResidual("control", "BFF-matched", problem(), POINTS)
+    assert float(matched.loss(theta)) == pytest.approx(float(ur.loss(theta)), rel=1e-10)
+
+
+def test_weights_are_read_at_the_grid_and_checked():
+    np.testing.assert_allclose(budget.weights_on(None, 4), 0.25)
+    np.testing.assert_allclose(budget.weights_on(np.arange(8.0) + 1, 4), np.array([1, 3, 5, 7]) / 16)
+    with pytest.raises(budget.InputError, match="non-negative"):
+        budget.check_weights(np.array([1.0, -1.0, 2.0]), "w")
+    with pytest.raises(budget.InputError, match="finite"):
+        budget.check_weights(np.array([1.0, np.nan]), "w")
+    uniform = np.full(100, 0.01)
+    rng = np.random.default_rng(0)
+    q, ref = rng.normal(size=(100, 2)), rng.normal(size=(100, 2))
+    from rlstudy.bellman.metrics import centred_error
+    assert budget.weighted_centred_error(q, ref, uniform) == pytest.approx(
+        centred_error(torch.from_numpy(q), torch.from_numpy(ref)), rel=1e-12)
+
+
+def test_the_sampled_residual_interpolates_to_the_direct_loss():
+    dyn = problem().dynamics
+    rng = np.random.default_rng(5)
+    traj_states = np.cumsum(np.r_[0.0, rng.choice([-1.0, 1.0], 2999) * dyn.dt + 0.09 * rng.normal(size=2999)])
+    actions = (rng.random(3000) < 0.5).astype(np.int8)
+    rewards = np.sin(traj_states) + 1.0
+    theta = init_params(1, torch.Generator().manual_seed(6))[0].double()
+    for estimator in ("DS", "UR", "BFF", "BFF-matched"):
+        sampled = budget.SampledResidual(traj_states, actions, rewards, "control", estimator, problem(),
+                                         np.random.default_rng(7), 4096)
+        assert float(sampled.loss(theta)) == pytest.approx(sampled.direct_loss(theta), rel=1e-5)
+
+
+@pytest.mark.parametrize("args, option", [
+    (["--points", "3"], "--points"),
+    (["--fit", '{"max_iterations": 0, "chunk": 5, "rtol": 1e-6}'], "max_iterations"),
+    (["--fit", "[1]"], "--fit"),
+])
+def test_the_reach_step_names_a_bad_option(tmp_path, args, option):
+    q = tmp_path / "q_exact.npy"
+    np.save(q, np.ones((100, 2)))
+    given = {"--task": "evaluation", "--exact": str(q), "--points": "50", "--seed": "1",
+             "--fit": '{"max_iterations": 5, "chunk": 5, "rtol": 1e-6}', "--out-dir": str(tmp_path / "out")}
+    given.update(dict(zip(args[::2], args[1::2])))
+    result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.budget_reach",
+                             *[x for pair in given.items() for x in pair]], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert option in result.stderr
+    assert not (tmp_path / "out" / "q.pt").exists()
+
+
+def test_the_population_step_refuses_bad_weights(tmp_path):
+    q, w = tmp_path / "q_exact.npy", tmp_path / "w.npy"
+    np.save(q, np.ones((100, 2)))
+    np.save(w, np.array([1.0, np.inf, 2.0]))
+    result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.budget_population", "--task", "control",
+                             "--estimator", "UR", "--exact", str(q), "--points", "50", "--weights", str(w),
+                             "--fit", '{"max_iterations": 5, "chunk": 5, "rtol": 1e-6}', "--start", "none.pt",
+                             "--problem", '{"dynamics": {"dt": 0.2, "sigma": 0.2, "reward_of": "current"}, "gamma": 0.9}',
+                             "--out-dir", str(tmp_path / "out")], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "--weights" in result.stderr
