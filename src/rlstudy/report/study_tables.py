@@ -71,7 +71,8 @@ def render_budget(budget: pd.DataFrame, commit: str, start: str, end: str) -> st
         else:
             stopped = "yes" if bool(row.converged) else "**no**"
         extra = f"| {row.error_exact_normalised_weighted:.3f} " if weighted else ""
-        lines.append(f"| {text(row.task)} | {text(row.part)} | {text(row.estimator)} | {text(row.setting)} "
+        setting = row.setting if isinstance(row.setting, str) else ""  # the fitted parts have none (NaN in a CSV)
+        lines.append(f"| {text(row.task)} | {text(row.part)} | {text(row.estimator)} | {text(setting)} "
                      f"| {distance} {extra}| {stopped} |")
     return "\n".join([*lines, end])
 
@@ -128,6 +129,7 @@ STUDY_TABLES = (
                ("final_return", "final_std", "best_return", "buffer_return", "behavioural_return"), render_offline,
                "evaluations.csv", offline_scale),
     StudyTable("docs/bellman.md", "budget-results", "results/budget/budget.csv", "the error budget's table",
-               ("task", "part", "estimator", "setting"), ("error_exact_normalised",), render_budget, "error.csv",
+               ("task", "part", "estimator", "setting", "converged", "runs", "error_exact_normalised_min",
+                "error_exact_normalised_max"), ("error_exact_normalised",), render_budget, "error.csv",
                budget_scale),
 )

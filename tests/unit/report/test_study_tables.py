@@ -1,4 +1,4 @@
-"""The agents' and the offline study's results blocks, rendered from hand-made summaries."""
+"""The agents', the offline study's and the error budget's results blocks, rendered from hand-made tables."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from rlstudy.report.cli.render_readme import markers, replace_block
-from rlstudy.report.study_tables import STUDY_TABLES, render_agents, render_offline
+from rlstudy.report.study_tables import STUDY_TABLES, render_agents, render_budget, render_offline
 
 ROOT = Path(__file__).resolve().parents[3]
 AGENTS = pd.DataFrame({"agent": ["dqn", "mpo"], "env": ["CartPole-v1", "Pendulum-v1"], "seed": [0, 1],
@@ -16,6 +16,12 @@ OFFLINE = pd.DataFrame({"env": ["CartPole-v1"] * 2, "seed": [0, 0], "learner": [
                         "iterations": [20000, 20000], "final_return": [295.71, 9.6], "final_std": [20.04, 0.5],
                         "best_return": [472.5, 19.0], "buffer_return": [182.51, 182.51],
                         "behavioural_return": [203.5, 203.5], "at_least_buffer": [True, False]})
+NAN = float("nan")
+BUDGET = pd.DataFrame({"task": ["control", "control"], "part": ["reach", "optimiser"], "estimator": ["any", "UR"],
+                       "setting": [NAN, "sgd"], "error_exact_normalised": [0.0123, 0.187],
+                       "error_exact_normalised_weighted": [0.011, 0.2], "converged": [True, NAN],
+                       "runs": [NAN, 40], "error_exact_normalised_min": [NAN, 0.05],
+                       "error_exact_normalised_max": [NAN, 0.851]})
 
 
 def test_the_agents_block_has_a_row_per_run_with_its_verdict():
@@ -35,12 +41,21 @@ def test_the_offline_block_has_a_row_per_learner_against_the_buffer():
     assert lines[-2] == "| CartPole-v1 | 0 | dqn | 20000 | 9.6 (0.5) | 19.0 | 182.5 | 203.5 | **no** |"
 
 
+def test_the_budget_block_has_a_row_per_part_with_the_runs_spread():
+    start, end = markers("budget-results")
+    lines = render_budget(BUDGET, "abc1234", start, end).splitlines()
+    assert lines[-3] == "| control | reach | any |  | 0.012 | 0.011 | yes |"
+    assert lines[-2] == "| control | optimiser | UR | sgd | 0.187 [0.050, 0.851] | 0.200 | 40 runs |"
+    unweighted = render_budget(BUDGET.drop(columns="error_exact_normalised_weighted"), "c", start, end)
+    assert "weighted" not in unweighted and "| 0.187 [0.050, 0.851] | 40 runs |" in unweighted
+
+
 @pytest.mark.parametrize("study", STUDY_TABLES, ids=lambda study: study.marker)
 def test_each_page_holds_its_markers_once_and_the_renderer_reads_only_declared_columns(study):
     start, end = markers(study.marker)
     page = (ROOT / study.page).read_text()
     assert page.count(start) == 1 and page.count(end) == 1
-    table = {"agents-results": AGENTS, "offline-results": OFFLINE}[study.marker]
+    table = {"agents-results": AGENTS, "offline-results": OFFLINE, "budget-results": BUDGET}[study.marker]
     declared = [*study.columns, *study.finite]
     block = study.render(table[declared], "c", start, end)  # a column it did not declare would raise here
     assert replace_block(page, block, study.page, start, end).count(block) == 1

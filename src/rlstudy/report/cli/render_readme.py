@@ -309,8 +309,10 @@ def main() -> None:
         check_paper_scale(path, args.allow_any_results, study)
         table = load_csv(path, study.what, columns=study.columns, finite=study.finite)
         start, end = markers(study.marker)
-        pages[page] = replace_block_in(Path(page), study.render(table, commit_of(path, args.allow_any_results),
-                                                                start, end), start, end)
+        block = study.render(table, commit_of(path, args.allow_any_results), start, end)
+        # a page may hold several blocks (the budget's is on the study page): replace in what is already rendered
+        pages[page] = (replace_block(pages[page], block, Path(page), start, end) if page in pages
+                       else replace_block_in(Path(page), block, start, end))
     for path, content in pages.items():  # every block checked before any page is written
         write_artefact(Path(path), content.encode(), None)
     print(f"wrote {len(claims)} verdicts into {args.readme}, {len(stats)} result rows and the "
