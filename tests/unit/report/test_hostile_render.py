@@ -73,7 +73,7 @@ def published_results(folder: Path, commit: str = HEAD, epochs: int | None = Non
 
 
 def study_tables(folder: Path, commit: str) -> dict:
-    """The agents', the offline and the budget's tables, each from one run of config.yaml's scale, and their pages.
+    """The agents', the offline and the budget's tables, each from one run of config.yaml's scale, and their pages."""
     run = folder / "agents" / "dqn" / "seed0" / "evaluation.csv"
     save_csv(run, pd.DataFrame({"x": [1]}), {"parameters": {"agent": "dqn", "params": CONFIG["dqn"]["params"]}})
     agents = pd.DataFrame({"agent": ["dqn"], "env": ["CartPole-v1"], "seed": [0], "episodes": [9], "steps": [99],
