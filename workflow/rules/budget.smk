@@ -111,16 +111,11 @@ rule budget_table:
     input:
         parts=budget_parts(),
         summary="results/summary.csv",
-        exact=[exact_of("ours", task) for task in config["tasks"]],
-        weights=[path for task in config["tasks"] for path in budget_weights(task)],
-        # the runs' networks: the weighted metric is computed from them
-        networks=[f"{d}/q.pt" for d in dataset_run_dirs("ours")] if BUDGET["weights"] != "uniform" else [],
         code=sources("bellman.cli.summarise_budget"),
     output:
         report("results/budget/budget.csv", caption="../report/budget_table.rst", category="4. Tables"),
     params:
-        exact=[f"{task}={exact_of('ours', task)}" for task in config["tasks"]],
-        weights=[f"{task}={path}" for task in config["tasks"] for path in budget_weights(task)],
+        tasks=config["tasks"],
     log:
         "logs/budget/budget.log",
     threads: 1
@@ -131,7 +126,7 @@ rule budget_table:
         ENV
     shell:
         "python -m rlstudy.bellman.cli.summarise_budget --parts {input.parts:q} --summary {input.summary:q}"
-        " --exact {params.exact:q} --weights {params.weights:q} --out {output:q} > {log:q} 2>&1"
+        " --tasks {params.tasks:q} --out {output:q} > {log:q} 2>&1"
 
 
 use rule figure_template as budget_figure with:

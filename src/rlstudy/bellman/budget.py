@@ -45,10 +45,11 @@ from rlstudy.core.errors import InputError
 
 from . import exact
 from .estimators import ESTIMATORS
-from .metrics import GRID_POINTS, centred_error, centred_norm, q_on_grid
+from .metrics import GRID_POINTS, exact_scores
 from .qnet import forward
 from .residuals import POLICY_OF_TASK, TASKS
 from .sde import ACTIONS, Problem, prob_plus, reward
+from .stationary import load_density
 
 PARTS = ("reach", "population", "finite_data", "optimiser")
 UR_ACTIONS = ("recorded", "policy")
@@ -84,17 +85,6 @@ def target_probs_of(task: str, s: np.ndarray) -> torch.Tensor | None:
 # -- weights over the circle -------------------------------------------------------------------------
 
 
-def check_weights(weights: np.ndarray, where: str) -> np.ndarray:
-    """A density over the states of a periodic grid: 1-d, finite, non-negative, with a positive sum."""
-    weights = np.asarray(weights)
-    if weights.ndim != 1 or len(weights) < 2 or not np.issubdtype(weights.dtype, np.floating):
-        raise InputError(f"{where}: expected a 1-d float array of weights over a grid of the circle, "
-                         f"got {weights.dtype} of shape {weights.shape}")
-    if not np.isfinite(weights).all() or (weights < 0).any() or not weights.sum() > 0:
-        raise InputError(f"{where}: weights must be finite and non-negative with a positive sum")
-    return weights.astype(np.float64)
-
-
 def weights_on(weights: np.ndarray | None, n: int) -> np.ndarray:
     """Weights summing to 1 on grid(n): uniform when None; a density on grid(m) is read at the
     points of grid(n) (every (m/n)-th value when n divides m, else periodic linear interpolation)."""
@@ -113,30 +103,16 @@ def weights_on(weights: np.ndarray | None, n: int) -> np.ndarray:
 # -- the study's metric, uniform and weighted ---------------------------------------------------------
 
 
-def weighted_centred_error(q: np.ndarray, q_ref: np.ndarray, weights: np.ndarray) -> float:
-    """sqrt(2*pi * sum_i w_i sum_a (D_ia - m_a)^2), D = q - q_ref, m_a = sum_i w_i D_ia, weights summing
-    to 1: metrics.centred_error when the weights are uniform."""
-    diff = np.asarray(q, dtype=np.float64) - np.asarray(q_ref, dtype=np.float64)
-    centred = diff - (weights[:, None] * diff).sum(axis=0, keepdims=True)
-    return math.sqrt(2 * math.pi * float((weights[:, None] * centred ** 2).sum()))
-
-
 def scores(theta: torch.Tensor, exact_q: np.ndarray, weights: np.ndarray | None) -> dict[str, float]:
-    """A float32 network measured against the exact Q (its whole grid) as summarise measures a run:
-    the centred error over the exact Q's own norm on the metric's grid (error_exact_normalised), and
-    with weights the same under the weighted metric (error_exact_normalised_weighted)."""
-    reference = exact_q[:: len(exact_q) // GRID_POINTS]
-    q = q_on_grid(theta.detach().to(torch.float32).cpu()).to(torch.float64)
-    ref = torch.from_numpy(reference)
-    result = {"error_exact_normalised": centred_error(q, ref) / centred_norm(ref)}
-    if weights is not None:
-        w = weights_on(weights, GRID_POINTS)
-        result["error_exact_normalised_weighted"] = (weighted_centred_error(q.numpy(), reference, w)
-                                                     / weighted_centred_error(np.zeros_like(reference), reference, w))
-    for name, value in result.items():
-        if not math.isfinite(value):
-            raise FloatingPointError(f"{name} is {value}: the network's Q is not finite")
-    return result
+    """A network measured against the exact Q as summarise measures a run (metrics.exact_scores, on the
+    saved float32 network): error_exact_normalised, and with weights error_exact_weighted_normalised."""
+    density = None if weights is None else weights_on(weights, GRID_POINTS)  # its scale cancels in the ratio
+    measured = exact_scores(theta.detach().to(torch.float32).cpu(), exact_q, None, density)
+    names = ["error_exact_normalised", *(["error_exact_weighted_normalised"] if weights is not None else [])]
+    for name in names:
+        if not math.isfinite(measured[name]):
+            raise FloatingPointError(f"{name} is {measured[name]}: the network's Q is not finite")
+    return {name: measured[name] for name in names}
 
 
 # -- deterministic full-batch minimisation -----------------------------------------------------------
@@ -434,12 +410,16 @@ class _Slice(SampledResidual):
 
 
 def load_weights(path) -> np.ndarray | None:
-    """The optional --weights array (None: uniform), checked."""
+    """The optional --weights density (None: uniform), checked as every stationary density is."""
     if path is None:
         return None
-    from rlstudy.core.io import load_npy
-
-    return check_weights(load_npy(path, "weights over the states"), f"{path} (--weights)")
+    try:
+        weights = load_density(path, None)
+    except InputError as err:
+        raise InputError(f"--weights: {err}") from err
+    if not weights.sum() > 0:
+        raise InputError(f"--weights: {path}: the weights vanish everywhere")
+    return weights.astype(np.float64)
 
 
 def part_table(keys: dict, fit: Fit, exact_q: np.ndarray, weights: np.ndarray | None, extra: dict | None = None):

@@ -56,7 +56,7 @@ def render_budget(budget: pd.DataFrame, commit: str, start: str, end: str) -> st
     """One row per task, part, estimator and optimiser setting, in the table's order (reach, population,
     finite data, the runs): the distance to the exact Q each part's own fit reached, weighted by where the
     data are when the table has that column, and whether the fit had stopped moving."""
-    weighted = "error_exact_normalised_weighted" in budget.columns
+    weighted = "error_exact_weighted_normalised" in budget.columns
     lines = [start, _note("results/budget/budget.csv", commit,
                           "each part of the distance to the exact Q measured by its own fit (docs above); the "
                           "runs' rows are the median over seeds, with the min and max."), "",
@@ -70,7 +70,7 @@ def render_budget(budget: pd.DataFrame, commit: str, start: str, end: str) -> st
             stopped = f"{int(row.runs)} runs"
         else:
             stopped = "yes" if bool(row.converged) else "**no**"
-        extra = f"| {row.error_exact_normalised_weighted:.3f} " if weighted else ""
+        extra = f"| {row.error_exact_weighted_normalised:.3f} " if weighted else ""
         setting = row.setting if isinstance(row.setting, str) else ""  # the fitted parts have none (NaN in a CSV)
         lines.append(f"| {text(row.task)} | {text(row.part)} | {text(row.estimator)} | {text(setting)} "
                      f"| {distance} {extra}| {stopped} |")

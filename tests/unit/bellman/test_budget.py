@@ -110,19 +110,23 @@ def test_on_control_bff_matched_is_ur():
     assert float(matched.loss(theta)) == pytest.approx(float(ur.loss(theta)), rel=1e-10)
 
 
-def test_weights_are_read_at_the_grid_and_checked():
+def test_weights_are_read_at_the_grid_and_checked(tmp_path):
     np.testing.assert_allclose(budget.weights_on(None, 4), 0.25)
     np.testing.assert_allclose(budget.weights_on(np.arange(8.0) + 1, 4), np.array([1, 3, 5, 7]) / 16)
-    with pytest.raises(budget.InputError, match="non-negative"):
-        budget.check_weights(np.array([1.0, -1.0, 2.0]), "w")
-    with pytest.raises(budget.InputError, match="finite"):
-        budget.check_weights(np.array([1.0, np.nan]), "w")
-    uniform = np.full(100, 0.01)
-    rng = np.random.default_rng(0)
-    q, ref = rng.normal(size=(100, 2)), rng.normal(size=(100, 2))
-    from rlstudy.bellman.metrics import centred_error
-    assert budget.weighted_centred_error(q, ref, uniform) == pytest.approx(
-        centred_error(torch.from_numpy(q), torch.from_numpy(ref)), rel=1e-12)
+    for bad, message in ((np.array([1.0, -1.0, 2.0]), "negative"), (np.array([1.0, np.nan]), "NaN"),
+                         (np.zeros(4), "vanish")):
+        np.save(tmp_path / "w.npy", bad)
+        with pytest.raises(budget.InputError, match=message):
+            budget.load_weights(tmp_path / "w.npy")
+
+
+def test_uniform_weights_score_as_the_unweighted_metric():
+    """The weighted metric with equal weights is the notebook's (per-action centred) metric."""
+    theta = init_params(1, torch.Generator().manual_seed(4))[0]
+    exact_q = np.random.default_rng(0).normal(size=(400, 2))
+    measured = budget.scores(theta, exact_q, np.ones(400))
+    assert measured["error_exact_weighted_normalised"] == pytest.approx(measured["error_exact_normalised"], rel=1e-12)
+    assert list(budget.scores(theta, exact_q, None)) == ["error_exact_normalised"]
 
 
 def test_the_sampled_residual_interpolates_to_the_direct_loss():

@@ -19,7 +19,7 @@ OFFLINE = pd.DataFrame({"env": ["CartPole-v1"] * 2, "seed": [0, 0], "learner": [
 NAN = float("nan")
 BUDGET = pd.DataFrame({"task": ["control", "control"], "part": ["reach", "optimiser"], "estimator": ["any", "UR"],
                        "setting": [NAN, "sgd"], "error_exact_normalised": [0.0123, 0.187],
-                       "error_exact_normalised_weighted": [0.011, 0.2], "converged": [True, NAN],
+                       "error_exact_weighted_normalised": [0.011, 0.2], "converged": [True, NAN],
                        "runs": [NAN, 40], "error_exact_normalised_min": [NAN, 0.05],
                        "error_exact_normalised_max": [NAN, 0.851]})
 
@@ -46,7 +46,7 @@ def test_the_budget_block_has_a_row_per_part_with_the_runs_spread():
     lines = render_budget(BUDGET, "abc1234", start, end).splitlines()
     assert lines[-3] == "| control | reach | any |  | 0.012 | 0.011 | yes |"
     assert lines[-2] == "| control | optimiser | UR | sgd | 0.187 [0.050, 0.851] | 0.200 | 40 runs |"
-    unweighted = render_budget(BUDGET.drop(columns="error_exact_normalised_weighted"), "c", start, end)
+    unweighted = render_budget(BUDGET.drop(columns="error_exact_weighted_normalised"), "c", start, end)
     assert "weighted" not in unweighted and "| 0.187 [0.050, 0.851] | 40 runs |" in unweighted
 
 

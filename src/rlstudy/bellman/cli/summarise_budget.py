@@ -9,55 +9,35 @@ estimator (column `estimator`), each measured by its own experiment:
                  min and max, and the median of final_rel_error_exact (e_k/e_0)
 
 error_exact_normalised is the centred error against the exact Q over the exact Q's own norm (0: exact,
-1: as far off as a flat Q), as summarise measures every run; with --weights (task=path.npy) also
-error_exact_normalised_weighted, the same metric with the states weighted (for the runs, from each
-run's q.pt). ds_population_error_exact_normalised repeats the task's DS population error on every row
+1: as far off as a flat Q), as summarise measures every run; when the parts were fitted with weights,
+also error_exact_weighted_normalised, the same metric with the states weighted by the stationary
+density (for the runs, summary.csv's final_error_exact_weighted_normalised). ds_population_error_exact_normalised repeats the task's DS population error on every row
 of the task, so that a claim can compare a row with it.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from rlstudy.bellman.budget import load_weights, scores
-from rlstudy.bellman.exact import load_exact
-from rlstudy.bellman.qnet import load_network
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import ensure_writable_paths, load_csv, provenance, save_csv
 
 PART_COLUMNS = ("task", "estimator", "part", "error_exact_normalised", "final_loss", "iterations", "converged")
 ERROR = "error_exact_normalised"
-WEIGHTED = "error_exact_normalised_weighted"
+WEIGHTED = "error_exact_weighted_normalised"
 
 
-def pairs(values: list[str] | None, option: str) -> dict[str, str]:
-    result = {}
-    for pair in values or []:
-        task, sep, path = pair.partition("=")
-        if not sep or not task or not path:
-            raise InputError(f"{option}: expected task=path, got {pair!r}")
-        result[task] = path
-    return result
-
-
-def optimiser_rows(summary: pd.DataFrame, tasks: list[str], runs_root: str, exact: dict, weights: dict) -> pd.DataFrame:
-    ours = summary[(summary["dataset"] == "ours") & summary["task"].isin(tasks)].copy()
-    if weights:
-        weighted = []
-        for row in ours.itertuples():
-            folder = Path(runs_root) / "ours" / row.task / row.setting / row.estimator / f"seed{row.seed}"
-            theta = load_network(folder / "q.pt", "a run's network")
-            weighted.append(scores(theta, exact[row.task], weights[row.task])[WEIGHTED])
-        ours[WEIGHTED] = weighted
+def optimiser_rows(summary: pd.DataFrame, tasks: list[str], weighted: bool) -> pd.DataFrame:
+    """The runs on our data, one row per task, estimator and setting: medians over seeds (summarise
+    measured every run, weighted by the same stationary density as the parts' fits)."""
+    ours = summary[(summary["dataset"] == "ours") & summary["task"].isin(tasks)]
     agg = {ERROR: ("final_error_exact_normalised", "median"), f"{ERROR}_min": ("final_error_exact_normalised", "min"),
            f"{ERROR}_max": ("final_error_exact_normalised", "max"),
            "final_rel_error_exact": ("final_rel_error_exact", "median"), "runs": ("seed", "count")}
-    if weights:
-        agg[WEIGHTED] = (WEIGHTED, "median")
+    if weighted:
+        agg[WEIGHTED] = (f"final_{WEIGHTED}", "median")
     rows = ours.groupby(["task", "estimator", "setting"], sort=True).agg(**agg).reset_index()
     rows["part"] = "optimiser"
     return rows
@@ -67,27 +47,23 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--parts", nargs="+", required=True, help="error.csv of every fitted part (reach, population, finite_data)")
     p.add_argument("--summary", required=True, help="results/summary.csv (the runs' final errors)")
-    p.add_argument("--exact", nargs="+", required=True, help="task=q_exact.npy of each task")
-    p.add_argument("--weights", nargs="*", default=[], help="task=weights.npy of each task (weighted metric)")
-    p.add_argument("--runs-root", default="results/runs", help="the run folders (their q.pt, for the weighted metric)")
+    p.add_argument("--tasks", nargs="+", required=True, help="the tasks of the budget")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     ensure_writable_paths(args.out)
-    exact = {task: load_exact(path, None) for task, path in pairs(args.exact, "--exact").items()}
-    weights = {task: load_weights(path) for task, path in pairs(args.weights, "--weights").items()}
-    if weights and set(weights) != set(exact):
-        raise InputError(f"--weights: give weights for every task of --exact ({sorted(exact)}), or none; "
-                         f"got {sorted(weights)}")
+    tasks = sorted(args.tasks)
     parts = pd.concat([load_csv(path, "a budget part's error", columns=PART_COLUMNS, finite=(ERROR, "final_loss"))
                        for path in args.parts], ignore_index=True)
-    if weights and WEIGHTED not in parts.columns:
-        raise InputError(f"--weights given, but the parts carry no {WEIGHTED}: rerun them with their weights")
-    unknown = sorted(set(parts["task"]) - set(exact))
+    weighted = WEIGHTED in parts.columns
+    if weighted and parts[WEIGHTED].isna().any():
+        raise InputError(f"--parts: some parts carry {WEIGHTED} and some do not; rerun them with one weighting")
+    unknown = sorted(set(parts["task"]) - set(tasks))
     if unknown:
-        raise InputError(f"--parts: tasks {unknown} have no --exact")
+        raise InputError(f"--parts: tasks {unknown} are not among --tasks {tasks}")
     summary = load_csv(args.summary, "the runs' summary", columns=("dataset", "task", "setting", "estimator", "seed"),
-                       finite=("final_error_exact_normalised", "final_rel_error_exact"))
-    optimisers = optimiser_rows(summary, sorted(exact), args.runs_root, exact, weights)
+                       finite=("final_error_exact_normalised", "final_rel_error_exact",
+                               *([f"final_{WEIGHTED}"] if weighted else [])))
+    optimisers = optimiser_rows(summary, tasks, weighted)
     table = pd.concat([parts, optimisers], ignore_index=True)
     table["setting"] = table["setting"].fillna("") if "setting" in table else ""
     ds = parts[(parts["part"] == "population") & (parts["estimator"] == "DS")].set_index("task")[ERROR]
@@ -95,15 +71,13 @@ def main() -> None:
     order = {part: i for i, part in enumerate(("reach", "population", "finite_data", "optimiser"))}
     table = table.sort_values(["task", "part", "estimator", "setting"], key=lambda c: c.map(order) if c.name == "part"
                               else c, kind="stable").reset_index(drop=True)
-    first = ["task", "part", "estimator", "setting", ERROR, *([WEIGHTED] if weights else [])]
+    first = ["task", "part", "estimator", "setting", ERROR, *([WEIGHTED] if weighted else [])]
     table = table[first + [c for c in table.columns if c not in first]]
     if not np.isfinite(table[ERROR].to_numpy(dtype=float)).all():
         raise InputError("an error of the budget is not finite")
     print(table.to_string(index=False))
-    record = provenance({"tasks": sorted(exact), "weights": pairs(args.weights, "--weights") or "uniform"}, None,
-                        {**{f"part{i}": path for i, path in enumerate(args.parts)}, "summary": args.summary,
-                         **{f"exact_{t}": path for t, path in pairs(args.exact, "--exact").items()},
-                         **{f"weights_{t}": path for t, path in pairs(args.weights, "--weights").items()}})
+    record = provenance({"tasks": tasks, "weighted": weighted}, None,
+                        {**{f"part{i}": path for i, path in enumerate(args.parts)}, "summary": args.summary})
     save_csv(args.out, table, record)
 
 
