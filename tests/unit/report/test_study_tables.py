@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from rlstudy.report.cli.render_readme import markers, replace_block
-from rlstudy.report.study_tables import STUDY_TABLES, render_agents, render_budget, render_offline
+from rlstudy.report.study_tables import STUDY_TABLES, budget_reading, render_agents, render_budget, render_offline
 
 ROOT = Path(__file__).resolve().parents[3]
 AGENTS = pd.DataFrame({"agent": ["dqn", "mpo"], "env": ["CartPole-v1", "Pendulum-v1"], "seed": [0, 1],
@@ -44,10 +44,24 @@ def test_the_offline_block_has_a_row_per_learner_against_the_buffer():
 def test_the_budget_block_has_a_row_per_part_with_the_runs_spread():
     start, end = markers("budget-results")
     lines = render_budget(BUDGET, "abc1234", start, end).splitlines()
-    assert lines[-3] == "| control | reach | any |  | 0.012 | 0.011 | yes |"
-    assert lines[-2] == "| control | optimiser | UR | sgd | 0.187 [0.050, 0.851] | 0.200 | 40 runs |"
+    assert lines[0] == start and lines[-1] == end
+    assert "| control | reach | any |  | 0.012 | 0.011 | yes |" in lines
+    assert "| control | optimiser | UR | sgd | 0.187 [0.050, 0.851] | 0.200 | 40 runs |" in lines
     unweighted = render_budget(BUDGET.drop(columns="error_exact_weighted_normalised"), "c", start, end)
     assert "weighted" not in unweighted and "| 0.187 [0.050, 0.851] | 40 runs |" in unweighted
+
+
+def test_the_budget_reading_names_the_step_that_adds_most():
+    """reach 0.01 -> population 0.02 (x2) -> finite data 0.1 (x5, a fit still moving) -> runs 0.2 (x2)."""
+    rows = [("reach", "any", NAN, 0.01, True), ("population", "UR", NAN, 0.02, True),
+            ("finite_data", "UR", NAN, 0.1, False), ("optimiser", "UR", "sgd", 0.2, NAN),
+            ("optimiser", "DS", "sgd", 0.5, NAN)]  # DS was not fitted: no reading
+    table = pd.DataFrame([{"task": "control", "part": p, "estimator": e, "setting": s, "error_exact_normalised": d,
+                           "converged": c, "runs": 10, "error_exact_normalised_min": d, "error_exact_normalised_max": d}
+                          for p, e, s, d, c in rows])
+    reading = budget_reading(table)
+    assert reading[-1] == "| control | UR | sgd | 0.010 | x2 | **x5*** | x2 | 0.200 |"
+    assert not any("| DS |" in line for line in reading)
 
 
 @pytest.mark.parametrize("study", STUDY_TABLES, ids=lambda study: study.marker)
