@@ -13,7 +13,6 @@ from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.qnet import to_state_dict
 from rlstudy.bellman.residuals import TASKS
 from rlstudy.core.cli import build, integer_from, json_arg
-from rlstudy.core.errors import InputError
 from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 
 
@@ -29,8 +28,7 @@ def add_common(p: argparse.ArgumentParser, points_help: str) -> None:
 
 
 def fit_settings(values: dict, key: str) -> FitSettings:
-    settings = build(FitSettings, values, f"--fit (config '{key}')")
-    return settings
+    return build(FitSettings, values, f"--fit (config '{key}')")
 
 
 def load_inputs(args):
@@ -58,8 +56,3 @@ def write_part(args, keys: dict, fit, exact_q, weights, params: dict, seed, inpu
     save_tensors(out / "q.pt", to_state_dict(fit.theta.to(torch.float32)), record)
     save_csv(out / "error.csv", row, record)
     save_csv(out / "fit.csv", history, record)
-
-
-def require(condition: bool, message: str) -> None:
-    if not condition:
-        raise InputError(message)

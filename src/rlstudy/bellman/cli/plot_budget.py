@@ -32,6 +32,7 @@ def plot_budget(table, task: str):
     width = 0.8 / len(slots)
     fig, ax = plt.subplots(figsize=(1.6 + 1.6 * len(methods), 4.2))
     colours = plt.get_cmap("tab10")
+    labelled = set()  # one legend entry per slot, on its first bar
     for k, slot in enumerate(slots):
         x = np.arange(len(methods)) + (k - (len(slots) - 1) / 2) * width
         for i, method in enumerate(methods):
@@ -42,9 +43,8 @@ def plot_budget(table, task: str):
             if hit.empty:
                 continue
             row = hit.iloc[0]
-            label = (PARTS.get(slot) or f"{slot} (median of runs)") if i == next(
-                j for j, m in enumerate(methods) if not rows[(rows["estimator"] == m) & (
-                    (rows["part"] == slot) | (rows["setting"] == slot))].empty) else None
+            label = None if slot in labelled else PARTS.get(slot, f"{slot} (median of runs)")
+            labelled.add(slot)
             hatch = "//" if slot in PARTS and not bool(row["converged"]) else None
             ax.bar(x[i], row[ERROR], width, color=colours(k), hatch=hatch, label=label, edgecolor="black", linewidth=0.4)
             if slot not in PARTS:
