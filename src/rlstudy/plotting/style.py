@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from rlstudy.core.cli import integer_from  # noqa: E402
 from rlstudy.core.io import inputs_read, provenance, write_artefact  # noqa: E402
 
 
@@ -19,6 +20,8 @@ def palette(names) -> dict:
     new entry gets a colour of its own and the others keep theirs)."""
     names = list(names)
     return dict(zip(names, sns.color_palette("colorblind", len(names))))
+
+
 DATASET_NAMES = {"ours": "our trajectory", "authors": "the authors' trajectory"}  # for titles
 
 
@@ -30,6 +33,13 @@ def figure_record(**params) -> dict:
     """A figure's provenance: its command line, its parameters, and every file the process has read
     (core.io records them as it loads), each with its sha256."""
     return provenance(params, None, inputs_read())
+
+
+def add_output_options(p) -> None:
+    """A figure step's outputs, as save() writes them: --out-prefix, --formats, --dpi."""
+    p.add_argument("--out-prefix", required=True, help="written as <prefix>.<format> for each of --formats")
+    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
+    p.add_argument("--dpi", type=integer_from(1), default=150)
 
 
 def save(fig: plt.Figure, prefix: str | Path, formats=("png", "pdf"), dpi: int = 150) -> list[Path]:

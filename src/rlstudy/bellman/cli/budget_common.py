@@ -8,7 +8,8 @@ from pathlib import Path
 
 import torch
 
-from rlstudy.bellman.budget import FitSettings, load_weights, part_table
+from rlstudy.bellman.budget import UR_ACTIONS, FitSettings, load_weights, part_table
+from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.qnet import to_state_dict
 from rlstudy.bellman.residuals import TASKS
@@ -25,6 +26,14 @@ def add_common(p: argparse.ArgumentParser, points_help: str) -> None:
     p.add_argument("--weights", help="optional weights over a grid of the circle (.npy, 1-d): the states' "
                                      "stationary density; uniform when absent")
     p.add_argument("--out-dir", required=True)
+
+
+def add_residual_options(p: argparse.ArgumentParser) -> None:
+    """The options of the steps that minimise a residual (population, finite data)."""
+    p.add_argument("--estimator", choices=ESTIMATORS, required=True)
+    p.add_argument("--problem", type=json_arg, required=True, help="JSON of config 'problem' (dynamics, gamma)")
+    p.add_argument("--ur-action", choices=UR_ACTIONS, default="recorded", help="UR's second next state's action")
+    p.add_argument("--start", required=True, help="the network the fit starts from (the reach fit's q.pt)")
 
 
 def fit_settings(values: dict, key: str) -> FitSettings:

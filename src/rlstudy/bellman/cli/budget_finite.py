@@ -9,14 +9,13 @@ Writes q.pt, error.csv (one row) and fit.csv (the loss per chunk of iterations).
 
 from __future__ import annotations
 
-from rlstudy.bellman.budget import UR_ACTIONS, SampledResidual, minimise
-from rlstudy.bellman.cli.budget_common import add_common, fit_settings, inputs_of, load_inputs, write_part
+from rlstudy.bellman.budget import SampledResidual, minimise
+from rlstudy.bellman.cli import budget_common as common
 from rlstudy.bellman.datasets import load_trajectory, trajectory_paths
-from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.qnet import load_network
 from rlstudy.bellman.sde import Problem
 from rlstudy.core import seeding
-from rlstudy.core.cli import integer_from, json_arg, parser, run, setup_torch
+from rlstudy.core.cli import integer_from, parser, run, setup_torch
 from rlstudy.core.errors import PipelineError
 
 
@@ -25,20 +24,17 @@ INTERPOLATION_TOLERANCE = 1e-4  # of mean(j^2)/2
 
 def main() -> None:
     p = parser(__doc__)
-    add_common(p, "grid the network is evaluated on and interpolated from")
-    p.add_argument("--estimator", choices=ESTIMATORS, required=True)
-    p.add_argument("--problem", type=json_arg, required=True, help="JSON of config 'problem' (dynamics, gamma)")
-    p.add_argument("--ur-action", choices=UR_ACTIONS, default="recorded", help="UR's second next state's action")
+    common.add_common(p, "grid the network is evaluated on and interpolated from")
+    common.add_residual_options(p)
     p.add_argument("--trajectory", required=True, help="folder of the short trajectory")
     p.add_argument("--max-transitions", type=integer_from(0), default=0,
                    help="transitions used, evenly spaced (0: every one)")
-    p.add_argument("--start", required=True, help="the network the fit starts from (the reach fit's q.pt)")
     p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     args = p.parse_args()
     setup_torch("cpu")
-    settings = fit_settings(args.fit, "budget.finite_fit")
+    settings = common.fit_settings(args.fit, "budget.finite_fit")
     problem = Problem.from_config(args.problem)
-    exact_q, weights = load_inputs(args)
+    exact_q, weights = common.load_inputs(args)
     data = load_trajectory(args.trajectory, problem.dynamics)
     start = load_network(args.start, "the start network")
     rng = seeding.numpy_rng(args.seed, "sampling", "budget", args.task, args.estimator)
@@ -55,8 +51,8 @@ def main() -> None:
     keys = {"task": args.task, "estimator": args.estimator, "part": "finite_data"}
     params = {"points": args.points, "fit": args.fit, "ur_action": args.ur_action, "gamma": problem.gamma,
               "dynamics": args.problem["dynamics"], "max_transitions": args.max_transitions}
-    write_part(args, keys, fit, exact_q, weights, params, args.seed,
-               inputs_of(args, start=args.start, **trajectory_paths(args.trajectory)),
+    common.write_part(args, keys, fit, exact_q, weights, params, args.seed,
+               common.inputs_of(args, start=args.start, **trajectory_paths(args.trajectory)),
                extra={"transitions": objective.transitions, "loss_direct": direct})
 
 

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from rlstudy.bellman.residuals import TASKS  # noqa: E402
-from rlstudy.core.cli import integer_from, parser, run  # noqa: E402
+from rlstudy.core.cli import parser, run  # noqa: E402
 from rlstudy.core.errors import InputError  # noqa: E402
 from rlstudy.core.io import load_csv  # noqa: E402
 from rlstudy.plotting import style  # noqa: E402
@@ -64,9 +64,7 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--table", required=True, help="results/budget/budget.csv")
     p.add_argument("--task", choices=TASKS, required=True)
-    p.add_argument("--out-prefix", required=True)
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=integer_from(1), default=150)
+    style.add_output_options(p)
     args = p.parse_args()
     table = load_csv(args.table, "the error budget", columns=("task", "part", "estimator", "setting", ERROR),
                      finite=(ERROR,))

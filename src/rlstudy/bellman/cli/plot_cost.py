@@ -9,7 +9,7 @@ import pandas as pd
 
 from rlstudy.bellman.error_curves import load_error_curves, load_wall_time
 from rlstudy.bellman.figures.cost import AXES, plot_cost_figure
-from rlstudy.core.cli import integer_from, parser, run
+from rlstudy.core.cli import parser, run
 from rlstudy.plotting import style
 
 
@@ -18,9 +18,7 @@ def main() -> None:
     p.add_argument("--cost", choices=sorted(AXES), required=True)
     p.add_argument("--runs", nargs="+", required=True, help="run folders with errors.csv (and wall_time.csv)")
     p.add_argument("--optimizers", nargs="+", required=True, help="the optimisers whose settings made the runs")
-    p.add_argument("--out-prefix", required=True)
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=integer_from(1), default=150)
+    style.add_output_options(p)
     args = p.parse_args()
     curves = load_error_curves([Path(folder) / "errors.csv" for folder in args.runs])
     if args.cost == "seconds":

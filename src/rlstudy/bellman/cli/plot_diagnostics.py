@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rlstudy.bellman.optimizers import OPTIMIZERS
 from rlstudy.bellman.residuals import TASKS
-from rlstudy.core.cli import finite_float, integer_from, parser, run
+from rlstudy.core.cli import finite_float, parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
 from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, diagnostics_figure
@@ -21,9 +21,7 @@ def main() -> None:
     p.add_argument("--setting", required=True, help="the setting's name (sgd, cbo, cbo-adaptive, ...)")
     p.add_argument("--runs", nargs="+", required=True, help="run folders, each with errors.csv and diagnostics.csv")
     p.add_argument("--converged-below", type=finite_float, required=True, help="config 'summary.converged_below'")
-    p.add_argument("--out-prefix", required=True)
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=integer_from(1), default=150)
+    style.add_output_options(p)
     args = p.parse_args()
     runs = []
     for folder in map(Path, args.runs):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rlstudy.bellman.figures.fourier import plot_fourier_error_figure
 from rlstudy.bellman.residuals import TASKS
-from rlstudy.core.cli import integer_from, parser, run
+from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
@@ -19,9 +19,7 @@ def main() -> None:
     p.add_argument("--table", required=True, help="results/fourier_error.csv")
     p.add_argument("--dataset", required=True)
     p.add_argument("--task", choices=TASKS, required=True)
-    p.add_argument("--out-prefix", required=True)
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=integer_from(1), default=150)
+    style.add_output_options(p)
     args = p.parse_args()
     table = load_csv(args.table, "errors by Fourier mode", columns=COLUMNS,
                      finite=["error_normalised", "bellman_contraction"])

@@ -20,7 +20,7 @@ from rlstudy.bellman.qnet import load_network
 from rlstudy.bellman.residuals import TASKS
 from rlstudy.bellman.sde import Dynamics
 from rlstudy.bellman.stationary import load_density
-from rlstudy.core.cli import build, finite_float, integer_from, json_arg, parser, run
+from rlstudy.core.cli import build, finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.plotting import style
 
@@ -40,9 +40,7 @@ def main() -> None:
     p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics the exact Q was solved for")
     p.add_argument("--runs", nargs="+", required=True, help="run folders, each with q.pt and errors.csv")
     p.add_argument("--converged-below", type=finite_float, default=0.5)
-    p.add_argument("--out-prefix", required=True)
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=integer_from(1), default=150)
+    style.add_output_options(p)
     args = p.parse_args()
     folders = sorted(args.runs)
     curves, networks = load_error_curves([Path(folder) / "errors.csv" for folder in folders]), defaultdict(list)

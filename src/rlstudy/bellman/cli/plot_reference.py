@@ -12,7 +12,7 @@ from rlstudy.bellman.error_curves import load_error_curves
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.figures.reference import plot_reference_figure
 from rlstudy.bellman.metrics import GRID_POINTS, centred_norm
-from rlstudy.core.cli import integer_from, parser, run
+from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
@@ -35,9 +35,7 @@ def main() -> None:
     p.add_argument("--runs", nargs="+", required=True, help="SGD run folders with errors.csv")
     p.add_argument("--exact", nargs="+", required=True, help="task=q_exact.npy of each task")
     p.add_argument("--note", default="", help="how Q* was made, for the title")
-    p.add_argument("--out-prefix", required=True)
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=integer_from(1), default=150)
+    style.add_output_options(p)
     args = p.parse_args()
     norms = exact_norms(args.exact)
     references = pd.concat([load_csv(path, "Q*'s training curve", columns=["task", "iteration"],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rlstudy.bellman.figures.sweep import plot_sweep_figure
-from rlstudy.core.cli import finite_float, integer_from, parser, run
+from rlstudy.core.cli import finite_float, parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style
 
@@ -12,9 +12,7 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--table", required=True, help="results/sweep/cbo_sweep.csv")
     p.add_argument("--converged-below", type=finite_float, required=True)
-    p.add_argument("--out-prefix", required=True)
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=integer_from(1), default=150)
+    style.add_output_options(p)
     args = p.parse_args()
     table = load_csv(args.table, "sweep table", columns=["grid", "x", "x_value", "y", "y_value", "task", "estimator",
                                                          "seed", "iterations", "final_rel_error", "diverged"])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from rlstudy.core.cli import integer_from, parser, run
+from rlstudy.core.cli import parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.offline.evaluation import load_evaluations, load_performance
 from rlstudy.offline.learners import DIAGNOSED, LEARNERS
@@ -41,9 +41,7 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--env", required=True)
     p.add_argument("--runs", nargs="+", required=True, help="run folders results/offline/{env}/seed{seed}")
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=integer_from(1), default=150)
-    p.add_argument("--out-prefix", required=True)
+    style.add_output_options(p)
     p.add_argument("--diagnostics-prefix", required=True,
                    help="each learner's diagnostics figure is <prefix>_<learner>_diagnostics.<fmt>")
     args = p.parse_args()
