@@ -46,7 +46,7 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     names += [f"{d}/{kind}" for d in DATASETS
               for kind in [*(f"trajectory_{t}" for t in config["tasks"]), *(f"fourier_error_{t}" for t in config["tasks"]),
                            "cost_evaluations", "cost_seconds"]]
-    names += ["ours/cbo_sweep", "ours/reference_error"]
+    names += ["ours/cbo_sweep", "ours/reference_error", *(f"ours/budget_{t}" for t in config["tasks"])]
     for name in names:
         for fmt in ("png", "pdf"):
             assert (workdir / "figures" / f"{name}.{fmt}").stat().st_size > 10_000, name
@@ -98,6 +98,12 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     assert len(sweep) == n_points * len(smoke["cbo_sweep"].get("seeds", config["cbo_sweep"]["seeds"]))
     cost = pd.read_csv(workdir / "results" / "cost.csv")
     assert len(cost) == len(summary) and (cost["evaluations_to_bound_exact"] > 0).all()
+    budget = pd.read_csv(workdir / "results" / "budget" / "budget.csv")
+    fitted = budget[budget["part"] != "optimiser"]  # per task: the reach, and each estimator's two minimisers
+    assert len(fitted) == len(config["tasks"]) * (1 + 2 * len(config["budget"]["estimators"]))
+    runs = budget[budget["part"] == "optimiser"]
+    assert len(runs) == len(summary[summary["dataset"] == "ours"].groupby(["task", "setting", "estimator"]))
+    assert np.isfinite(budget[["error_exact_normalised", "error_exact_weighted_normalised"]]).all().all()
 
 
 def one_output_per_rule(workdir: Path) -> dict[str, Path]:
