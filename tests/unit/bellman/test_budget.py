@@ -15,6 +15,9 @@ from bellman_fixtures import dynamics as shipped_dynamics
 
 GAMMA = 0.9
 POINTS = 64
+# One torch thread, as the budget's rules run: the fits are many small products, and two threads
+# fighting other work for two cores made the regression test take minutes instead of seconds.
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def problem(reward_of="current"):
