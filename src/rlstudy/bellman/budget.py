@@ -53,6 +53,7 @@ from .stationary import load_density
 
 PARTS = ("reach", "population", "finite_data", "optimiser")
 UR_ACTIONS = ("recorded", "policy")
+POPULATION_ESTIMATORS = ("DS", "UR", "BFF", "BFF-matched")  # those whose expectation terms() writes out
 
 
 # -- the grid and its network ------------------------------------------------------------------------
@@ -223,8 +224,9 @@ class PopulationResidual:
                  ur_action: str = "recorded"):
         if task not in TASKS:
             raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-        if estimator not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}")
+        if estimator not in POPULATION_ESTIMATORS:  # terms() writes out each one's expectation
+            raise ValueError(f"the population residual is written out for {POPULATION_ESTIMATORS} only, not "
+                             f"{estimator!r} (config budget.estimators)")
         if ur_action not in UR_ACTIONS:
             raise ValueError(f"ur_action must be one of {UR_ACTIONS}, got {ur_action!r}")
         self.task, self.estimator, self.ur_action = task, estimator, ur_action
@@ -319,7 +321,7 @@ class SampledResidual:
     its second next states drawn once (UR: from `rng`), as one deterministic function of theta.
 
     Q at the transitions' states is the network on grid(points) interpolated linearly (the network is
-    smooth: at 4096 points the interpolation moves Q by ~1e-6 of its size; `direct_loss` evaluates the
+    smooth: at 4096 points the interpolation error is O(h^2); `direct_loss` evaluates the
     network at every state itself, to check it). States s, s' and s^ of m transitions make ~3m
     evaluations per step otherwise."""
 

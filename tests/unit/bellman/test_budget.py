@@ -174,3 +174,9 @@ def test_the_population_step_refuses_bad_weights(tmp_path):
                              "--out-dir", str(tmp_path / "out")], capture_output=True, text=True)
     assert result.returncode == 2
     assert "--weights" in result.stderr
+
+
+def test_an_estimator_without_written_out_terms_is_refused():
+    """A newly registered estimator must not fall into another's branch of terms()."""
+    with pytest.raises(ValueError, match="config budget.estimators"):
+        budget.PopulationResidual("control", "TOY", problem(), POINTS)
