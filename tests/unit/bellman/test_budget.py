@@ -1,6 +1,7 @@
 """The error budget (bellman/budget.py): the regression recovers a network of the class, the population
 residual matches hand-computed values, DS exceeds UR by the variance term, and the steps refuse bad input."""
 
+import dataclasses
 import subprocess
 import sys
 
@@ -176,7 +177,17 @@ def test_the_population_step_refuses_bad_weights(tmp_path):
     assert "--weights" in result.stderr
 
 
-def test_an_estimator_without_written_out_terms_is_refused():
-    """A newly registered estimator must not fall into another's branch of terms()."""
+def test_an_estimator_without_written_out_terms_is_refused(monkeypatch):
+    """A registered estimator without population terms is refused by name; one that brings its own
+    (here UR's, under another name) gets the budget without any edit of budget.py."""
+    from rlstudy.bellman import estimators
+    from rlstudy.bellman.estimators.ur import UR
     with pytest.raises(ValueError, match="config budget.estimators"):
         budget.PopulationResidual("control", "TOY", problem(), POINTS)
+    monkeypatch.setitem(estimators.ESTIMATORS, "TOY", dataclasses.replace(UR, name="TOY", population_terms=None))
+    with pytest.raises(ValueError, match="'TOY' \\(config budget.estimators\\)"):
+        budget.PopulationResidual("control", "TOY", problem(), POINTS)
+    monkeypatch.setitem(estimators.ESTIMATORS, "TOY", dataclasses.replace(UR, name="TOY"))
+    q = torch.rand(POINTS, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    toy = budget.PopulationResidual("control", "TOY", problem(), POINTS).loss_of_q(q)
+    assert float(toy) == float(budget.PopulationResidual("control", "UR", problem(), POINTS).loss_of_q(q))
