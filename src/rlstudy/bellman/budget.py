@@ -3,7 +3,9 @@
 Each part is measured by an experiment of its own, never obtained by subtracting two others:
 
     reach        the network fitted to the exact Q by regression on a grid (full batch, L-BFGS): how close
-                 the architecture gets to the truth at all
+                 the architecture gets to the truth at all, the grid's points weighted alike
+    reach_weighted  the same regression with the points weighted as the residual fits weigh them (where
+                 the data are): the reach in the metric those fits and the weighted error aim at
     population   the network minimising the Bellman residual *in expectation*: on a grid of states weighted
                  by the data's distribution, each action by the behaviour policy, with the exact transition
                  kernel (exact.StepOperator's Fourier multipliers); no sampling noise
@@ -51,7 +53,6 @@ from .qnet import forward
 from .sde import ACTIONS, POLICY_OF_TASK, TASKS, Problem, prob_plus, reward
 from .stationary import load_density
 
-PARTS = ("reach", "population", "finite_data", "optimiser")
 UR_ACTIONS = ("recorded", "policy")
 
 
@@ -207,14 +208,20 @@ def resample(values: np.ndarray, points: int) -> np.ndarray:
     return np.fft.irfft(resized, n=points, axis=0) * (points / n)
 
 
-def regression_loss(target: np.ndarray, points: int):
-    """Mean squared distance to a target Q (n, 2) on grid(n), at the points of grid(points) (resample)."""
+def regression_loss(target: np.ndarray, points: int, weights: np.ndarray | None = None):
+    """Mean squared distance to a target Q (n, 2) on grid(n), at the points of grid(points) (resample);
+    with weights (weights_on), the points' squares are weighted by them, each action alike."""
     values = torch.from_numpy(resample(target, points))
     feats = features64(exact.grid(points))
+    if weights is None:
+        def loss(theta):
+            return ((forward(theta, feats) - values) ** 2).mean()
+        return loss
+    point_weights = torch.from_numpy(weights_on(weights, points))[:, None] / values.shape[1]
 
-    def loss(theta):
-        return ((forward(theta, feats) - values) ** 2).mean()
-    return loss
+    def weighted_loss(theta):
+        return (point_weights * (forward(theta, feats) - values) ** 2).sum()
+    return weighted_loss
 
 
 # -- (b) the population residual -------------------------------------------------------------------------
