@@ -17,6 +17,7 @@ rule budget_reach:
         fit=as_json(BUDGET["fit"]),
         seed=config["seed"],
         weights=lambda w: budget_weights_args(w.task),
+        fit_weights=[],  # every point alike; budget_reach_weighted weighs them by --weights
         out_dir=lambda w, output: str(Path(output.error).parent),
     log:
         "logs/budget/{task}/reach.log",
@@ -31,7 +32,27 @@ rule budget_reach:
     shell:
         "python -m rlstudy.bellman.cli.budget_reach --task {wildcards.task:q} --exact {input.exact:q}"
         " --points {params.points:q} --fit {params.fit:q} --seed {params.seed:q} {params.weights:q}"
-        " --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        " {params.fit_weights:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
+
+
+# The reach where the data are: the same regression, its points weighted as the residual fits weigh
+# them (planned only when config budget.weights is not uniform: budget_parts).
+use rule budget_reach as budget_reach_weighted with:
+    output:
+        network=f"{BUDGET_DIR}/reach_weighted/q.pt",
+        error=f"{BUDGET_DIR}/reach_weighted/error.csv",
+        fit=f"{BUDGET_DIR}/reach_weighted/fit.csv",
+    params:
+        points=BUDGET["points"],
+        fit=as_json(BUDGET["fit"]),
+        seed=config["seed"],
+        weights=lambda w: budget_weights_args(w.task),
+        fit_weights=["--fit-weights"],
+        out_dir=lambda w, output: str(Path(output.error).parent),
+    log:
+        "logs/budget/{task}/reach_weighted.log",
+    benchmark:
+        "logs/budget/{task}/reach_weighted.benchmark.tsv"
 
 
 rule budget_population:

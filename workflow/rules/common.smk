@@ -258,9 +258,10 @@ def budget_weights_args(task):
 
 
 def budget_parts():
-    """Every fitted part's error.csv, of every task."""
+    """Every fitted part's error.csv, of every task (the weighted reach only when the fits are weighted)."""
+    reaches = ["reach"] if BUDGET["weights"] == "uniform" else ["reach", "reach_weighted"]
     return [f"results/budget/{task}/{part}/error.csv" for task in config["tasks"] for part in
-            ["reach", *[f"{kind}/{method}" for kind in ("population", "finite_data") for method in BUDGET["estimators"]]]]
+            [*reaches, *[f"{kind}/{method}" for kind in ("population", "finite_data") for method in BUDGET["estimators"]]]]
 
 
 def budget_outputs():

@@ -3,7 +3,9 @@
 Each part is measured by an experiment of its own, never obtained by subtracting two others:
 
     reach        the network fitted to the exact Q by regression on a grid (full batch, L-BFGS): how close
-                 the architecture gets to the truth at all
+                 the architecture gets to the truth at all, the grid's points weighted alike
+    reach_weighted  the same regression with the points weighted as the residual fits weigh them (where
+                 the data are): the reach in the metric those fits and the weighted error aim at
     population   the network minimising the Bellman residual *in expectation*: on a grid of states weighted
                  by the data's distribution, each action by the behaviour policy, with the exact transition
                  kernel (exact.StepOperator's Fourier multipliers); no sampling noise
@@ -11,7 +13,8 @@ Each part is measured by an experiment of its own, never obtained by subtracting
                  (full batch, L-BFGS): what the finite data add to the population minimiser
     optimiser    the study's final runs (results/summary.csv): what each optimiser leaves on top
 
-What each estimator's population objective is, per state s and action a, with
+What each estimator's population objective is (written out in its own module, Estimator.population_terms),
+per state s and action a, with
 target(s') = r(s) + gamma V(s') (reward_of current; r(s') + gamma V(s') for next),
 TQ(s, a) = E[target(s') | s, a] and the kernel of (s, a) written E_a:
 
@@ -44,16 +47,18 @@ import torch
 from rlstudy.core.errors import InputError
 
 from . import exact
-from .estimators import ESTIMATORS
+from .estimators import ESTIMATORS, GridResidual
 from .metrics import GRID_POINTS, exact_scores
 from .qnet import forward
-from .residuals import POLICY_OF_TASK, TASKS
-from .sde import ACTIONS, Problem, prob_plus, reward
+from .sde import ACTIONS, POLICY_OF_TASK, TASKS, Problem, prob_plus, reward
 from .stationary import load_density
 
-PARTS = ("reach", "population", "finite_data", "optimiser")
 UR_ACTIONS = ("recorded", "policy")
-POPULATION_ESTIMATORS = ("DS", "UR", "BFF", "BFF-matched")  # those whose expectation terms() writes out
+
+
+def population_estimators() -> tuple[str, ...]:
+    """The registered estimators whose residual in expectation is written out (Estimator.population_terms)."""
+    return tuple(name for name, estimator in ESTIMATORS.items() if estimator.population_terms is not None)
 
 
 # -- the grid and its network ------------------------------------------------------------------------
@@ -203,14 +208,20 @@ def resample(values: np.ndarray, points: int) -> np.ndarray:
     return np.fft.irfft(resized, n=points, axis=0) * (points / n)
 
 
-def regression_loss(target: np.ndarray, points: int):
-    """Mean squared distance to a target Q (n, 2) on grid(n), at the points of grid(points) (resample)."""
+def regression_loss(target: np.ndarray, points: int, weights: np.ndarray | None = None):
+    """Mean squared distance to a target Q (n, 2) on grid(n), at the points of grid(points) (resample);
+    with weights (weights_on), the points' squares are weighted by them, each action alike."""
     values = torch.from_numpy(resample(target, points))
     feats = features64(exact.grid(points))
+    if weights is None:
+        def loss(theta):
+            return ((forward(theta, feats) - values) ** 2).mean()
+        return loss
+    point_weights = torch.from_numpy(weights_on(weights, points))[:, None] / values.shape[1]
 
-    def loss(theta):
-        return ((forward(theta, feats) - values) ** 2).mean()
-    return loss
+    def weighted_loss(theta):
+        return (point_weights * (forward(theta, feats) - values) ** 2).sum()
+    return weighted_loss
 
 
 # -- (b) the population residual -------------------------------------------------------------------------
@@ -224,12 +235,13 @@ class PopulationResidual:
                  ur_action: str = "recorded"):
         if task not in TASKS:
             raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-        if estimator not in POPULATION_ESTIMATORS:  # terms() writes out each one's expectation
-            raise ValueError(f"the population residual is written out for {POPULATION_ESTIMATORS} only, not "
+        if estimator not in population_estimators():
+            raise ValueError(f"the population residual is written out for {population_estimators()} only, not "
                              f"{estimator!r} (config budget.estimators)")
         if ur_action not in UR_ACTIONS:
             raise ValueError(f"ur_action must be one of {UR_ACTIONS}, got {ur_action!r}")
         self.task, self.estimator, self.ur_action = task, estimator, ur_action
+        self.spec = ESTIMATORS[estimator]
         self.gamma, self.reward_of = problem.gamma, problem.dynamics.reward_of
         s = exact.grid(points)
         self.points = points
@@ -254,39 +266,26 @@ class PopulationResidual:
             return self.reward[:, None], self.gamma * v
         return torch.zeros_like(self.reward)[:, None], self.reward + self.gamma * v
 
+    def grid_residual(self, q: torch.Tensor) -> GridResidual:
+        """What the estimator's terms are made of, for Q on the grid."""
+        c, g = self.parts(q)
+        return GridResidual(q, c, g, self.expect(g), self.expect, self.behaviour, self.fresh_probs, self.ur_action)
+
     def terms(self, q: torch.Tensor) -> torch.Tensor:
         """The estimator's E[j j^ | s, a] at every grid point and action, (n, 2), of Q on the grid."""
-        c, g = self.parts(q)
-        expected = self.expect(g)  # E_a[g(s')]
-        bellman = c + expected  # TQ
-        if self.estimator == "DS":  # E_a[(c + g(s') - Q)^2], computed as an expectation, not as TQ + a variance
-            return (c - q) ** 2 + 2.0 * (c - q) * expected + self.expect(g ** 2)
-        if self.estimator == "UR":
-            if self.ur_action == "recorded":
-                return (bellman - q) ** 2
-            return (bellman - q) * ((self.fresh_probs * bellman).sum(dim=1, keepdim=True) - q)
-        # BFF: the borrowed increment's action b is drawn at s1 by the behaviour policy
-        result = torch.zeros_like(q)
-        for b in range(len(ACTIONS)):
-            mu_b = self.behaviour[:, b]
-            first = (c - q) * self.expect(mu_b) + self.expect(g * mu_b)  # E_a[(c + g(s1) - Q) mu(b|s1)]
-            second = c + expected[:, b:b + 1] - q  # E_b[c + g(s^)] - Q(s, a)
-            if self.estimator == "BFF":
-                result = result + first * second
-            else:  # BFF-matched: b = a only
-                result[:, b] = first[:, b] * second[:, b]
-        return result
+        return self.spec.population_terms(self.grid_residual(q))
 
-    def match_probability(self) -> float:
-        """BFF-matched's share of the transitions kept, P(a_{m+1} = a_m) under the weights (1 for the others)."""
-        if self.estimator != "BFF-matched":
+    def kept_share(self, grid: GridResidual) -> float:
+        """The share of the transitions the estimator's start filter keeps under the weights (BFF-matched:
+        P(a_{m+1} = a_m)); 1 without a filter."""
+        if self.spec.population_kept is None:
             return 1.0
-        kept = torch.stack([self.expect(self.behaviour[:, b])[:, b] for b in range(len(ACTIONS))], dim=1)
-        return float((self.weights[:, None] * self.behaviour * kept).sum())
+        return float((self.weights[:, None] * self.behaviour * self.spec.population_kept(grid)).sum())
 
     def loss_of_q(self, q: torch.Tensor) -> torch.Tensor:
-        """Half the weighted mean of the terms: the expectation of CBO's loss mean(j j^)/2."""
-        return 0.5 * (self.weights[:, None] * self.behaviour * self.terms(q)).sum() / self.match_probability()
+        """Half the weighted mean of the terms, over the share kept: the expectation of CBO's loss mean(j j^)/2."""
+        grid = self.grid_residual(q)
+        return 0.5 * (self.weights[:, None] * self.behaviour * self.spec.population_terms(grid)).sum() / self.kept_share(grid)
 
     def loss(self, theta: torch.Tensor) -> torch.Tensor:
         return self.loss_of_q(forward(theta, self.feats))

@@ -16,8 +16,8 @@ import torch
 
 from .estimators import Estimator
 from .metrics import ErrorMeter
-from .residuals import TASKS, TrajectoryTensors
-from .sde import Problem
+from .residuals import TrajectoryTensors
+from .sde import TASKS, Problem
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,6 @@ from .estimators import Draw, Estimator, get_estimator
 from .qnet import features
 from .sde import Dynamics
 
-TASKS = ("evaluation", "control")
-POLICY_OF_TASK = {"evaluation": "evaluation", "control": "uniform"}
 
 
 @dataclass(frozen=True)

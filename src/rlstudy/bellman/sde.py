@@ -15,6 +15,8 @@ from typing import ClassVar
 import numpy as np
 
 ACTIONS = np.array([-1.0, 1.0])
+TASKS = ("evaluation", "control")
+POLICY_OF_TASK = {"evaluation": "evaluation", "control": "uniform"}  # the policy whose data each task learns from
 
 
 @dataclass(frozen=True)

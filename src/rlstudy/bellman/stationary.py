@@ -1,6 +1,6 @@
 """Where a task's data are: the stationary state density of its behaviour policy's Markov chain.
 
-The data of each task are one long trajectory of the behaviour policy (residuals.POLICY_OF_TASK:
+The data of each task are one long trajectory of the behaviour policy (sde.POLICY_OF_TASK:
 evaluation's P(a=+1|s) = 1/2 + sin(s)/5 drifts towards s = pi; control's is uniform). Taken modulo
 2*pi, its states are distributed by the chain's stationary density p, which weighs the error metric
 by where the runs actually saw data (metrics.weighted_centred_error).

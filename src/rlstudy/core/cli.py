@@ -8,12 +8,13 @@ import json
 import math
 import os
 import sys
-from typing import Callable, TypeVar
-
-import torch
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from .config import section_problems
 from .errors import InputError, PipelineError
+
+if TYPE_CHECKING:
+    import torch  # imported by the functions that need it: most steps never touch a tensor (start-up time)
 
 T = TypeVar("T")
 
@@ -114,6 +115,8 @@ def add_tensorboard_argument(p: argparse.ArgumentParser) -> None:
 
 def resolve_device(name: str) -> torch.device:
     """The torch device of a `device` config value; 'auto' is cuda when PyTorch sees a GPU."""
+    import torch
+
     if name not in DEVICES:
         raise InputError(f"device must be one of {list(DEVICES)}, got {name!r}")
     if name == "auto":
@@ -133,6 +136,8 @@ def setup_torch(device: str = "cpu") -> torch.device:
     not benchmark, and use_deterministic_algorithms raises on any op without a deterministic kernel.
     Float32 matmuls stay full precision (no TF32). Runs on one GPU model repeat bit for bit; they
     do not match the CPU's bits (other kernels, other rounding)."""
+    import torch
+
     if device != "cpu":
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     resolved = resolve_device(device)
@@ -153,6 +158,8 @@ def device_record(requested: str, device: torch.device) -> dict:
     """What the provenance says about the device: requested, used, and the GPU's name."""
     record = {"requested": requested, "used": device.type}
     if device.type == "cuda":
+        import torch
+
         record.update(name=torch.cuda.get_device_name(device), cuda=torch.version.cuda)
     return record
 

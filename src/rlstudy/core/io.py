@@ -25,12 +25,15 @@ import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import torch
 
 from .errors import InputError, OutputError, first_line
+
+if TYPE_CHECKING:
+    import torch  # imported where a tensor is read or written: most steps never touch one (start-up time)
 
 PACKAGES = ("torch", "numpy", "pandas", "matplotlib", "seaborn", "snakemake")
 PROVENANCE_SUFFIX = ".provenance.json"
@@ -171,6 +174,8 @@ def save_npy(path, array: np.ndarray, record: dict | None) -> None:
 def save_tensors(path, tensors: dict[str, torch.Tensor], record: dict | None) -> None:
     """torch.save through a buffer: saving to a path names the archive after the file, which
     would make the bytes depend on the (temporary) file name."""
+    import torch
+
     buffer = io.BytesIO()
     torch.save({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, buffer)
     write_artefact(path, buffer.getvalue(), record)
@@ -290,6 +295,8 @@ def load_npy(path, what: str) -> np.ndarray:
 
 def require_finite(tensors: dict[str, torch.Tensor], where: str | Path) -> None:
     """Refuse NaN or inf in any floating tensor of a state dict (a diverged or damaged network)."""
+    import torch
+
     for name, tensor in tensors.items():
         if torch.is_floating_point(tensor) and not torch.isfinite(tensor).all():
             raise InputError(f"{where}: '{name}' holds NaN or inf (a diverged or damaged network); "
@@ -298,6 +305,8 @@ def require_finite(tensors: dict[str, torch.Tensor], where: str | Path) -> None:
 
 def load_tensors(path, what: str) -> dict[str, torch.Tensor]:
     """A dict of tensors (weights_only: no code from the file runs), every floating tensor finite."""
+    import torch
+
     tensors = _load(path, what, lambda p: torch.load(p, weights_only=True))
     if not isinstance(tensors, dict) or not all(isinstance(t, torch.Tensor) for t in tensors.values()):
         raise InputError(f"{path} ({what}): expected a dict of tensors, got {type(tensors).__name__}")

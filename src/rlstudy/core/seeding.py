@@ -23,8 +23,12 @@ from __future__ import annotations
 
 import hashlib
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # imported by torch_generator: the steps that draw with NumPy alone start faster
+    import torch
 
 
 def _key(names: tuple[str, ...]) -> list[int]:
@@ -42,4 +46,6 @@ def numpy_rng(master: int, *names: str) -> np.random.Generator:
 
 
 def torch_generator(master: int, *names: str) -> torch.Generator:
+    import torch
+
     return torch.Generator().manual_seed(stream_seed(master, *names))

@@ -77,34 +77,40 @@ def render_budget(budget: pd.DataFrame, commit: str, start: str, end: str) -> st
     return "\n".join([*lines, *budget_reading(budget), end])
 
 
-BUDGET_STEPS = (("population", "the estimator's population minimiser over the reach"),
-                ("finite_data", "the finite trajectory over the population minimiser"),
-                ("optimiser", "the optimiser over the finite-data minimiser"))
+BUDGET_METRICS = (("error_exact_normalised", "reach", "in the uniform metric"),
+                  ("error_exact_weighted_normalised", "reach_weighted", "weighted by where the data are, from the "
+                   "weighted reach"))
 
 
 def budget_reading(budget: pd.DataFrame) -> list[str]:
     """Why each setting's runs end where they end: the chain reach -> population -> finite data -> runs
-    of its estimator, as the factor each step multiplies the distance by (uniform metric), and the step
-    with the largest factor. A fit that had not stopped moving is marked: its factor is a bound, not a
+    of its estimator, as the factor each step multiplies the distance by, and the step with the largest
+    factor; in the uniform metric from the reach, and in the weighted one from the weighted reach when
+    the table has it. A fit that had not stopped moving is marked: its factor is a bound, not a
     measurement of the minimiser."""
     parts = budget[budget["part"] != "optimiser"].set_index(["task", "part", "estimator"])
-    lines = ["", "Where each setting's distance comes from, in the uniform metric (medians of its runs; each "
-             "factor is one step of the chain reach -> population -> finite data -> runs, the largest in bold; "
-             "* a fit that had not stopped moving, whose distance is where it stopped):", "",
-             "| task | estimator | setting | reach | x population | x finite data | x optimiser | runs |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for row in budget[budget["part"] == "optimiser"].itertuples():
-        keys = [(row.task, "reach", "any"), (row.task, "population", row.estimator),
-                (row.task, "finite_data", row.estimator)]
-        if not all(key in parts.index for key in keys):
-            continue  # an estimator the budget did not fit (config budget.estimators)
-        chain = [float(parts.loc[key, "error_exact_normalised"]) for key in keys] + [row.error_exact_normalised]
-        marks = ["" if bool(parts.loc[key, "converged"]) else "*" for key in keys] + [""]
-        factors = [chain[i + 1] / chain[i] for i in range(3)]
-        largest = max(range(3), key=lambda i: factors[i])
-        cells = [f"**x{f:.2g}**{marks[i + 1]}" if i == largest else f"x{f:.2g}{marks[i + 1]}" for i, f in enumerate(factors)]
-        lines.append(f"| {text(row.task)} | {text(row.estimator)} | {text(row.setting)} | {chain[0]:.3f}{marks[0]} "
-                     f"| {' | '.join(cells)} | {chain[3]:.3f} |")
+    lines = []
+    for metric, reach, where in BUDGET_METRICS:
+        if metric not in budget.columns or not (budget["part"] == reach).any():
+            continue
+        lines += ["", f"Where each setting's distance comes from, {where} (medians of its runs; each factor is one "
+                  "step of the chain reach -> population -> finite data -> runs, the largest in bold; * a fit that "
+                  "had not stopped moving, whose distance is where it stopped):", "",
+                  "| task | estimator | setting | reach | x population | x finite data | x optimiser | runs |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for row in budget[budget["part"] == "optimiser"].itertuples():
+            keys = [(row.task, reach, "any"), (row.task, "population", row.estimator),
+                    (row.task, "finite_data", row.estimator)]
+            if not all(key in parts.index for key in keys):
+                continue  # an estimator the budget did not fit (config budget.estimators)
+            chain = [float(parts.loc[key, metric]) for key in keys] + [getattr(row, metric)]
+            marks = ["" if bool(parts.loc[key, "converged"]) else "*" for key in keys] + [""]
+            factors = [chain[i + 1] / chain[i] for i in range(3)]
+            largest = max(range(3), key=lambda i: factors[i])
+            cells = [f"**x{f:.2g}**{marks[i + 1]}" if i == largest else f"x{f:.2g}{marks[i + 1]}"
+                     for i, f in enumerate(factors)]
+            lines.append(f"| {text(row.task)} | {text(row.estimator)} | {text(row.setting)} | {chain[0]:.3f}{marks[0]} "
+                         f"| {' | '.join(cells)} | {chain[3]:.3f} |")
     return lines
 
 

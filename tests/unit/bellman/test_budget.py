@@ -1,6 +1,7 @@
 """The error budget (bellman/budget.py): the regression recovers a network of the class, the population
 residual matches hand-computed values, DS exceeds UR by the variance term, and the steps refuse bad input."""
 
+import dataclasses
 import subprocess
 import sys
 
@@ -39,6 +40,22 @@ def test_regression_recovers_a_target_in_the_network_class():
     after = np.linalg.norm(forward(fit.theta, feats).numpy() - target)
     assert fit.history[-1]["loss"] < fit.history[0]["loss"]
     assert after < 0.01 * before
+
+
+def test_the_weighted_regression_counts_only_where_the_weights_are():
+    """Weights zero on half the circle: a target changed only there has the same loss; weights alike on
+    every point give the unweighted mean."""
+    feats = budget.features64(exact.grid(POINTS))
+    target = forward(init_params(1, torch.Generator().manual_seed(1))[0].double(), feats).detach().numpy()
+    changed = target.copy()
+    changed[POINTS // 2:] += 1.0
+    half = np.r_[np.ones(POINTS // 2), np.zeros(POINTS // 2)]
+    theta = init_params(1, torch.Generator().manual_seed(2))[0].double()
+    seen = float(budget.regression_loss(target, POINTS, half)(theta))
+    assert float(budget.regression_loss(changed, POINTS, half)(theta)) == seen
+    assert float(budget.regression_loss(changed, POINTS)(theta)) > seen + 0.4  # the unweighted loss sees the change
+    alike = float(budget.regression_loss(target, POINTS, np.ones(POINTS))(theta))
+    assert alike == pytest.approx(float(budget.regression_loss(target, POINTS)(theta)), rel=1e-12)
 
 
 @pytest.mark.parametrize("estimator, reward_of", [("DS", "current"), ("DS", "next"), ("UR", "current"),
@@ -149,15 +166,18 @@ def test_the_sampled_residual_interpolates_to_the_direct_loss():
     (["--points", "3"], "--points"),
     (["--fit", '{"max_iterations": 0, "chunk": 5, "rtol": 1e-6}'], "max_iterations"),
     (["--fit", "[1]"], "--fit"),
+    (["--fit-weights"], "--weights"),
 ])
 def test_the_reach_step_names_a_bad_option(tmp_path, args, option):
     q = tmp_path / "q_exact.npy"
     np.save(q, np.ones((100, 2)))
     given = {"--task": "evaluation", "--exact": str(q), "--points": "50", "--seed": "1",
              "--fit": '{"max_iterations": 5, "chunk": 5, "rtol": 1e-6}', "--out-dir": str(tmp_path / "out")}
-    given.update(dict(zip(args[::2], args[1::2])))
+    flags = [a for a in args if a == "--fit-weights"]
+    values = [a for a in args if a != "--fit-weights"]
+    given.update(dict(zip(values[::2], values[1::2])))
     result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.budget_reach",
-                             *[x for pair in given.items() for x in pair]], capture_output=True, text=True)
+                             *[x for pair in given.items() for x in pair], *flags], capture_output=True, text=True)
     assert result.returncode != 0
     assert option in result.stderr
     assert not (tmp_path / "out" / "q.pt").exists()
@@ -176,7 +196,17 @@ def test_the_population_step_refuses_bad_weights(tmp_path):
     assert "--weights" in result.stderr
 
 
-def test_an_estimator_without_written_out_terms_is_refused():
-    """A newly registered estimator must not fall into another's branch of terms()."""
+def test_an_estimator_without_written_out_terms_is_refused(monkeypatch):
+    """A registered estimator without population terms is refused by name; one that brings its own
+    (here UR's, under another name) gets the budget without any edit of budget.py."""
+    from rlstudy.bellman import estimators
+    from rlstudy.bellman.estimators.ur import UR
     with pytest.raises(ValueError, match="config budget.estimators"):
         budget.PopulationResidual("control", "TOY", problem(), POINTS)
+    monkeypatch.setitem(estimators.ESTIMATORS, "TOY", dataclasses.replace(UR, name="TOY", population_terms=None))
+    with pytest.raises(ValueError, match="'TOY' \\(config budget.estimators\\)"):
+        budget.PopulationResidual("control", "TOY", problem(), POINTS)
+    monkeypatch.setitem(estimators.ESTIMATORS, "TOY", dataclasses.replace(UR, name="TOY"))
+    q = torch.rand(POINTS, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    toy = budget.PopulationResidual("control", "TOY", problem(), POINTS).loss_of_q(q)
+    assert float(toy) == float(budget.PopulationResidual("control", "UR", problem(), POINTS).loss_of_q(q))

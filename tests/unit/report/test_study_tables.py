@@ -62,6 +62,22 @@ def test_the_budget_reading_names_the_step_that_adds_most():
     reading = budget_reading(table)
     assert reading[-1] == "| control | UR | sgd | 0.010 | x2 | **x5*** | x2 | 0.200 |"
     assert not any("| DS |" in line for line in reading)
+    assert not any("weighted" in line for line in reading)  # no weighted column, no weighted chain
+
+
+def test_the_weighted_reading_starts_from_the_weighted_reach():
+    """Weighted metric: weighted reach 0.004 -> population 0.012 (x3) -> finite data 0.024 (x2) -> runs 0.24
+    (x10); the uniform reach (0.01 in both metrics) is the uniform chain's start only."""
+    rows = [("reach", 0.01, 0.01), ("reach_weighted", 0.02, 0.004), ("population", 0.02, 0.012),
+            ("finite_data", 0.1, 0.024), ("optimiser", 0.2, 0.24)]
+    table = pd.DataFrame([{"task": "control", "part": p, "estimator": "any" if p.startswith("reach") else "UR",
+                           "setting": "sgd" if p == "optimiser" else NAN, "error_exact_normalised": d,
+                           "error_exact_weighted_normalised": w, "converged": True if p != "optimiser" else NAN,
+                           "runs": 10} for p, d, w in rows])
+    reading = budget_reading(table)
+    weighted = reading[reading.index(next(line for line in reading if "weighted by where the data are" in line)):]
+    assert weighted[-1] == "| control | UR | sgd | 0.004 | x3 | x2 | **x10** | 0.240 |"
+    assert "| control | UR | sgd | 0.010 | x2 | **x5** | x2 | 0.200 |" in reading  # the uniform chain, unchanged
 
 
 @pytest.mark.parametrize("study", STUDY_TABLES, ids=lambda study: study.marker)

@@ -12,7 +12,7 @@ from rlstudy.bellman.budget import UR_ACTIONS, FitSettings, load_weights, part_t
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.qnet import to_state_dict
-from rlstudy.bellman.residuals import TASKS
+from rlstudy.bellman.sde import TASKS
 from rlstudy.core.cli import build, integer_from, json_arg
 from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from rlstudy.bellman import authors_data as ad
 from rlstudy.bellman.datasets import FILES, save_trajectory
-from rlstudy.bellman.residuals import TASKS
-from rlstudy.bellman.sde import Trajectory
+from rlstudy.bellman.sde import TASKS, Trajectory
 from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import provenance, save_tensors

@@ -17,8 +17,7 @@ from rlstudy.bellman.figures.q import plot_q_figure
 from rlstudy.bellman.greedy import GreedyJudge
 from rlstudy.bellman.metrics import GRID_POINTS, exact_scores, q_on_grid
 from rlstudy.bellman.qnet import load_network
-from rlstudy.bellman.residuals import TASKS
-from rlstudy.bellman.sde import Dynamics
+from rlstudy.bellman.sde import TASKS, Dynamics
 from rlstudy.bellman.stationary import load_density
 from rlstudy.core.cli import build, finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rlstudy.bellman.datasets import load_trajectory
 from rlstudy.bellman.figures.trajectory import plot_trajectory_figure
-from rlstudy.bellman.residuals import POLICY_OF_TASK, TASKS
+from rlstudy.bellman.sde import POLICY_OF_TASK, TASKS
 from rlstudy.bellman.stationary import load_density
 from rlstudy.core.cli import parser, run
 from rlstudy.plotting import style

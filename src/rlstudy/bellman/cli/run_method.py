@@ -23,8 +23,8 @@ from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, q_on_grid
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.optimizers import OPTIMIZERS, Run
 from rlstudy.bellman.qnet import load_network, to_state_dict
-from rlstudy.bellman.residuals import TASKS, TrajectoryTensors
-from rlstudy.bellman.sde import Problem
+from rlstudy.bellman.residuals import TrajectoryTensors
+from rlstudy.bellman.sde import TASKS, Problem
 from rlstudy.core import seeding
 from rlstudy.core.cli import (
     add_device_argument,

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlstudy.bellman.residuals import POLICY_OF_TASK, TASKS
-from rlstudy.bellman.sde import Dynamics
+from rlstudy.bellman.sde import POLICY_OF_TASK, TASKS, Dynamics
 from rlstudy.bellman.stationary import stationary_density
 from rlstudy.core.cli import build, finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError

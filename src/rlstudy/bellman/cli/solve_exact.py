@@ -13,8 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from rlstudy.bellman.exact import EVALUATED_POLICY, solve
-from rlstudy.bellman.residuals import TASKS
-from rlstudy.bellman.sde import Problem
+from rlstudy.bellman.sde import TASKS, Problem
 from rlstudy.core.cli import finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import provenance, save_csv, save_npy

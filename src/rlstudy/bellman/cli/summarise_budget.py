@@ -2,6 +2,7 @@
 estimator (column `estimator`), each measured by its own experiment:
 
     reach        the network fitted to the exact Q (estimator "any": it has no estimator)
+    reach_weighted  the same fit with the states weighted as the residual fits weigh them (when they are)
     population   the minimiser of the estimator's residual in expectation
     finite_data  the minimiser of its sampled residual on the study's trajectory
     optimiser    the study's final runs on our data (results/summary.csv), one row per optimiser setting
@@ -24,6 +25,7 @@ from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import ensure_writable_paths, load_csv, provenance, save_csv
 
+PARTS = ("reach", "reach_weighted", "population", "finite_data", "optimiser")  # the table's order
 PART_COLUMNS = ("task", "estimator", "part", "error_exact_normalised", "final_loss", "iterations", "converged")
 ERROR = "error_exact_normalised"
 WEIGHTED = "error_exact_weighted_normalised"
@@ -68,7 +70,7 @@ def main() -> None:
     table["setting"] = table["setting"].fillna("") if "setting" in table else ""
     ds = parts[(parts["part"] == "population") & (parts["estimator"] == "DS")].set_index("task")[ERROR]
     table["ds_population_error_exact_normalised"] = table["task"].map(ds)
-    order = {part: i for i, part in enumerate(("reach", "population", "finite_data", "optimiser"))}
+    order = {part: i for i, part in enumerate(PARTS)}
     table = table.sort_values(["task", "part", "estimator", "setting"], key=lambda c: c.map(order) if c.name == "part"
                               else c, kind="stable").reset_index(drop=True)
     first = ["task", "part", "estimator", "setting", ERROR, *([WEIGHTED] if weighted else [])]

@@ -17,8 +17,8 @@ from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, centred_norm
 from rlstudy.bellman.qnet import init_params, to_state_dict
 from rlstudy.bellman.estimators import ESTIMATORS
-from rlstudy.bellman.residuals import TASKS, TrajectoryTensors
-from rlstudy.bellman.sde import Problem
+from rlstudy.bellman.residuals import TrajectoryTensors
+from rlstudy.bellman.sde import TASKS, Problem
 from rlstudy.bellman.sgd import SGDParams, train_sgd
 from rlstudy.core import seeding
 from rlstudy.core.cli import (

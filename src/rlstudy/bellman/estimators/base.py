@@ -2,17 +2,20 @@
 
 An estimator supplies the second next state s^_{m+1} of the transitions it draws (residuals.py says
 why one is needed), which start indices m it may draw from, and how many network evaluations a
-transition costs it. Everything else (the residuals, SGD's step, CBO's loss) is shared.
+transition costs it; and, for the error budget, what its residual product j j^ is in expectation
+(budget.py's population part). Everything else (the residuals, SGD's step, CBO's loss) is shared.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import torch
+from typing import TYPE_CHECKING
 
 from ..sde import Dynamics
+
+if TYPE_CHECKING:  # the registry is read by steps that never touch a tensor (figures): no torch import for them
+    import torch
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,22 @@ class Draw:
 
 
 @dataclass(frozen=True)
+class GridResidual:
+    """What an estimator's population residual is made of, on the budget's grid of n states
+    (budget.PopulationResidual): the next state's target split as target(s') = c(s) + g(s'), and the
+    exact expectation over the transition kernel of each action."""
+
+    q: torch.Tensor  # Q(s, a), (n, 2)
+    c: torch.Tensor  # the part of the target fixed by s, (n, 1)
+    g: torch.Tensor  # the part that depends on s' (on the grid), (n,)
+    expected: torch.Tensor  # E_a[g(s')], (n, 2)
+    expect: Callable[[torch.Tensor], torch.Tensor]  # f on the grid (n,) -> E[f(s') | s, a], (n, 2)
+    behaviour: torch.Tensor  # mu(a|s) of the data's behaviour policy, (n, 2)
+    fresh_probs: torch.Tensor  # pi(a|s) of an action drawn afresh at s (UR with ur_action policy), (n, 2)
+    ur_action: str
+
+
+@dataclass(frozen=True)
 class Estimator:
     """One residual estimator: its name (in config, file names, tables and figures) and what it samples."""
 
@@ -41,6 +60,11 @@ class Estimator:
     rows_per_sample: int  # network evaluations per transition: Q at s_m and s^_{m+1}, and at s_{m+1} if it differs
     # (start indices, action indices on the CPU) -> the starts kept; None keeps every usable start
     start_filter: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None
+    # E[j j^ | s, a] written out on the budget's grid, (n, 2); None: no population residual (the budget
+    # refuses the estimator by name)
+    population_terms: Callable[[GridResidual], torch.Tensor] | None = None
+    # P(a start at (s, a) passes start_filter), (n, 2); None: every start is kept
+    population_kept: Callable[[GridResidual], torch.Tensor] | None = None
 
     def usable_starts(self, n_states: int) -> int:
         """How many start indices m have all the states the estimator reads."""
@@ -48,6 +72,8 @@ class Estimator:
 
     def start_pool(self, action_indices: torch.Tensor) -> torch.Tensor:
         """The start indices m the estimator draws its transitions from (on the CPU)."""
+        import torch
+
         pool = torch.arange(self.usable_starts(len(action_indices)))
         if self.start_filter is not None:
             pool = self.start_filter(pool, action_indices.cpu())
