@@ -18,6 +18,7 @@ rule budget_reach:
         seed=config["seed"],
         weights=lambda w: budget_weights_args(w.task),
         fit_weights=[],  # every point alike; budget_reach_weighted weighs them by --weights
+        start=[],  # from the seeded initialisation
         out_dir=lambda w, output: str(Path(output.error).parent),
     log:
         "logs/budget/{task}/reach.log",
@@ -32,12 +33,18 @@ rule budget_reach:
     shell:
         "python -m rlstudy.bellman.cli.budget_reach --task {wildcards.task:q} --exact {input.exact:q}"
         " --points {params.points:q} --fit {params.fit:q} --seed {params.seed:q} {params.weights:q}"
-        " {params.fit_weights:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        " {params.fit_weights:q} {params.start:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 
 # The reach where the data are: the same regression, its points weighted as the residual fits weigh
-# them (planned only when config budget.weights is not uniform: budget_parts).
+# them, started from the uniform reach (planned only when config budget.weights is not uniform:
+# budget_parts).
 use rule budget_reach as budget_reach_weighted with:
+    input:
+        exact=lambda w: exact_of("ours", w.task),
+        weights=lambda w: budget_weights(w.task),
+        start=f"{BUDGET_DIR}/reach/q.pt",
+        code=sources("bellman.cli.budget_reach"),
     output:
         network=f"{BUDGET_DIR}/reach_weighted/q.pt",
         error=f"{BUDGET_DIR}/reach_weighted/error.csv",
@@ -48,6 +55,7 @@ use rule budget_reach as budget_reach_weighted with:
         seed=config["seed"],
         weights=lambda w: budget_weights_args(w.task),
         fit_weights=["--fit-weights"],
+        start=lambda w, input: ["--start", input.start],
         out_dir=lambda w, output: str(Path(output.error).parent),
     log:
         "logs/budget/{task}/reach_weighted.log",
