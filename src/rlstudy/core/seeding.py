@@ -22,7 +22,6 @@ result of the earlier layout repeats bit for bit.
 from __future__ import annotations
 
 import hashlib
-
 from typing import TYPE_CHECKING
 
 import numpy as np
