@@ -30,8 +30,8 @@ report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure 
 readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.report.cli.render_readme
 
-test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs
-	$(BIN)/python -m pytest -q
+test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs (the 25 slowest listed: issue 23's budget)
+	$(BIN)/python -m pytest -q --durations=25
 
 test-fast: $(STAMP)  ## the unit tests alone (tests/unit): the loop to run while editing
 	$(BIN)/python -m pytest -q tests/unit
