@@ -54,7 +54,8 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--json", action="store_true", help="one JSON record per module instead of a table")
     args = p.parse_args()
-    print(f"{'module':55s} {'wall s':>7s} {'CPU s':>7s}  torch")
+    if not args.json:
+        print(f"{'module':55s} {'wall s':>7s} {'CPU s':>7s}  torch")
     for module in args.modules or cli_modules():
         record = measure(module, args.repeats)
         if args.json:

@@ -103,7 +103,7 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     assert config["budget"]["weights"] == "stationary"  # so the weighted reach is fitted too
     assert len(fitted) == len(config["tasks"]) * (2 + 2 * len(config["budget"]["estimators"]))
     reaches = budget[budget["part"].str.startswith("reach")].set_index(["task", "part"])
-    for task in config["tasks"]:  # each reach is the better one in the metric its fit aims at (to L-BFGS's resolution)
+    for task in config["tasks"]:  # the weighted reach, fitted on from the uniform one, is no farther where the data are
         uniform, weighted = reaches.loc[(task, "reach")], reaches.loc[(task, "reach_weighted")]
         assert weighted["error_exact_weighted_normalised"] <= 1.05 * uniform["error_exact_weighted_normalised"]
     runs = budget[budget["part"] == "optimiser"]
