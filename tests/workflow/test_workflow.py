@@ -152,7 +152,7 @@ def test_every_rule_rebuilds_its_outputs_byte_identically(smoke_project, tmp_pat
     exactly once: the jobs are rebuilt by depth in the rule graph, shallowest first, so that every
     job's inputs are there when it runs, and without the modification-time trigger, so that a file
     rebuilt (byte for byte) in an earlier round does not rerun the untouched jobs that read it. A
-    rebuild in one round reran 68 of the 147 smoke jobs; a whole second build, all of them."""
+    rebuild in one round reran 68 of the 178 smoke jobs; a whole second build, all of them."""
     copy = tmp_path / "project"
     shutil.copytree(smoke_project, copy, symlinks=True)
     chosen = one_output_per_rule(copy)
