@@ -36,12 +36,17 @@ def theta():
     return init_params(1, torch.Generator().manual_seed(0))[0]
 
 
+def pytest_collection_modifyitems(items):
+    """The tests that wait for the smoke build at their start run last, in their order: every other
+    test (the unit tests, the workflow tests on copies of their own) runs while the build does."""
+    items.sort(key=lambda item: "smoke_project" in item.fixturenames)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def smoke_build(request, tmp_path_factory):
     """The smoke build, started in the background at the session's first test when any test of the
-    session reads it (none does in `make test-fast`). The unit tests run first, on one core, while
-    the build runs beside them: the suite's longest step no longer waits for them."""
-    if not any("smoke_project" in item.fixturenames for item in request.session.items):
+    session reads it (none does in `make test-fast`)."""
+    if not any("await_smoke_project" in item.fixturenames for item in request.session.items):
         yield None
         return
     workdir = copy_project(tmp_path_factory.mktemp("smoke"))
@@ -55,9 +60,18 @@ def smoke_build(request, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def smoke_project(smoke_build):
+def await_smoke_project(smoke_build):
+    """A function that waits for the smoke build and returns its folder: for a test with work of its
+    own to do first, so that the work runs while the build does."""
+    def wait():
+        workdir, build = smoke_build
+        assert build.wait() == 0, (workdir / "smoke.log").read_text()[-6000:]
+        return workdir
+    return wait
+
+
+@pytest.fixture(scope="session")
+def smoke_project(await_smoke_project):
     """One run of the whole workflow at smoke scale in a temporary copy of the project, shared by
     every integration test that only reads its outputs (it is the costliest step of the suite)."""
-    workdir, build = smoke_build
-    assert build.wait() == 0, (workdir / "smoke.log").read_text()[-6000:]
-    return workdir
+    return await_smoke_project()

@@ -8,10 +8,11 @@ directory and on free ports, runs the smoke workflow with the README's command
 
     snakemake --profile workflow/profiles/slurm --profile workflow/profiles/smoke
 
-in one temporary copy of the project and `snakemake --profile workflow/profiles/smoke` in another,
-checks that data/ and results/ are byte-identical, and stops the daemons it started by their
-process ids. Skipped, with the reason, when not root, when neither SLURM nor apt-get is there,
-when the machine has a slurm.conf of its own, or when RLSTUDY_SLURM_TEST=0.
+in one temporary copy of the project and `snakemake --profile workflow/profiles/smoke` in another
+(the session's smoke build, which runs beside it), checks that data/ and results/ are byte-identical,
+and stops the daemons it started by their process ids. Skipped, with the reason, when not root,
+when neither SLURM nor apt-get is there, when the machine has a slurm.conf of its own, or when
+RLSTUDY_SLURM_TEST=0.
 """
 
 from __future__ import annotations
@@ -244,8 +245,8 @@ def slurm_cluster():
                            capture_output=True)
 
 
-def check_slurm_run(env, local_dir: Path, slurm_dir: Path, started: float) -> None:
-    """Run the README's SLURM command and compare its artefacts with the local run's."""
+def run_on_slurm(env, slurm_dir: Path, started: float) -> None:
+    """Run the README's SLURM command on the targets and check that each shell rule ran as a SLURM job."""
     try:
         # Targets first: `--config` takes every word after it.
         result = subprocess.run([SNAKEMAKE, *TARGETS, *SLURM_RUN, *AUTHORS], cwd=slurm_dir, env=env,
@@ -261,16 +262,17 @@ def check_slurm_run(env, local_dir: Path, slurm_dir: Path, started: float) -> No
     for rule in SHELL_RULES:
         assert list((slurm_logs / f"rule_{rule}").rglob("*.log")), f"no SLURM job log of rule {rule}"
 
-    local_digests, slurm_digests = digests(local_dir), digests(slurm_dir)
-    assert set(TARGETS) <= slurm_digests.keys() <= local_digests.keys()
-    assert [k for k in slurm_digests if local_digests[k] != slurm_digests[k]] == []
 
-
-def test_smoke_workflow_on_slurm_matches_a_local_run_byte_for_byte(tmp_path, smoke_project):
+def test_smoke_workflow_on_slurm_matches_a_local_run_byte_for_byte(tmp_path, await_smoke_project):
+    """The SLURM run (mostly waiting on the cluster's polling) runs while the local smoke build does,
+    and is compared with it once that is done."""
     reason = skip_reason()
     if reason:
         pytest.skip(reason)
     started = time.monotonic()
     slurm_dir = copy_project(tmp_path / "slurm")
     with slurm_cluster() as env:
-        check_slurm_run(env, smoke_project, slurm_dir, started)
+        run_on_slurm(env, slurm_dir, started)
+    local_digests, slurm_digests = digests(await_smoke_project()), digests(slurm_dir)
+    assert set(TARGETS) <= slurm_digests.keys() <= local_digests.keys()
+    assert [k for k in slurm_digests if local_digests[k] != slurm_digests[k]] == []
