@@ -1,5 +1,5 @@
 """Training speed of the five agents (the basics notebook's four and MPO): environment steps and
-updates per second, each agent trained for a short budget with its default parameters, on one thread.
+updates per second, each agent trained for a short budget with its shipped parameters (config.yaml), on one thread.
 
     PYTHONPATH=src python benchmarks/agents_speed.py [scale]   # scale 1: 400 grid episodes, 50k DQN steps, 3k DDPG and MPO steps
 
@@ -12,7 +12,6 @@ after learning_starts for MPO (benchmarks/mpo_speed.py times MPO's acting and up
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 
@@ -23,6 +22,8 @@ from rlstudy.agents.mpo import environment as mpo_environment
 from rlstudy.agents.mpo import loop as mpo_loop
 from rlstudy.agents.mpo.config import MPOParams
 from rlstudy.agents.registry import BASICS
+
+from bellman_problem import shipped
 
 ENVS = {"qtable": "MountainCar-v0", "linear_q": "MountainCar-v0", "dqn": "CartPole-v1", "ddpg": "Pendulum-v1",
         "mpo": "Pendulum-v1"}
@@ -51,7 +52,7 @@ def report(name: str, env_steps: int, updates: int, seconds: float) -> None:
 
 
 def time_mpo(scale: float) -> None:
-    params = MPOParams(total_steps=int(3_000 * scale), learning_starts=int(200 * scale))
+    params = shipped(MPOParams, "mpo", total_steps=int(3_000 * scale), learning_starts=int(200 * scale))
     env = mpo_environment.make_env(ENVS["mpo"])
     start = time.perf_counter()
     mpo_loop.train(env, params, torch.device("cpu"), 0, np.random.default_rng(0), torch.Generator().manual_seed(0), "MPO")
@@ -63,7 +64,7 @@ def main() -> None:
     scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     torch.set_num_threads(1)
     for name, agent in BASICS.items():
-        params = dataclasses.replace(agent.params(), **budget(name, scale))
+        params = shipped(agent.params, name, "params", **budget(name, scale))
         env = agent.make_env(ENVS[name], params)
         start = time.perf_counter()
         _, returns = agent.train(env, params, 0, np.random.default_rng(0), torch.Generator().manual_seed(0))

@@ -1,13 +1,17 @@
-"""The bellman study's problem as the shipped config.yaml gives it (`problem`), for the benchmarks:
-the dataclasses carry no defaults, the config is the one home of these values."""
+"""The shipped config.yaml's values for the benchmarks (the dataclasses carry no defaults, the config is
+the one home of these values): the bellman study's problem (`problem`), its CBO and SGD settings, and
+`shipped(cls, *path, **overrides)`, any learner's parameters from its section with a benchmark's
+overrides (tests/shipped_params.py's, which the tests build their learners with)."""
 
+import sys
 from pathlib import Path
 
-import yaml
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))  # shipped_params: one home for tests and these
+from shipped_params import CONFIG as _SHIPPED  # noqa: E402
+from shipped_params import shipped  # noqa: E402, F401
 
-from rlstudy.bellman.sde import Dynamics, Problem
+from rlstudy.bellman.sde import Dynamics, Problem  # noqa: E402
 
-_SHIPPED = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
 DYNAMICS = Dynamics(**_SHIPPED["problem"]["dynamics"])
 PROBLEM = Problem(DYNAMICS, _SHIPPED["problem"]["gamma"])
 # The CBO settings (name -> parameters) and SGD's control-task parameters, as the shipped config gives them.

@@ -41,7 +41,7 @@ from rlstudy.core import diagnostics
 from rlstudy.offline import bcq, double_dqn, training
 from rlstudy.offline.envs import AtariPreprocessing, make_env
 
-from bellman_problem import CBO_NOTEBOOK, DYNAMICS, PROBLEM
+from bellman_problem import CBO_NOTEBOOK, DYNAMICS, PROBLEM, shipped
 
 CPU = torch.device("cpu")
 HELPERS = ("td_statistics", "grad_norm", "buffer_composition", "step_statistics")
@@ -87,9 +87,10 @@ def runs(scale: float, checkpoints: Path) -> dict[str, Callable[[], object]]:
     def no_evaluation(learner):  # the training alone is timed
         return np.zeros(1)
 
-    grid = tabular.TabularParams(episodes=int(400 * scale))
-    env, info = make_env("CartPole-v1", AtariPreprocessing())
-    params = double_dqn.LearnerParams()
+    grid = shipped(tabular.TabularParams, "qtable", "params", episodes=int(400 * scale))
+    atari = shipped(AtariPreprocessing, "offline", "atari_preprocessing")
+    env, info = make_env("CartPole-v1", atari)
+    params = shipped(double_dqn.LearnerParams, "offline", "regular")
     torch.manual_seed(0)
     buffer, _ = training.generate_buffer(double_dqn.DQN(info, params, CPU), env, info, 20_000, 0, rng(), 0.2, 0.2,
                                          0.0, "buffer")
@@ -101,25 +102,24 @@ def runs(scale: float, checkpoints: Path) -> dict[str, Callable[[], object]]:
     trajectory = sample_trajectory("uniform", 1_000_000, DYNAMICS, np.random.default_rng(0))
     traj = TrajectoryTensors.from_arrays(trajectory.states, trajectory.action_indices, trajectory.rewards)
     swarm = cbo.CBOParams(**{**CBO_NOTEBOOK, "epochs": max(1, int(10 * scale))})
-    mpo_params = MPOParams(total_steps=int(3000 * scale), learning_starts=int(200 * scale))
+    mpo_params = shipped(MPOParams, "mpo", total_steps=int(3000 * scale), learning_starts=int(200 * scale))
+    dqn_params = shipped(dqn.DQNParams, "dqn", "params", total_steps=int(50_000 * scale))
+    ddpg_params = shipped(ddpg.DDPGParams, "ddpg", "params", total_steps=int(3000 * scale))
+    sgd_params = shipped(sgd.SGDParams, "sgd", "control", epochs=1)  # one epoch of the control task's setting
     return {
         "qtable": lambda: tabular.train_qtable(tabular.make_grid_env("MountainCar-v0", grid, "qtable"), grid, 0, rng()),
         "linear_q": lambda: tabular.train_linear_q(tabular.make_grid_env("MountainCar-v0", grid, "linear_q"), grid, 0,
                                                    rng(), generator()),
-        "dqn": lambda: dqn.train_dqn(gym.make("CartPole-v1"), dqn.DQNParams(total_steps=int(50_000 * scale)), 0,
-                                     rng(), generator()),
-        "ddpg": lambda: ddpg.train_ddpg(gym.make("Pendulum-v1"), ddpg.DDPGParams(total_steps=int(3000 * scale)), 0,
-                                        rng(), generator()),
+        "dqn": lambda: dqn.train_dqn(gym.make("CartPole-v1"), dqn_params, 0, rng(), generator()),
+        "ddpg": lambda: ddpg.train_ddpg(gym.make("Pendulum-v1"), ddpg_params, 0, rng(), generator()),
         "mpo": lambda: mpo_loop.train(mpo_environment.make_env("Pendulum-v1"), mpo_params, CPU, 0, rng(), generator(),
                                  "MPO"),
         "behavioural DQN": lambda: training.train_online(
-            double_dqn.DQN(info, params, CPU), make_env("CartPole-v1", AtariPreprocessing())[0], info,
+            double_dqn.DQN(info, params, CPU), make_env("CartPole-v1", atari)[0], info,
             int(5000 * scale), 0, rng(), no_evaluation, checkpoints / "behavioural.pt", "x", "behavioural"),
         "bcq": offline(bcq.BCQ(info, params, 0.3, CPU)),
         "offline DQN": offline(double_dqn.DQN(info, params, CPU)),
-        "sgd": lambda: sgd.train_sgd(init_params(1, generator())[0], traj, "UR", "control",
-                                     sgd.SGDParams(epochs=1, batch_size=10_000, lr0=0.05, lr_decay=1.0,
-                                                   ur_action="recorded"), PROBLEM,
+        "sgd": lambda: sgd.train_sgd(init_params(1, generator())[0], traj, "UR", "control", sgd_params, PROBLEM,
                                      generator()),
         "cbo": lambda: cbo.train_cbo(cbo.initial_swarm(swarm, generator(), 1.0), traj, "UR", "control", swarm,
                                      PROBLEM, generator()),

@@ -245,6 +245,7 @@ def agent_kernels(updates: int):
     """(name, seconds per update, arithmetic) of DQN, DDPG, MPO and BCQ as their loops run them."""
     import gymnasium as gym
     import torch.nn.functional as F
+    from bellman_problem import shipped  # each learner's parameters as the shipped config gives them
 
     from rlstudy.agents import ddpg, dqn
     from rlstudy.agents.mpo.config import MPOParams
@@ -262,7 +263,7 @@ def agent_kernels(updates: int):
 
     # DQN, CartPole (4 -> 120 -> 84 -> 2), the update of dqn.train_dqn
     env = gym.make("CartPole-v1")
-    p = dqn.DQNParams()
+    p = shipped(dqn.DQNParams, "dqn", "params")
     network, target = dqn.q_network(env, p, gen), dqn.q_network(env, p, gen)
     opt = torch.optim.Adam(network.parameters(), lr=p.learning_rate)
     batch = batch_of(4, 2, p.batch_size, True)
@@ -278,7 +279,7 @@ def agent_kernels(updates: int):
 
     # DDPG, Pendulum (256-256), critic and actor update of ddpg.train_ddpg (actor every policy_every)
     env = gym.make("Pendulum-v1")
-    p = ddpg.DDPGParams()
+    p = shipped(ddpg.DDPGParams, "ddpg", "params")
     model, tgt = ddpg.ActorCritic(env, p, gen), ddpg.ActorCritic(env, p, gen)
     a_opt = torch.optim.Adam(model.actor.parameters(), lr=p.actor_learning_rate)
     c_opt = torch.optim.Adam(model.critic.parameters(), lr=p.critic_learning_rate)
@@ -299,7 +300,7 @@ def agent_kernels(updates: int):
                 best_time(lambda: [ddpg_update() for _ in range(updates)], 3) / updates, profiled_arithmetic(ddpg_update)))
 
     # MPO, Pendulum (128-128, 20 action samples)
-    p = MPOParams()
+    p = shipped(MPOParams, "mpo")
     agent = MPO(3, 1, env.action_space.low, env.action_space.high, p, torch.device("cpu"), gen)
     replay = ReplayBuffer(2000, (3,), (1,), extras={"actions_raw": (1,), "ends": (), "behaviour_log_probs": ()})
     rng = np.random.default_rng(0)
@@ -319,8 +320,8 @@ def agent_kernels(updates: int):
     from rlstudy.offline.double_dqn import DQN, LearnerParams
     from rlstudy.offline.envs import AtariPreprocessing, make_env
     from rlstudy.offline.training import generate_buffer
-    params = LearnerParams()
-    env, info = make_env("CartPole-v1", AtariPreprocessing())
+    params = shipped(LearnerParams, "offline", "regular")
+    env, info = make_env("CartPole-v1", shipped(AtariPreprocessing, "offline", "atari_preprocessing"))
     buffer, _ = generate_buffer(DQN(info, params, torch.device("cpu")), env, info, 2000, 0, np.random.default_rng(0),
                                 0.2, 0.2, 0.0, "floor buffer")
     bcq = BCQ(info, params, 0.3, torch.device("cpu"))

@@ -2,7 +2,8 @@
 
 Run from the project root:
     PYTHONPATH=src OMP_NUM_THREADS=1 .venv/bin/python benchmarks/mpo_speed.py [--params JSON] [--updates N]
-`--params` overrides MPOParams (e.g. '{"batch_size": 128}'); the replay is filled with random transitions.
+`--params` overrides the shipped config's MPOParams (its `mpo` section; e.g. '{"batch_size": 256}'); the
+replay is filled with random transitions.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from rlstudy.agents.mpo.environment import make_env
 from rlstudy.agents.mpo.learner import MPO
 from rlstudy.agents.replay import ReplayBuffer
 
+from bellman_problem import shipped
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -27,7 +30,7 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=2000, help="environment steps timed")
     p.add_argument("--updates", type=int, default=200, help="updates timed")
     args = p.parse_args()
-    params = MPOParams(**args.params)
+    params = shipped(MPOParams, "mpo", **args.params)
     torch.manual_seed(0)
     env = make_env(args.env)
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]

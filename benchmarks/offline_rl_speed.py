@@ -28,7 +28,10 @@ from rlstudy.offline.double_dqn import DQN, LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing, make_env
 from rlstudy.offline.training import generate_buffer
 
+from bellman_problem import shipped
+
 CPU = torch.device("cpu")
+PREPROCESSING = shipped(AtariPreprocessing, "offline", "atari_preprocessing")
 D3RLPY_SCRIPT = Path(__file__).with_name("d3rlpy_bcq_speed.py")
 
 
@@ -43,7 +46,7 @@ def rate(fn, count: int) -> float:
 
 def env_rate(env_id: str, steps: int, learner=None) -> float:
     """Environment steps per second, random actions or acting with a learner (eps 0)."""
-    env, _ = make_env(env_id, AtariPreprocessing())
+    env, _ = make_env(env_id, PREPROCESSING)
     rng = np.random.default_rng(0)
     state, _ = env.reset(seed=0)
     start = time.perf_counter()
@@ -56,7 +59,7 @@ def env_rate(env_id: str, steps: int, learner=None) -> float:
 
 
 def update_rates(env_id: str, params: LearnerParams, buffer_steps: int, updates: int):
-    env, info = make_env(env_id, AtariPreprocessing())
+    env, info = make_env(env_id, PREPROCESSING)
     torch.manual_seed(0)
     buffer, _ = generate_buffer(DQN(info, params, CPU), env, info, buffer_steps, 0, np.random.default_rng(0),
                                 0.2, 0.2, 0.0, f"benchmark buffer {env_id}")
@@ -96,9 +99,8 @@ def main() -> None:
     args = p.parse_args()
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
-    regular = LearnerParams()
-    atari = LearnerParams(lr=6.25e-5, adam_eps=1.5e-4, batch_size=32, polyak_target_update=False,
-                          target_update_every=8000)
+    regular = shipped(LearnerParams, "offline", "regular")
+    atari = shipped(LearnerParams, "offline", "atari")
     buffer, results = update_rates("CartPole-v1", regular, 20_000, args.updates)
     results = {"CartPole-v1": results}
     results[args.atari] = update_rates(args.atari, atari, 2_000, args.atari_updates)[1]

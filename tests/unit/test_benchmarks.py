@@ -1,0 +1,68 @@
+"""Every benchmark script runs, at its smallest scale: a script that nothing runs rots unseen (the
+parameter dataclasses lost their defaults and four benchmarks built them bare until they crashed).
+
+Each runs in a fresh process on one thread, from a temporary folder, and must exit with status 0;
+what it measures is not checked (no timing here). Nothing runs with --write: the scripts that write
+into docs/ (floor.py, timings.py, interval_coverage.py) only print."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+# script -> its arguments at its smallest scale (a few seconds each)
+QUICK = {
+    "floor.py": ["--quick"],
+    "agents_speed.py": ["0.1"],  # the least scale at which DDPG and MPO finish an episode (200 steps)
+    "diagnostics_overhead.py": ["--scale", "0.01"],
+    "offline_rl_speed.py": ["--updates", "10", "--atari-updates", "2"],
+    "mpo_speed.py": ["--steps", "200", "--updates", "5"],
+    "cbo_step.py": ["--particles", "2", "--samples", "100"],
+    "trajectory_speed.py": ["1000"],
+    "interval_coverage.py": ["--repetitions", "10"],
+    "startup.py": ["--repeats", "1", "rlstudy.bellman.cli.plot_sweep"],
+    # the study's profile: the setting that reads a file of the project; its jobs do not sleep
+    "snakemake_overhead.py": ["--jobs", "2", "--inputs", "1", "--sleep", "0", "--window", "20",
+                              "--settings", "the study's profile"],
+    "timings.py": ["command", "--label", "a test", "--", "true"],
+}
+# modules the scripts import (run through them), and the script offline_rl_speed.py runs in d3rlpy's venv
+NOT_SCRIPTS = {"bellman_problem.py", "record.py", "d3rlpy_bcq_speed.py"}
+
+
+def run(script: str, *args: str, cwd: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": "1"}  # as their docstrings run them
+    result = subprocess.run([sys.executable, str(BENCHMARKS / script), *args], cwd=cwd, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{script} {' '.join(args)}:\n{result.stdout[-3000:]}\n{result.stderr[-6000:]}"
+
+
+def test_every_benchmark_is_run_here():
+    """A new script gets its quick arguments in QUICK (or is a module the scripts import)."""
+    assert {path.name for path in BENCHMARKS.glob("*.py")} == set(QUICK) | NOT_SCRIPTS
+
+
+@pytest.mark.parametrize("script", sorted(QUICK))
+def test_benchmark_runs_at_its_smallest_scale(script, tmp_path):
+    run(script, *QUICK[script], cwd=tmp_path)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("d3rlpy") is None, reason="d3rlpy is not installed (its own venv)")
+def test_d3rlpy_comparison_runs(tmp_path):
+    run("offline_rl_speed.py", *QUICK["offline_rl_speed.py"], "--d3rlpy-python", sys.executable, cwd=tmp_path)
+
+
+def test_timings_reads_a_workflow_run(tmp_path):
+    """timings.py's `workflow` mode on a project folder with one benchmarked job and a Snakemake log."""
+    project = tmp_path / "project"
+    (project / "logs" / "stage").mkdir(parents=True)
+    (project / "logs" / "stage" / "job.benchmark.tsv").write_text("s\th:m:s\tcpu_time\n2.5\t0:00:02\t2.0\n")
+    (project / ".snakemake" / "log").mkdir(parents=True)
+    (project / ".snakemake" / "log" / "run.snakemake.log").write_text(
+        "[Tue Nov 24 19:18:33 2026]\nFinished job 0.\n[Tue Nov 24 19:18:36 2026]\n")
+    run("timings.py", "workflow", "--label", "a test", "--project", str(project), cwd=tmp_path)
