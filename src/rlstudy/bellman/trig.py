@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import functools
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
+LAYER_BLOCK = 4096  # float32 pre-activations per block of cos_layer: 16 KB, half of L1
 LIMIT = 8192.0  # beyond this |x| the three-part pi/2 no longer reduces exactly in float32 (Cephes' bound)
 
 _F32 = np.float32
@@ -43,11 +45,11 @@ _COS = (_F32(4.166664568298827e-2), _F32(-1.388731625493765e-3), _F32(2.44331571
 
 @functools.cache
 def kernels():
-    """(cos_kernel, sincos_kernel, layer_bound), compiled on first use."""
+    """The compiled kernels, as a namespace; compiled, or loaded from Numba's cache, on first use."""
     from numba import njit
 
     two_over_pi, (p1, p2, p3), (s1, s2, s3), (c1, c2, c3) = _TWO_OVER_PI, _PIO2, _SIN, _COS
-    half, one = _F32(0.5), _F32(1.0)
+    half, one, minus_one = _F32(0.5), _F32(1.0), _F32(-1.0)
 
     @njit(inline="always", fastmath=False)
     def reduced(x):
@@ -60,24 +62,103 @@ def kernels():
         c = one - half * r2 + r2 * r2 * (c1 + r2 * (c2 + r2 * c3))
         return s, c, np.int32(k)
 
+    @njit(inline="always", fastmath=False)
+    def cos_of(x):
+        s, c, q = reduced(x)
+        v = s if q & 1 else c  # k odd: cos x = -+sin r
+        return -v if (q + 1) & 2 else v  # negative for k = 1, 2 (mod 4)
+
+    @njit(inline="always", fastmath=False)
+    def sin_cos_of(x):
+        s, c, q = reduced(x)
+        sv = c if q & 1 else s
+        cv = s if q & 1 else c
+        return (-sv if q & 2 else sv), (-cv if (q + 1) & 2 else cv)  # sin x < 0 for k = 2, 3 (mod 4)
+
     @njit(cache=True, fastmath=False, boundscheck=False, nogil=True)
     def cos_kernel(z, out):
         """out[i] = cos(z[i]) for 1-d float32 arrays that do not overlap."""
         for i in range(z.size):
-            s, c, q = reduced(z[i])
-            v = s if q & 1 else c  # k odd: cos x = -+sin r
-            out[i] = -v if (q + 1) & 2 else v  # negative for k = 1, 2 (mod 4)
+            out[i] = cos_of(z[i])
 
     @njit(cache=True, fastmath=False, boundscheck=False, nogil=True)
     def sincos_kernel(z, sin_out, cos_out, sine_sign):
         """sin_out[i], cos_out[i] = sine_sign * sin(z[i]), cos(z[i]), as cos_kernel (sine_sign = +-1:
         -sin is the derivative of cos, and multiplying by -1 is exact)."""
         for i in range(z.size):
-            s, c, q = reduced(z[i])
-            sv = c if q & 1 else s
-            cv = s if q & 1 else c
-            sin_out[i] = (-sv if q & 2 else sv) * sine_sign  # sin x is negative for k = 2, 3 (mod 4)
-            cos_out[i] = -cv if (q + 1) & 2 else cv
+            s, c = sin_cos_of(z[i])
+            sin_out[i] = s * sine_sign
+            cos_out[i] = c
+
+    @njit(cache=True, fastmath=False, boundscheck=False, nogil=True)
+    def cos_layer(x, weight_t, bias, product, dcos_out, cos_out):
+        """A cosine layer: z = bias + product[i] + x[i] @ weight_t, then cos z into cos_out and, where
+        dcos_out has rows, -sin z into it. A wide layer's product comes from BLAS (x then has no
+        columns); a narrow one's (x with a few columns, the network's input) is summed here, term by
+        term in k order, with product empty. By blocks of rows that stay in L1: z is never written
+        out, and each block's cosines run as one flat loop (row by row, the short rows' loop set-up
+        and remainders doubled the time)."""
+        rows, width = cos_out.shape
+        block = max(1, LAYER_BLOCK // width)
+        z = np.empty(block * width, np.float32)
+        cos_flat = cos_out.reshape(-1)
+        dcos_flat = dcos_out.reshape(-1)
+        for start in range(0, rows, block):
+            stop = min(start + block, rows)
+            for i in range(start, stop):
+                zi = z[(i - start) * width:(i - start + 1) * width]
+                for j in range(width):
+                    zi[j] = bias[j]
+                if product.shape[0]:
+                    for j in range(width):
+                        zi[j] += product[i, j]
+                for k in range(x.shape[1]):
+                    xk = x[i, k]
+                    for j in range(width):
+                        zi[j] += xk * weight_t[k, j]
+            done, size = start * width, (stop - start) * width
+            if dcos_out.shape[0]:
+                sincos_kernel(z[:size], dcos_flat[done:done + size], cos_flat[done:done + size], minus_one)
+            else:
+                cos_kernel(z[:size], cos_flat[done:done + size])
+
+    @njit(cache=True, fastmath=False, boundscheck=False, nogil=True)
+    def output_backward(grad_q, weight, h, dcos, grad_z, grad_weight, grad_bias, grad_bias_z):
+        """Back through q = weight @ h + b, h = cos z (a narrow output layer), row by row:
+        grad_weight += grad_q[i] (x) h[i], grad_bias += grad_q[i], grad_z[i] = (grad_q[i] @ weight) *
+        dcos[i] (dcos = -sin z) and grad_bias_z += grad_z[i], every sum over rows in float64."""
+        rows, outs = grad_q.shape
+        width = h.shape[1]
+        back = np.empty(width, np.float32)
+        for i in range(rows):
+            for j in range(width):
+                back[j] = 0
+            for a in range(outs):
+                g = grad_q[i, a]
+                grad_bias[a] += np.float64(g)
+                for j in range(width):
+                    back[j] += g * weight[a, j]
+                    grad_weight[a, j] += np.float64(g) * np.float64(h[i, j])
+            for j in range(width):
+                v = back[j] * dcos[i, j]
+                grad_z[i, j] = v
+                grad_bias_z[j] += np.float64(v)
+
+    @njit(cache=True, fastmath=False, boundscheck=False, nogil=True)
+    def input_backward(back, dcos, x, grad_weight_t, grad_bias):
+        """Back into z = x @ weight_t + b, h = cos z (a narrow input layer), from back = dL/dh:
+        grad_z = back * dcos, then grad_weight_t += x[i] (x) grad_z and grad_bias += grad_z in float64;
+        grad_z is never written out."""
+        rows, width = back.shape
+        g = np.empty(width, np.float64)
+        for i in range(rows):
+            for j in range(width):
+                g[j] = np.float64(back[i, j] * dcos[i, j])
+                grad_bias[j] += g[j]
+            for k in range(x.shape[1]):
+                xk = np.float64(x[i, k])
+                for j in range(width):
+                    grad_weight_t[k, j] += xk * g[j]
 
     @njit(cache=True, fastmath=False, boundscheck=False, nogil=True)
     def layer_bound(weight, bias):
@@ -91,23 +172,24 @@ def kernels():
                 bound = row
         return bound
 
-    return cos_kernel, sincos_kernel, layer_bound
+    return SimpleNamespace(cos=cos_kernel, sincos=sincos_kernel, cos_layer=cos_layer, output_backward=output_backward,
+                           input_backward=input_backward, layer_bound=layer_bound)
 
 
 def bounded(weight: np.ndarray, bias: np.ndarray) -> bool:
     """Whether every |W h + b| with |h_i| <= 1 is below LIMIT (False for NaN or inf weights)."""
-    return bool(kernels()[2](weight, bias) < LIMIT)
+    return bool(kernels().layer_bound(weight, bias) < LIMIT)
 
 
 def cos(z: np.ndarray) -> np.ndarray:
     """cos(z) as a new float32 array; z C-contiguous float32 with every |z| < LIMIT (see above)."""
     out = np.empty_like(z)
-    kernels()[0](z.reshape(-1), out.reshape(-1))
+    kernels().cos(z.reshape(-1), out.reshape(-1))
     return out
 
 
 def sincos(z: np.ndarray, negate_sine: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(sin z, cos z), or (-sin z, cos z), as new float32 arrays, under cos's conditions."""
     sine, cosine = np.empty_like(z), np.empty_like(z)
-    kernels()[1](z.reshape(-1), sine.reshape(-1), cosine.reshape(-1), _F32(-1.0 if negate_sine else 1.0))
+    kernels().sincos(z.reshape(-1), sine.reshape(-1), cosine.reshape(-1), _F32(-1.0 if negate_sine else 1.0))
     return sine, cosine

@@ -135,8 +135,13 @@ def setup_torch(device: str = "cpu") -> torch.device:
     (CUBLAS_WORKSPACE_CONFIG, read when cuBLAS starts, so set before any CUDA work), cuDNN must
     not benchmark, and use_deterministic_algorithms raises on any op without a deterministic kernel.
     Float32 matmuls stay full precision (no TF32). Runs on one GPU model repeat bit for bit; they
-    do not match the CPU's bits (other kernels, other rounding)."""
+    do not match the CPU's bits (other kernels, other rounding). Freed memory stays in the process
+    (core/memory.py): the training loops' arrays of a few MB then reuse their pages."""
     import torch
+
+    from .memory import keep_freed_memory
+
+    keep_freed_memory()
 
     if device != "cpu":
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")

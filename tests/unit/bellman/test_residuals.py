@@ -171,29 +171,35 @@ def test_the_compiled_kernels_give_the_same_bits_on_every_call_and_shape():
     assert np.array_equal(trig.sincos(z)[1], first)
 
 
-def test_layers_take_the_compiled_cosine_only_where_the_weights_bound_the_arguments():
-    """Within LIMIT the layers use trig's kernels; weights that allow |z| >= LIMIT, or NaN, fall back
-    to torch's cosine (exact for large arguments, NaN for NaN), as does autograd."""
-    h = torch.rand(64, 50) * 2 - 1
+def test_the_network_takes_the_compiled_passes_only_where_the_weights_bound_the_arguments():
+    """Within LIMIT the passes use trig's kernels; weights that allow |z| >= LIMIT, or NaN, fall back
+    to torch's cosine (exact for large arguments, NaN for NaN), as do autograd and float64."""
+    gen = torch.Generator().manual_seed(12)
+    theta = init_params(1, gen)[0]
+    feats = qnet.features(torch.rand(300, generator=gen, dtype=torch.float64) * 7)
+    assert qnet._compiled_applies(theta, feats, qnet.SHAPE)
+    assert forward_cached(theta, feats)[1].compiled
+    big = theta.clone()
+    unflatten(big)[1][0].mul_(1e4)  # the hidden layer's weights: |z2| may pass LIMIT
+    assert not qnet._compiled_applies(big, feats, qnet.SHAPE)
+    assert torch.equal(forward_no_grad(big, feats), forward(big, feats))
+    assert not forward_cached(big, feats)[1].compiled
+    nan = theta.clone()
+    unflatten(nan)[0][1][0] = float("nan")
+    assert not qnet._compiled_applies(nan, feats, qnet.SHAPE)
+    assert forward_no_grad(nan, feats).isnan().any()
+    assert not qnet._compiled_applies(theta.clone().requires_grad_(), feats, qnet.SHAPE)
+    assert not qnet._compiled_applies(theta.double(), feats.double(), qnet.SHAPE)
     w, b = torch.rand(50, 50) - 0.5, torch.rand(50) - 0.5
-    z = torch.addmm(b, h, w.t())
-    assert torch.equal(qnet.cos_layer(z, w, b), torch.from_numpy(trig.cos(z.numpy())))
-    big_w = w * 1e4
-    z_big = torch.addmm(b, h, big_w.t())
-    assert torch.equal(qnet.cos_layer(z_big, big_w, b), torch.cos(z_big))
-    dcos, cosine = qnet.dcos_cos_layer(z_big, big_w, b)
-    assert torch.equal(dcos, -torch.sin(z_big)) and torch.equal(cosine, torch.cos(z_big))
     nan_b = b.clone()
     nan_b[0] = float("nan")
     assert not trig.bounded(w.numpy(), nan_b.numpy())
-    needs_grad = z.clone().requires_grad_()
-    assert torch.equal(qnet.cos_layer(needs_grad, w, b), torch.cos(needs_grad))
     assert trig.bounded(np.ones((2, 3), np.float32), np.float32([1.0, 8190.0])) is False  # 8193 > LIMIT
     assert trig.bounded(np.ones((2, 3), np.float32), np.float32([1.0, 8188.0])) is True
 
 
 def test_the_compiled_forward_matches_the_previous_kernels_within_float32_tolerance():
-    """forward_no_grad and forward_cached with the compiled kernels against the same network with
+    """forward_no_grad and forward_cached with the compiled passes against the same network with
     NumPy's cosine and sine (the kernels before trig.py): Q within float32 tolerance."""
     gen = torch.Generator().manual_seed(11)
     theta = init_params(1, gen)[0]
@@ -204,10 +210,35 @@ def test_the_compiled_forward_matches_the_previous_kernels_within_float32_tolera
     z2 = torch.addmm(b2, h1, w2.t()).numpy()
     expected = torch.addmm(b3, torch.from_numpy(np.cos(z2)), w3.t())
     assert torch.allclose(forward_no_grad(theta, feats), expected, rtol=1e-5, atol=1e-6)
-    q, (_, _, dcos1, _, dcos2) = forward_cached(theta, feats)
+    q, cache = forward_cached(theta, feats)
+    assert cache.compiled
     assert torch.allclose(q, expected, rtol=1e-5, atol=1e-6)
-    assert torch.allclose(dcos1, -torch.from_numpy(np.sin(z1)), rtol=0, atol=2e-7)
-    assert torch.allclose(dcos2, -torch.from_numpy(np.sin(z2)), rtol=0, atol=1e-5)  # z2 carries h1's last bits
+    assert np.allclose(cache.dcos1, -np.sin(z1), rtol=0, atol=2e-7)
+    assert np.allclose(cache.dcos2, -np.sin(z2), rtol=0, atol=1e-5)  # z2 carries h1's last bits
+    assert torch.equal(forward_no_grad(theta, feats), q)  # with or without the derivatives: one value
+
+
+def test_the_compiled_backward_is_within_float32_rounding_of_the_float64_gradient():
+    """backward() through the compiled passes (bias sums and the narrow layers' products in float64,
+    the 50x50 products by BLAS) against autograd in float64, block by block of parameters: within
+    float32 rounding, and no farther than PyTorch's own float32 path (the kernels before)."""
+    gen = torch.Generator().manual_seed(13)
+    theta = init_params(1, gen)[0] * 3
+    feats = qnet.features(torch.rand(20_000, generator=gen, dtype=torch.float64) * 20 - 10)
+    grad_q = torch.randn(20_000, 2, generator=gen)
+    compiled = backward(theta, forward_cached(theta, feats)[1], grad_q)
+    library = backward(theta, qnet._library_forward(theta, feats, qnet.SHAPE)[1], grad_q)
+    leaf = theta.double().requires_grad_(True)
+    (truth,) = torch.autograd.grad((forward(leaf, feats.double()) * grad_q.double()).sum(), leaf)
+    offset = 0
+    for fan_in, fan_out in qnet.SHAPE.layers:
+        for size in (fan_in * fan_out, fan_out):
+            block = slice(offset, offset + size)
+            offset += size
+            scale = truth[block].abs().max()
+            ours = float((compiled[block].double() - truth[block]).abs().max() / scale)
+            before = float((library[block].double() - truth[block]).abs().max() / scale)
+            assert ours < 2e-6 and ours <= max(before, 1e-6), (size, ours, before)
 
 
 def test_an_sgd_run_repeats_bit_for_bit_with_the_compiled_kernels(small_trajectory, theta):
