@@ -40,11 +40,12 @@ class QNetShape:
 SHAPE = QNetShape()
 
 
-def unflatten(theta: torch.Tensor, shape: QNetShape = SHAPE) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Views (W, b) of each layer inside a flat parameter vector; W has shape (fan_out, fan_in)."""
+def unflatten(theta, shape: QNetShape = SHAPE) -> list[tuple]:
+    """Views (W, b) of each layer inside a flat parameter vector (a tensor, or a NumPy array: the
+    compiled passes slice it in NumPy, several times faster per call); W has shape (fan_out, fan_in)."""
     layers, offset = [], 0
     for fan_in, fan_out in shape.layers:
-        weight = theta[offset:offset + fan_in * fan_out].view(fan_out, fan_in)
+        weight = theta[offset:offset + fan_in * fan_out].reshape(fan_out, fan_in)
         offset += fan_in * fan_out
         bias = theta[offset:offset + fan_out]
         offset += fan_out
@@ -78,16 +79,17 @@ def forward(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape = SHAPE) 
     return torch.addmm(b3, h, w3.t())
 
 
-def _compiled_applies(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape) -> bool:
-    """Whether the compiled float32 passes of trig.py may run: on the CPU, without autograd, on
-    contiguous float32 inputs, and with both cosine layers' pre-activations bounded below
-    trig.LIMIT by their weights (the network's inputs, (sin s, cos s), and the first layer's
-    cosines are all within [-1, 1]); a diverging network falls back to the library cosine, which is
-    exact there."""
+def _compiled_layers(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape) -> list | None:
+    """The layers as NumPy views where the compiled float32 passes of trig.py may run, else None:
+    on the CPU, without autograd, on contiguous float32 inputs, and with both cosine layers'
+    pre-activations bounded below trig.LIMIT by their weights (the network's inputs, (sin s, cos s),
+    and the first layer's cosines are all within [-1, 1]); a diverging network falls back to the
+    library cosine, which is exact there."""
     if not (theta.device.type == "cpu" and feats.device.type == "cpu" and not theta.requires_grad
             and theta.dtype == torch.float32 and feats.dtype == torch.float32 and feats.is_contiguous()):
-        return False
-    return all(trig.bounded(weight.numpy(), bias.numpy()) for weight, bias in unflatten(theta, shape)[:2])
+        return None
+    layers = unflatten(theta.numpy(), shape)
+    return layers if all(trig.bounded(weight, bias) for weight, bias in layers[:2]) else None
 
 
 _NONE = np.empty((0, 0), np.float32)  # an absent operand of trig's layer kernels
@@ -105,11 +107,11 @@ class Cache:
     dcos2: object
 
 
-def _compiled_forward(theta: torch.Tensor, feats: torch.Tensor, keep_derivatives: bool, shape: QNetShape):
+def _compiled_forward(layers: list, feats: torch.Tensor, keep_derivatives: bool):
     """Q (a tensor) and the Cache, by trig's kernels: each cosine layer one pass over its rows (the input
     layer's two-column product summed inside it), the 50x50 and output products by NumPy's BLAS."""
     kern = trig.kernels()
-    (w1, b1), (w2, b2), (w3, b3) = [(w.numpy(), b.numpy()) for w, b in unflatten(theta, shape)]
+    (w1, b1), (w2, b2), (w3, b3) = layers
     x = feats.numpy()
 
     def cos_layer(inputs, weight_t, bias, product):
@@ -137,8 +139,9 @@ def _library_forward(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape)
 def forward_no_grad(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape = SHAPE) -> torch.Tensor:
     """forward() for inference (CBO's hot loop, SGD's next states): the compiled passes where they
     apply, no autograd bookkeeping."""
-    if _compiled_applies(theta, feats, shape):
-        return _compiled_forward(theta, feats, False, shape)[0]
+    layers = _compiled_layers(theta, feats, shape)
+    if layers is not None:
+        return _compiled_forward(layers, feats, False)[0]
     with torch.no_grad():
         return forward(theta, feats, shape)
 
@@ -184,8 +187,9 @@ def load_network(path, what: str) -> torch.Tensor:
 def forward_cached(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape = SHAPE) -> tuple[torch.Tensor, Cache]:
     """Q values and what backward() needs: each cosine layer's output and its derivative (-sin),
     nothing else."""
-    if _compiled_applies(theta, feats, shape):
-        return _compiled_forward(theta, feats, True, shape)
+    layers = _compiled_layers(theta, feats, shape)
+    if layers is not None:
+        return _compiled_forward(layers, feats, True)
     return _library_forward(theta, feats, shape)
 
 
@@ -195,7 +199,7 @@ def backward(theta: torch.Tensor, cache: Cache, grad_q: torch.Tensor, shape: QNe
     fused into trig's passes and summed in float64; the 50x50 products run in NumPy's BLAS."""
     if not cache.compiled:
         return _library_backward(theta, cache, grad_q, shape)
-    (_, _), (w2, _), (w3, _) = [(w.numpy(), b.numpy()) for w, b in unflatten(theta, shape)]
+    (_, _), (w2, _), (w3, _) = unflatten(theta.numpy(), shape)
     kern = trig.kernels()
     (fan_in, width), _, (_, actions) = shape.layers
     gw3, gb3 = np.zeros((actions, width)), np.zeros(actions)

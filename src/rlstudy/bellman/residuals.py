@@ -135,10 +135,12 @@ def next_values(q_next: torch.Tensor, probs: torch.Tensor | None) -> torch.Tenso
 
 def residual_pair(q_main: torch.Tensor, q_next: torch.Tensor | None, batch: ResidualBatch,
                   gamma: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """(j, j^) from Q at batch.feats (q_main) and at batch.next_feats (q_next; None for DS, where j^ = j)."""
+    """(j, j^) from Q at batch.feats (q_main) and at batch.next_feats (q_next; None for DS, where j^ = j).
+    Q of shape (rows, actions), or (networks, rows, actions) for several networks at once (CBO's
+    particles): j and j^ then have a row per network."""
     m = len(batch.action_indices)
-    q_s = q_main[:m].gather(1, batch.action_indices.view(-1, 1)).squeeze(1)
-    j_hat = batch.alt_rewards + gamma * next_values(q_main[m:], batch.alt_probs) - q_s
+    q_s = q_main[..., :m, :].gather(-1, batch.action_indices.view(-1, 1).expand(*q_main.shape[:-2], m, 1)).squeeze(-1)
+    j_hat = batch.alt_rewards + gamma * next_values(q_main[..., m:, :], batch.alt_probs) - q_s
     if q_next is None:
         return j_hat, j_hat
     j = batch.rewards + gamma * next_values(q_next, batch.next_probs) - q_s
@@ -146,8 +148,9 @@ def residual_pair(q_main: torch.Tensor, q_next: torch.Tensor | None, batch: Resi
 
 
 def cbo_loss(j: torch.Tensor, j_hat: torch.Tensor) -> torch.Tensor:
-    """L = mean(j * j^) / 2, the loss CBO minimises (mean(j^2)/2 for DS)."""
-    return (j * j_hat).mean() / 2.0
+    """L = mean(j * j^) / 2, the loss CBO minimises (mean(j^2)/2 for DS); one per row of j for
+    several networks."""
+    return (j * j_hat).mean(dim=-1) / 2.0
 
 
 def sgd_grad_q(j: torch.Tensor, q_main: torch.Tensor, batch: ResidualBatch, gamma: float) -> torch.Tensor:

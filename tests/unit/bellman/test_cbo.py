@@ -155,3 +155,24 @@ def test_bff_matched_draws_only_transitions_that_repeat_the_action(small_traject
     starts = torch.cat(seen)
     assert torch.equal(traj.action_indices[starts + 1], traj.action_indices[starts])
     assert int(starts.max()) <= len(traj.states) - 3
+
+
+@pytest.mark.parametrize("task", ["evaluation", "control"])
+@pytest.mark.parametrize("estimator", ["DS", "UR", "BFF", "BFF-matched"])
+def test_particle_losses_are_each_particles_own_loss(small_trajectory, task, estimator):
+    """All particles' residuals at once (residual_pair on a stack of Q) give each particle the loss it
+    has alone, mean(j * j^) / 2 of its own Q."""
+    from rlstudy.bellman.cbo import particle_losses
+    from rlstudy.bellman.qnet import forward_no_grad, init_params
+    from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, start_pool
+
+    traj = small_trajectory("evaluation" if task == "evaluation" else "uniform")
+    starts = start_pool(estimator, traj.action_indices)[:400]
+    batch = make_batch(traj, starts, estimator, task, PROBLEM.dynamics, torch.Generator().manual_seed(2))
+    particles = init_params(4, torch.Generator().manual_seed(3))
+    alone = []
+    for theta in particles:
+        q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
+        alone.append(cbo_loss(*residual_pair(forward_no_grad(theta, batch.feats), q_next, batch, PROBLEM.gamma)))
+    torch.testing.assert_close(particle_losses(particles, batch, PROBLEM.gamma), torch.stack(alone),
+                               rtol=1e-6, atol=0)

@@ -177,19 +177,19 @@ def test_the_network_takes_the_compiled_passes_only_where_the_weights_bound_the_
     gen = torch.Generator().manual_seed(12)
     theta = init_params(1, gen)[0]
     feats = qnet.features(torch.rand(300, generator=gen, dtype=torch.float64) * 7)
-    assert qnet._compiled_applies(theta, feats, qnet.SHAPE)
+    assert qnet._compiled_layers(theta, feats, qnet.SHAPE) is not None
     assert forward_cached(theta, feats)[1].compiled
     big = theta.clone()
     unflatten(big)[1][0].mul_(1e4)  # the hidden layer's weights: |z2| may pass LIMIT
-    assert not qnet._compiled_applies(big, feats, qnet.SHAPE)
+    assert qnet._compiled_layers(big, feats, qnet.SHAPE) is None
     assert torch.equal(forward_no_grad(big, feats), forward(big, feats))
     assert not forward_cached(big, feats)[1].compiled
     nan = theta.clone()
     unflatten(nan)[0][1][0] = float("nan")
-    assert not qnet._compiled_applies(nan, feats, qnet.SHAPE)
+    assert qnet._compiled_layers(nan, feats, qnet.SHAPE) is None
     assert forward_no_grad(nan, feats).isnan().any()
-    assert not qnet._compiled_applies(theta.clone().requires_grad_(), feats, qnet.SHAPE)
-    assert not qnet._compiled_applies(theta.double(), feats.double(), qnet.SHAPE)
+    assert qnet._compiled_layers(theta.clone().requires_grad_(), feats, qnet.SHAPE) is None
+    assert qnet._compiled_layers(theta.double(), feats.double(), qnet.SHAPE) is None
     w, b = torch.rand(50, 50) - 0.5, torch.rand(50) - 0.5
     nan_b = b.clone()
     nan_b[0] = float("nan")
