@@ -253,3 +253,31 @@ def test_an_sgd_run_repeats_bit_for_bit_with_the_compiled_kernels(small_trajecto
                 for _ in range(2)]
         assert torch.equal(runs[0][0], runs[1][0])
         assert runs[0][1].loss == runs[1][1].loss
+
+
+def test_a_second_process_loads_the_compiled_kernels_from_numbas_cache(tmp_path):
+    """Every job is a new process: it must load the kernels compiled by an earlier one, not compile
+    them again (the bug: a compiled helper captured in a closure made Numba's cache key differ in
+    every process, and each job spent seconds compiling)."""
+    import os
+    import subprocess
+    import sys
+
+    probe = ("import numpy as np, torch\n"
+             "from rlstudy.bellman import qnet\n"
+             "theta = qnet.init_params(1, torch.Generator().manual_seed(0))[0]\n"
+             "feats = qnet.features(torch.linspace(0, 6, 300, dtype=torch.float64))\n"
+             "q, cache = qnet.forward_cached(theta, feats)\n"
+             "qnet.backward(theta, cache, torch.ones_like(q))\n"
+             "qnet.forward_no_grad(theta, feats)\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NUMBA_DEBUG_CACHE": "1"}
+
+    def cache_log():
+        done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+        return done.stdout + done.stderr
+
+    first = cache_log()
+    assert "data saved" in first
+    second = cache_log()
+    assert "data saved" not in second, second
+    assert second.count("data loaded") >= 4  # the cosine layer, the two backward passes, the bound
