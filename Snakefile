@@ -81,6 +81,16 @@ rule all:
         offline_targets(),
 
 
+rule study:  # the CBO/BFF study alone (no sweep, cost, agents, offline or claims): snakemake --cores all study
+    input:
+        rules.figures.input,
+        "results/summary.csv",
+        "results/summary_stats.csv",
+        "results/reference/error_exact.csv",
+        "results/fourier_error.csv",
+        budget_targets(),
+
+
 rule agents:  # the basics agents and MPO alone: snakemake --cores all agents
     input:
         MPO_TARGETS,

@@ -44,6 +44,9 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from record import DOC, ROOT, commit, load_note, machine, now, write_block  # noqa: E402
 
+from rlstudy.core.memory import keep_freed_memory  # noqa: E402
+
+keep_freed_memory()  # as every training step does (core/cli.setup_torch): its arrays' pages are reused
 HIDDEN, ACTIONS, INPUTS = 50, 2, 2  # the Q network of bellman/qnet.py
 
 
