@@ -1,5 +1,5 @@
 """Every benchmark script runs, at its smallest scale: a script that nothing runs rots unseen (the
-parameter dataclasses lost their defaults and four benchmarks built them bare until they crashed).
+parameter dataclasses lost their defaults and five benchmarks built them bare until they crashed).
 
 Each runs in a fresh process on one thread, from a temporary folder, and must exit with status 0;
 what it measures is not checked (no timing here). Nothing runs with --write: the scripts that write

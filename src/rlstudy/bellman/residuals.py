@@ -90,6 +90,20 @@ class ResidualBatch:
     alt_probs: torch.Tensor | None  # float32 (m, 2): pi(.|s^') for evaluation; None for control
     next_probs: torch.Tensor | None  # float32 (m, 2): pi(.|s')
 
+    def transitions(self, start: int, stop: int) -> "ResidualBatch":
+        """The batch of transitions start..stop-1 (itself when that is all of them)."""
+        m = len(self.action_indices)
+        if (start, stop) == (0, m):
+            return self
+        rows = slice(start, stop)
+
+        def cut(values):
+            return None if values is None else values[rows]
+
+        return ResidualBatch(torch.cat([self.feats[rows], self.feats[m + start:m + stop]]), cut(self.next_feats),
+                             self.action_indices[rows], self.rewards[rows], self.alt_rewards[rows],
+                             cut(self.alt_probs), cut(self.next_probs))
+
 
 def make_batch(traj: TrajectoryTensors, starts: torch.Tensor, estimator: str | Estimator, task: str,
                dynamics: Dynamics, generator: torch.Generator, ur_action: str = "recorded") -> ResidualBatch:
@@ -153,14 +167,16 @@ def cbo_loss(j: torch.Tensor, j_hat: torch.Tensor) -> torch.Tensor:
     return (j * j_hat).mean(dim=-1) / 2.0
 
 
-def sgd_grad_q(j: torch.Tensor, q_main: torch.Tensor, batch: ResidualBatch, gamma: float) -> torch.Tensor:
+def sgd_grad_q(j: torch.Tensor, q_main: torch.Tensor, batch: ResidualBatch, gamma: float,
+               batch_size: int | None = None) -> torch.Tensor:
     """d mean(j * j^) / d q_main with j held fixed: the upstream gradient of SGD's step mean(j * grad j^).
 
     j^ = r^ + gamma * V(s^') - Q(s, a): its Q(s, a) gets -j/m, its V(s^') gets gamma*j/m, spread over
     the actions by pi(.|s^') (evaluation) or sent to the argmax (control, the subgradient of max).
+    m is batch_size when `batch` is a part of the mini-batch (its gradient then adds up), else len(j).
     """
     m = len(j)
-    weight = (j / m).view(-1, 1)
+    weight = (j / (batch_size or m)).view(-1, 1)
     grad = torch.zeros_like(q_main)
     grad[:m].scatter_(1, batch.action_indices.view(-1, 1), -weight)
     if batch.alt_probs is None:

@@ -27,6 +27,7 @@ from .metrics import ErrorMeter
 from .optimizer import Fit, Optimizer, Run, one_setting_per_task
 from .qnet import backward, forward_cached, forward_no_grad, init_params
 from .residuals import (
+    ResidualBatch,
     TrajectoryTensors,
     cbo_loss,
     make_batch,
@@ -60,13 +61,37 @@ class History:
     diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)  # per epoch: the steps' statistics
 
 
-def step_statistics(loss: torch.Tensor, j: torch.Tensor, q_main: torch.Tensor, batch, grad: torch.Tensor,
+TRANSITIONS_PER_PASS = 2000  # a mini-batch goes through the network in parts of this many transitions
+
+
+def step_statistics(loss: torch.Tensor, j: torch.Tensor, q_taken: torch.Tensor, grad: torch.Tensor,
                     lr: float) -> dict[str, float]:
     """An SGD step's statistics: the residual loss, Q(s_m, a_m) and the target r + gamma V(s')
     (= j + Q(s_m, a_m)), the norm of the step's gradient, the learning rate."""
     with torch.no_grad():
-        q = q_main[:len(j)].gather(1, batch.action_indices.view(-1, 1)).squeeze(1)
-        return {**td_statistics(loss, q, j + q), "grad_norm": float(torch.linalg.vector_norm(grad)), "lr": lr}
+        return {**td_statistics(loss, q_taken, j + q_taken), "grad_norm": float(torch.linalg.vector_norm(grad)),
+                "lr": lr}
+
+
+def batch_gradient(theta: torch.Tensor, batch: ResidualBatch, gamma: float):
+    """The step's direction mean(j * grad j^) over the mini-batch, and its j, j^ and Q(s_m, a_m).
+
+    The mini-batch goes through the network TRANSITIONS_PER_PASS transitions at a time, each part's
+    gradient added up: a part's activations (a few hundred KB each) stay in the cache between the
+    forward and the backward pass, where the whole batch's (MB each) went to memory and back, and
+    two runs side by side competed for it. The sum is the same gradient up to float32 rounding."""
+    m = len(batch.action_indices)
+    grad = torch.zeros_like(theta)
+    parts = []
+    for start in range(0, m, TRANSITIONS_PER_PASS):
+        part = batch.transitions(start, min(start + TRANSITIONS_PER_PASS, m))
+        q_main, cache = forward_cached(theta, part.feats)
+        q_next = None if part.next_feats is None else forward_no_grad(theta, part.next_feats)
+        j, j_hat = residual_pair(q_main, q_next, part, gamma)
+        grad += backward(theta, cache, sgd_grad_q(j, q_main, part, gamma, batch_size=m))
+        parts.append((j, j_hat, q_main[:len(j)].gather(1, part.action_indices.view(-1, 1)).squeeze(1)))
+    j, j_hat, q_taken = (torch.cat(values) for values in zip(*parts))
+    return grad, j, j_hat, q_taken
 
 
 def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, estimator: str | Estimator, task: str,
@@ -93,13 +118,10 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, estimator: str | Es
         batches, remainder = epoch_batches(n_starts, params.batch_size, remainder, generator)
         for positions in batches:
             batch = make_batch(traj, pool[positions], estimator, task, problem.dynamics, generator, params.ur_action)
-            q_main, cache = forward_cached(theta, batch.feats)
-            q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
-            j, j_hat = residual_pair(q_main, q_next, batch, problem.gamma)
-            grad = backward(theta, cache, sgd_grad_q(j, q_main, batch, problem.gamma))
+            grad, j, j_hat, q_taken = batch_gradient(theta, batch, problem.gamma)
             theta -= lr * grad
             residual_loss = cbo_loss(j, j_hat)
-            log.add(step_statistics(residual_loss, j, q_main, batch, grad, lr))
+            log.add(step_statistics(residual_loss, j, q_taken, grad, lr))
             loss = float(residual_loss)
             if not (math.isfinite(loss) and torch.isfinite(theta).all()):
                 raise DivergenceError(f"{label} diverged at iteration {len(history.loss)} "

@@ -9,7 +9,7 @@ import torch
 from rlstudy.bellman import qnet, trig
 from rlstudy.bellman.qnet import backward, forward, forward_cached, forward_no_grad, init_params, unflatten
 from rlstudy.bellman.estimators import ESTIMATORS
-from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q
+from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q, start_pool
 from bellman_fixtures import PROBLEM, dynamics
 
 GAMMA = 0.9
@@ -281,3 +281,22 @@ def test_a_second_process_loads_the_compiled_kernels_from_numbas_cache(tmp_path)
     second = cache_log()
     assert "data saved" not in second, second
     assert second.count("data loaded") >= 4  # the cosine layer, the two backward passes, the bound
+
+
+@pytest.mark.parametrize("task", ["evaluation", "control"])
+@pytest.mark.parametrize("estimator", ["DS", "UR", "BFF", "BFF-matched"])
+def test_a_mini_batch_in_parts_gives_the_whole_batchs_gradient(small_trajectory, theta, task, estimator, monkeypatch):
+    """sgd.batch_gradient by parts of uneven size (7 transitions, the last part shorter) against one
+    pass over the whole mini-batch: j, j^, Q(s, a) and the gradient within float32 rounding (BLAS
+    rounds a row's product differently with the number of rows around it)."""
+    from rlstudy.bellman import sgd
+
+    traj = small_trajectory("evaluation" if task == "evaluation" else "uniform")
+    starts = start_pool(estimator, traj.action_indices)[:100]
+    batch = make_batch(traj, starts, estimator, task, DYN, torch.Generator().manual_seed(5))
+    whole = sgd.batch_gradient(theta, batch, GAMMA)
+    monkeypatch.setattr(sgd, "TRANSITIONS_PER_PASS", 7)
+    parts = sgd.batch_gradient(theta, batch, GAMMA)
+    for ours, reference in zip(parts[1:], whole[1:]):
+        torch.testing.assert_close(ours, reference, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(parts[0], whole[0], rtol=1e-5, atol=1e-6)

@@ -4,7 +4,6 @@ figure, and that computing them changes nothing in a run."""
 import math
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 import gymnasium as gym
 import numpy as np
@@ -176,11 +175,10 @@ def test_offline_dqn_update_statistics_are_its_loss_q_and_targets():
 
 
 def test_an_sgd_steps_statistics_by_hand():
-    # two transitions, two actions; rows 0-1 are Q(s, .), rows 2-3 Q(s^', .)
-    q_main = torch.tensor([[1.0, 2.0], [3.0, 4.0], [0.0, 0.0], [0.0, 0.0]])
-    batch = SimpleNamespace(action_indices=torch.tensor([1, 0]))
+    # two transitions: Q(s, a) at their actions 2 and 3
+    q_taken = torch.tensor([2.0, 3.0])
     j = torch.tensor([0.5, -1.0])  # r + gamma V(s') - Q(s, a): targets 2.5 and 2.0
-    stats = sgd.step_statistics(torch.tensor(0.1), j, q_main, batch, torch.tensor([3.0, 4.0]), 0.05)
+    stats = sgd.step_statistics(torch.tensor(0.1), j, q_taken, torch.tensor([3.0, 4.0]), 0.05)
     assert stats == pytest.approx({"loss_q": 0.1, "q_mean": 2.5, "q_max": 3.0, "target_mean": 2.25,
                                    "grad_norm": 5.0, "lr": 0.05})
 
