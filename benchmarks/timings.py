@@ -5,10 +5,13 @@
 
 `workflow` reads the last Snakemake run of the project DIR (default: this checkout): its wall time
 from the first to the last timestamp of the newest .snakemake/log/*.snakemake.log, the jobs it
-finished, and every job's CPU time from the rules' benchmark files (logs/**/*.benchmark.tsv, the
-training jobs; figures and tables have none, and cost seconds). Per stage (the first folder under
-logs/) it prints jobs, CPU minutes, the longest job, and `CPU / cores`: the wall time those jobs need
-at least on this machine's cores, whatever else runs. `command` runs a command and times it.
+finished, and every job's wall and CPU time from the rules' benchmark files (logs/**/*.benchmark.tsv,
+the training jobs; figures and tables have none, and cost seconds). Snakemake samples a job's CPU
+time every 0.5 s for its first 15 s and every 30 s after, and keeps the last sample: a job that ends
+between samples is undercounted (a 29 s job by half), so the CPU column is a lower bound. Per stage
+(the first folder under logs/) it prints jobs, CPU minutes, the jobs' wall minutes (each job's own
+wall, slowed by whatever ran beside it), the longest job, and the jobs' wall over the cores: the
+run's wall if no core ever idled. `command` runs a command and times it.
 
 --write puts the row into the `timings` block of docs/speed.md (a row of the same label is
 replaced) and, for `workflow`, the per-stage table into the `stages` block, each with the commit
@@ -67,14 +70,18 @@ def run_span(project: Path) -> tuple[float, int, str]:
 
 
 def stage_table(jobs: pd.DataFrame, cores: int) -> str:
-    stages = jobs.groupby("stage").agg(jobs=("job", "count"), cpu_s=("cpu_s", "sum"), longest_s=("wall_s", "max"))
-    lines = ["| stage (logs/...) | benchmarked jobs | CPU minutes | longest job (wall) | CPU / cores |",
-             "| --- | ---: | ---: | ---: | ---: |"]
-    for stage, row in stages.sort_values("cpu_s", ascending=False).iterrows():
-        lines.append(f"| {stage} | {int(row.jobs)} | {row.cpu_s / 60:.1f} | {minutes(row.longest_s)} | "
-                     f"{minutes(row.cpu_s / cores)} |")
-    lines.append(f"| all | {len(jobs)} | {jobs['cpu_s'].sum() / 60:.1f} | {minutes(jobs['wall_s'].max())} | "
-                 f"{minutes(jobs['cpu_s'].sum() / cores)} |")
+    """Per stage: jobs, CPU minutes as Snakemake sampled them, the jobs' wall minutes, the longest job,
+    and the jobs' wall over the cores (the run's wall when no core idles)."""
+    stages = jobs.groupby("stage").agg(jobs=("job", "count"), cpu_s=("cpu_s", "sum"), wall_s=("wall_s", "sum"),
+                                       longest_s=("wall_s", "max"))
+    lines = ["| stage (logs/...) | benchmarked jobs | CPU minutes (sampled: a lower bound) | job wall minutes | "
+             "longest job (wall) | job wall / cores |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    total = pd.Series({"jobs": len(jobs), "cpu_s": jobs["cpu_s"].sum(), "wall_s": jobs["wall_s"].sum(),
+                       "longest_s": jobs["wall_s"].max()}, name="all")
+    for stage, row in [*stages.sort_values("wall_s", ascending=False).iterrows(), ("all", total)]:
+        lines.append(f"| {stage} | {int(row.jobs)} | {row.cpu_s / 60:.1f} | {row.wall_s / 60:.1f} | "
+                     f"{minutes(row.longest_s)} | {minutes(row.wall_s / cores)} |")
     return "\n".join(lines)
 
 
