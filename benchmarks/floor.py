@@ -81,7 +81,8 @@ class Primitives:
             gen = torch.Generator().manual_seed(0)
             a, b = torch.rand(m, k, generator=gen), torch.rand(k, n, generator=gen)
             an, bn = a.numpy(), b.numpy()
-            repeats = max(3, min(self.repeats * 4, int(2e8 / max(1, m * k * n))))
+            # the least of at least 20 calls: a product of a few ms is easily caught by a passing hiccup
+            repeats = max(20, min(self.repeats * 4, int(2e8 / max(1, m * k * n))))
             times = {"torch.mm": best_time(lambda: torch.mm(a, b), repeats),
                      "numpy.matmul": best_time(lambda: np.matmul(an, bn), repeats)}
             name = min(times, key=times.get)
