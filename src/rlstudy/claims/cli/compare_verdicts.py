@@ -1,0 +1,79 @@
+"""Each claim's verdict in two runs, side by side: what a change of the code did to the verdicts.
+
+A change that moves a kernel's last bits changes every run after the first few steps, so its runs
+are compared by their verdicts (issue 23: the speed work must leave them unchanged, or say which
+moved). --before and --after are each a run's results/claims.csv or the published page
+docs/claims.md (its generated table: the verdicts of the published run). A claim that a run could
+not test, because one of its tables was not given or held none of its rows (a partial run:
+`snakemake study` has no sweep, cost, agents or offline tables, a run without `authors_data` no
+runs on the authors' data), is listed as not compared. Prints a Markdown table of every claim
+and a count; --check exits with status 1 when a compared verdict moved.
+
+    python -m rlstudy.claims.cli.compare_verdicts --before docs/claims.md --after results/claims.csv
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from rlstudy.claims.rules import FAILS, HOLDS, INCONCLUSIVE
+from rlstudy.core.cli import parser, run
+from rlstudy.core.errors import InputError
+from rlstudy.core.io import load_csv
+
+# A row of docs/claims.md's generated table: | `id` | statement | verdict mark | evidence |
+PAGE_ROW = re.compile(r"^\| `(?P<id>[^`]+)` \| .* \| (?P<mark>holds|\*\*fails\*\*|\*inconclusive\*) \| (?P<evidence>.*) \|$")
+MARKS = {"holds": HOLDS, "**fails**": FAILS, "*inconclusive*": INCONCLUSIVE}
+# rules.py's evidence for a test whose table a run did not have, or that found none of its rows
+UNTESTED = re.compile(r"not given|\b0 (?:vs 0 )?rows")
+
+
+def verdicts(path: str) -> pd.DataFrame:
+    """id, verdict and whether the run had every table of the claim, from a claims.csv or the page."""
+    if path.endswith(".md"):
+        rows = [match.groupdict() for line in Path(path).read_text().splitlines()
+                if (match := PAGE_ROW.match(line))]
+        if not rows:
+            raise InputError(f"{path}: no row of the generated claims table")
+        table = pd.DataFrame(rows)
+        table["verdict"] = table.pop("mark").map(MARKS)
+    else:
+        table = load_csv(path, "a claims table")
+        if not {"id", "verdict", "evidence"} <= set(table.columns):
+            raise InputError(f"{path}: a claims table has the columns id, verdict and evidence")
+    table["tested"] = ~table["evidence"].fillna("").str.contains(UNTESTED)
+    return table.set_index("id")[["verdict", "tested"]]
+
+
+def compare(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """One row per claim of either run: both verdicts and `moved` (None where not compared: a claim of
+    one run only, or one that either run could not test)."""
+    both = before.add_suffix("_before").join(after.add_suffix("_after"), how="outer")
+    compared = both["tested_before"].eq(True) & both["tested_after"].eq(True)
+    both["moved"] = (both["verdict_before"] != both["verdict_after"]).astype("boolean").mask(~compared)
+    return both[["verdict_before", "verdict_after", "moved"]]
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--before", required=True, help="claims.csv of the earlier run, or docs/claims.md")
+    p.add_argument("--after", required=True, help="claims.csv of the later run, or a claims page")
+    p.add_argument("--check", action="store_true", help="exit with status 1 when a compared verdict moved")
+    args = p.parse_args()
+    table = compare(verdicts(args.before), verdicts(args.after))
+    print("| claim | before | after | |\n| --- | --- | --- | --- |")
+    for claim, row in table.iterrows():
+        note = "not compared" if pd.isna(row.moved) else ("**moved**" if row.moved else "")
+        print(f"| `{claim}` | {row.verdict_before} | {row.verdict_after} | {note} |")
+    compared = table["moved"].dropna()
+    print(f"\n{len(compared)} claims compared, {int(compared.sum())} moved; {len(table) - len(compared)} not compared")
+    if args.check and compared.any():
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    run(main)
