@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 # More Snakemake options for figures, report and readme, e.g. the published run with the authors' data:
 #   make readme SNAKEMAKE_ARGS="--config authors_data=../shared/data/cbo_rl_original"
 SNAKEMAKE_ARGS ?=
+# The long runs schedule with workflow/profiles/long (a minute's rate-limit timespan: it says why).
+LONG_RUN := --profile workflow/profiles/long
 
 .PHONY: figures smoke report readme test test-fast lint clean
 
@@ -18,13 +20,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 figures: $(STAMP)  ## the whole study at the shipped (paper) scale
-	$(BIN)/snakemake --cores all $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
 
 smoke: $(STAMP)  ## the same workflow at smoke scale
 	$(BIN)/snakemake --cores all --profile workflow/profiles/smoke
 
 report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure and table; opens offline
-	$(BIN)/snakemake --cores all $(SNAKEMAKE_ARGS)
+	$(BIN)/snakemake --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
 	$(BIN)/snakemake --report report.html $(SNAKEMAKE_ARGS)
 
 readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)

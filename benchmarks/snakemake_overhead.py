@@ -6,7 +6,10 @@ Snakemake 9's defaults the scheduler re-plans every ready job once a second what
 and each round re-evaluates every ready job's params and resources, reads the size of every input
 and solves the selection (an integer program when PuLP is installed, the default `ilp` scheduler).
 The study's profile (workflow/profiles/default, and the smoke profile) asks for the greedy
-selection and a rate limit of an hour's timespan, so a round happens when a job ends.
+selection and a rate limit of a 5 s timespan; the long runs' profile (workflow/profiles/long, what
+`make figures` runs with) a minute's. Every round sets a timer of the timespan, and each timer's
+round sets another: every job that ends starts one more chain of rounds, so the rounds per minute
+grow with the jobs done, slower the longer the timespan.
 
 This builds a toy workflow in a temporary folder: `--jobs` jobs that sleep `--sleep` seconds (no
 CPU of their own), all ready at once, each listing `--inputs` shared files, with params and resources
@@ -60,6 +63,7 @@ SETTINGS = {
     "Snakemake's defaults": [],
     "greedy scheduler": ["--scheduler", "greedy"],
     "the study's profile": ["--profile", str(ROOT / "workflow" / "profiles" / "default")],
+    "the long runs' profile": ["--profile", str(ROOT / "workflow" / "profiles" / "long")],
 }
 
 

@@ -19,3 +19,19 @@ def test_local_profiles_schedule_greedily_and_end_soon_after_their_last_job(prof
     limit = MaxJobsPerTimespan.parse_choice(settings["max-jobs-per-timespan"])
     assert 1 < limit.timespan <= 5  # seconds a run may outlive its last job
     assert limit.max_jobs >= 1000  # never the binding limit: two cores start a few jobs per timespan
+
+
+def test_the_long_runs_profile_slows_the_round_chains_and_ends_within_a_minute():
+    """make figures and make report schedule with workflow/profiles/long: every ended job starts a
+    chain of rounds repeating every timespan (Snakemake 9), so a long run wants a long timespan, but
+    Snakemake waits for its last timer before it exits: at most a minute."""
+    settings = yaml.safe_load((PROFILES / "long" / "config.yaml").read_text())
+    assert settings["scheduler"] == "greedy"
+    limit = MaxJobsPerTimespan.parse_choice(settings["max-jobs-per-timespan"])
+    assert 30 <= limit.timespan <= 60
+    assert limit.max_jobs >= 1000
+    makefile = (PROFILES.parents[1] / "Makefile").read_text()
+    assert "LONG_RUN := --profile workflow/profiles/long" in makefile
+    for target in ("figures", "report"):
+        recipe = makefile.split(f"\n{target}: ", 1)[1].split("\n\n", 1)[0]
+        assert "$(BIN)/snakemake --cores all $(LONG_RUN)" in recipe, target
