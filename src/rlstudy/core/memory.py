@@ -4,7 +4,8 @@ A training step allocates arrays of a few MB (an SGD mini-batch's activations: 2
 float32, 4 MB each) and frees them at its end. By default glibc serves blocks that large with a
 fresh mmap and gives them back to the OS on free (and trims the heap once its free top passes a
 threshold), so every step touched new pages: the kernel zeroes each 4 KB page on first touch.
-Measured on the notebook's CBO step (benchmarks/floor.py), that more than doubled its time.
+On the notebook's CBO step that cost more than the step's arithmetic (benchmarks/floor.py times
+the steps as the workflow runs them, with this setting).
 Serving them from the heap and never trimming it keeps the pages: the process holds its peak
 memory, which a training step needs again at its next iteration anyway. Values are unchanged:
 this decides where memory comes from, not what is computed.

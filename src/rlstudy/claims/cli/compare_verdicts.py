@@ -50,7 +50,7 @@ def verdicts(path: str) -> pd.DataFrame:
 
 
 def compare(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
-    """One row per claim of either run: both verdicts and `moved` (None where not compared: a claim of
+    """One row per claim of either run: both verdicts and `moved` (NA where not compared: a claim of
     one run only, or one that either run could not test)."""
     both = before.add_suffix("_before").join(after.add_suffix("_after"), how="outer")
     compared = both["tested_before"].eq(True) & both["tested_after"].eq(True)
