@@ -4,7 +4,8 @@ Every job of the workflow is a fresh Python process running `python -m rlstudy.<
 so a step's import is paid once per job: about 830 jobs at paper scale, about 180 at smoke scale.
 Importing PyTorch is most of it where a step imports it; the steps that never touch a tensor
 (tables, most figures, the exact solver, the claims) import it only where a function needs it
-(core/io.py, core/cli.py, core/seeding.py, the estimators' registry). This prints, for every
+(core/io.py, core/cli.py, core/seeding.py, the estimators' registry), and the cycle collector is
+off while a step imports (core/process.py). This prints, for every
 command-line module, the best of `--repeats` imports in a fresh interpreter (wall seconds, and CPU
 seconds of that process) and whether PyTorch was loaded.
 
@@ -22,8 +23,11 @@ from pathlib import Path
 
 PROBE = """
 import json, resource, sys, time
+sys.argv = ["-m"]  # as `python -m` sets it while it imports the step: the collector stays off (core/process.py)
 start = time.perf_counter()
 import {module}
+from rlstudy.core.process import imports_done
+imports_done()
 wall = time.perf_counter() - start
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({{"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "torch": "torch" in sys.modules}}))

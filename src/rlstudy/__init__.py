@@ -13,3 +13,7 @@ and the infrastructure they share:
               progress bars, what every step's command line shares (cli), a step's sources
     plotting  the figures' style and the learning-curve helpers
 """
+
+from rlstudy.core.process import before_imports
+
+before_imports()  # the cycle collector off while `python -m rlstudy...` imports its step (core/process.py)

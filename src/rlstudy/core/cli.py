@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from .config import section_problems
 from .errors import InputError, PipelineError
+from .process import imports_done
 
 if TYPE_CHECKING:
     import torch  # imported by the functions that need it: most steps never touch a tensor (start-up time)
@@ -171,6 +172,7 @@ def device_record(requested: str, device: torch.device) -> dict:
 
 def run(main: Callable[[], None]) -> None:
     """Run a step; a PipelineError prints its message alone and exits with status 2."""
+    imports_done()
     try:
         main()
     except PipelineError as err:

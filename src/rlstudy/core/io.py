@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError, OutputError, first_line
+from .process import openblas_kernels
 
 if TYPE_CHECKING:
     import torch  # imported where a tensor is read or written: most steps never touch one (start-up time)
@@ -78,6 +79,7 @@ def provenance(params: dict, seed: int | None, inputs: dict[str, str | Path]) ->
         "seed": seed,
         "git_commit": git_commit(),
         "platform": f"{platform.system()} {platform.machine()}",
+        "openblas_kernels": openblas_kernels(),  # they decide the rounding of NumPy's products (core/process.py)
         "packages": package_versions(),
         "inputs": {name: {"path": str(p), "sha256": sha256_file(p)} for name, p in sorted(inputs.items())},
     }
