@@ -7,7 +7,9 @@ implies at the machine's best measured rate for each primitive, and floor / time
 
 "Best measured" is per primitive, over every correct implementation at hand, not the one in use:
 a matrix product of each shape used is timed with PyTorch and with NumPy (OpenBLAS) and the
-faster counts; a float32 cosine (and sine and cosine of one argument) with NumPy, PyTorch and
+fastest counts, NumPy's also under OpenBLAS's own choice of kernels where the environment pins them
+(OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE: set on some machines here; timed in a child process without
+them, as the machine's notes allow for a benchmark; the workflow and the tests keep the pin); a float32 cosine (and sine and cosine of one argument) with NumPy, PyTorch and
 the compiled kernels of rlstudy.bellman.trig; exp, log, tanh with NumPy and PyTorch. Everything
 runs on one thread, as the workflow's rules do, and is timed in CPU time of the process (the least
 of a few repeats), so that other work on a shared machine does not count. What the floor leaves out: element-wise passes
@@ -40,6 +42,10 @@ import math  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from record import DOC, ROOT, commit, load_note, machine, now, write_block  # noqa: E402
@@ -65,29 +71,54 @@ def best_time(fn, repeats: int) -> float:
 
 # ---- primitives: the best measured implementation of each -----------------------------------
 
+KERNEL_PIN = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # unset together (the machine's notes)
+
+
+def gemm_times(m: int, k: int, n: int, repeats: int) -> tuple[float, float]:
+    """Best CPU seconds of PyTorch's and NumPy's (m, k) @ (k, n) float32 product."""
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.rand(m, k, generator=gen), torch.rand(k, n, generator=gen)
+    an, bn = a.numpy(), b.numpy()
+    # the least of at least 20 calls: a product of a few ms is easily caught by a passing hiccup
+    calls = max(20, min(repeats * 4, int(2e8 / max(1, m * k * n))))
+    return best_time(lambda: torch.mm(a, b), calls), best_time(lambda: np.matmul(an, bn), calls)
+
+
 class Primitives:
     """Best measured times of matrix products (per shape) and rates of transcendentals."""
 
     def __init__(self, repeats: int):
         self.repeats = repeats
         self.gemm_cache: dict[tuple[int, int, int], tuple[float, str]] = {}
+        self.unpinned: dict[tuple[int, int, int], float] = {}  # NumPy's products without the kernel pin
+        self.unpinned_kernels: str | None = None
         self.rates: dict[str, tuple[float, str, dict[str, float]]] = {}
         self._measure_transcendentals()
 
     def gemm(self, m: int, k: int, n: int) -> float:
-        """Seconds of the fastest (m, k) @ (k, n) float32 product, PyTorch or NumPy."""
+        """Seconds of the fastest (m, k) @ (k, n) float32 product: PyTorch, NumPy, or NumPy under
+        OpenBLAS's own kernels (time_unpinned_gemms)."""
         key = (m, k, n)
         if key not in self.gemm_cache:
-            gen = torch.Generator().manual_seed(0)
-            a, b = torch.rand(m, k, generator=gen), torch.rand(k, n, generator=gen)
-            an, bn = a.numpy(), b.numpy()
-            # the least of at least 20 calls: a product of a few ms is easily caught by a passing hiccup
-            repeats = max(20, min(self.repeats * 4, int(2e8 / max(1, m * k * n))))
-            times = {"torch.mm": best_time(lambda: torch.mm(a, b), repeats),
-                     "numpy.matmul": best_time(lambda: np.matmul(an, bn), repeats)}
+            torch_time, numpy_time = gemm_times(m, k, n, self.repeats)
+            times = {"torch.mm": torch_time, "numpy.matmul": numpy_time}
+            if key in self.unpinned:
+                times[f"numpy.matmul, OpenBLAS {self.unpinned_kernels}"] = self.unpinned[key]
             name = min(times, key=times.get)
             self.gemm_cache[key] = (times[name], name)
         return self.gemm_cache[key][0]
+
+    def time_unpinned_gemms(self, shapes: set[tuple[int, int, int]]) -> None:
+        """Where the environment pins OpenBLAS's kernels, NumPy's product of each shape timed in a
+        child process without the pin (OpenBLAS then picks its kernels from the CPU)."""
+        if not any(name in os.environ for name in KERNEL_PIN):
+            return
+        env = {name: value for name, value in os.environ.items() if name not in KERNEL_PIN}
+        result = subprocess.run([sys.executable, __file__, "--numpy-gemms", json.dumps(sorted(shapes)),
+                                 "--repeats", str(self.repeats)], env=env, capture_output=True, text=True, check=True)
+        child = json.loads(result.stdout)
+        self.unpinned_kernels = child["kernels"]
+        self.unpinned = {tuple(shape): seconds for shape, seconds in child["times"]}
 
     def _measure_transcendentals(self) -> None:
         from rlstudy.bellman import trig
@@ -354,6 +385,11 @@ def table(prims: Primitives, rows: list[tuple[str, float, Arithmetic]]) -> str:
     shapes = "; ".join(f"{m}x{k} @ {k}x{n}: {2 * m * k * n / t / 1e9:.0f} GFLOP/s ({impl})"
                        for (m, k, n), (t, impl) in big)
     lines.append(f"- matrix products, the largest shapes used: {shapes}")
+    if prims.unpinned_kernels is not None:
+        pin = ", ".join(f"{name}={os.environ[name]}" for name in KERNEL_PIN if name in os.environ)
+        lines.append(f"- this machine's environment pins OpenBLAS's kernels ({pin}), and the kernels timed above run "
+                     f"under that pin, as the workflow's jobs do; NumPy's products were also timed without it, "
+                     f"under OpenBLAS's own choice ({prims.unpinned_kernels}), and count where faster")
     return "\n".join(lines)
 
 
@@ -361,8 +397,16 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--write", action="store_true", help=f"write the table into {DOC.relative_to(ROOT)}")
     p.add_argument("--quick", action="store_true", help="fewer repeats and steps (a smoke test of this script)")
+    p.add_argument("--numpy-gemms", help=argparse.SUPPRESS)  # the child of time_unpinned_gemms: shapes as JSON
+    p.add_argument("--repeats", type=int, default=5, help=argparse.SUPPRESS)
     args = p.parse_args()
     torch.set_num_threads(1)
+    if args.numpy_gemms:
+        from rlstudy.core.process import openblas_kernels
+        shapes = [tuple(shape) for shape in json.loads(args.numpy_gemms)]
+        print(json.dumps({"kernels": openblas_kernels(),
+                          "times": [[shape, gemm_times(*shape, args.repeats)[1]] for shape in shapes]}))
+        return
     load_before = os.getloadavg()[0]
     repeats = 2 if args.quick else 5
     prims = Primitives(repeats)
@@ -376,6 +420,7 @@ def main() -> None:
         rows.append((f"CBO step, {label} ({what}; train_cbo)", seconds, arith))
     for name, seconds, arith in agent_kernels(5 if args.quick else 50):
         rows.append((name, seconds, arith))
+    prims.time_unpinned_gemms({shape for _, _, arith in rows for shape in arith.gemms})
     text = (f"Generated by `python benchmarks/floor.py --write` at commit {commit()}, {now()}, on {machine()}, "
             f"one thread ({load_note(load_before, os.getloadavg()[0])}).\n\n" + table(prims, rows))
     print(text)

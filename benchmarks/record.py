@@ -25,8 +25,10 @@ def machine() -> str:
         pass
     import numpy
     import torch
+
+    from rlstudy.core.process import openblas_kernels
     return (f"{model} ({simd}), {os.cpu_count()} cores; Python {platform.python_version()}, "
-            f"torch {torch.__version__}, numpy {numpy.__version__}")
+            f"torch {torch.__version__}, numpy {numpy.__version__} (OpenBLAS kernels {openblas_kernels()})")
 
 
 def commit(where: Path = ROOT) -> str:
