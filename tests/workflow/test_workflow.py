@@ -90,6 +90,8 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     claims = pd.read_csv(workdir / "results" / "claims.csv")
     assert list(claims["id"]) == [c["id"] for c in yaml.safe_load((workdir / "claims.yaml").read_text())["claims"]]
     assert set(claims["verdict"]) <= {"holds", "fails", "inconclusive"}
+    power = pd.read_csv(workdir / "results" / "seed_power.csv")  # every rank test with enough seeds at smoke scale
+    assert set(power["id"]) <= set(claims["id"]) and power.filter(like="power_at_").apply(lambda c: c.between(0, 1)).all().all()
     for curve in (workdir / "results" / "runs").rglob("errors.csv"):
         assert (curve.parent / "errors.csv.provenance.json").is_file()
     assert list((workdir / "logs" / "runs").rglob("*.benchmark.tsv"))

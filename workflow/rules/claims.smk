@@ -19,7 +19,8 @@ rule claims:
         tables=list(CLAIM_TABLES.values()),
         code=sources("claims.cli.evaluate_claims"),
     output:
-        report("results/claims.csv", caption="../report/claims.rst", category="0. Claims and verdicts"),
+        claims=report("results/claims.csv", caption="../report/claims.rst", category="0. Claims and verdicts"),
+        seed_power="results/seed_power.csv",
     params:
         tables=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
     log:
@@ -32,4 +33,4 @@ rule claims:
         ENV
     shell:
         "python -m rlstudy.claims.cli.evaluate_claims --claims {input.claims:q} --schema {input.schema:q}"
-        " --table {params.tables:q} --out {output:q} > {log:q} 2>&1"
+        " --table {params.tables:q} --out {output.claims:q} --seed-power {output.seed_power:q} > {log:q} 2>&1"

@@ -143,12 +143,20 @@ def rank_test(test: dict, groups: Groups, first: np.ndarray, second: np.ndarray,
     return Outcome(HOLDS if decision == "below" else FAILS, evidence, groups.seeds)
 
 
+def power_at_sizes(test: dict, first: np.ndarray, second: np.ndarray) -> dict[int, float]:
+    """The plug-in power of the test at each of its `power.sizes` (core/statistics.power_to_decide),
+    from its own seeded stream: the same numbers in an undecided test's evidence and in seed_power."""
+    settings = test["power"]
+    rng = np.random.default_rng(settings["seed"])
+    return power_to_decide(first, second, test.get("paired", False), test["level"], settings["sizes"],
+                           settings["draws"], rng)
+
+
 def power_evidence(test: dict, first: np.ndarray, second: np.ndarray) -> str:
     """How likely more seeds would decide the test, if the seeds so far were the population."""
     settings = test["power"]
     paired = test.get("paired", False)
-    rng = np.random.default_rng(settings["seed"])
-    power = power_to_decide(first, second, paired, test["level"], settings["sizes"], settings["draws"], rng)
+    power = power_at_sizes(test, first, second)
     unit = "pairs" if paired else "per group"
     at = ", ".join(f"{p:.2f} at {n}" for n, p in power.items())
     return (f"estimated power to decide at level {test['level']:g} ({settings['draws']} experiments of each size "
@@ -156,21 +164,45 @@ def power_evidence(test: dict, first: np.ndarray, second: np.ndarray) -> str:
             f"{at} {unit}")
 
 
-def ranking(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
+@dataclass(frozen=True)
+class Compared:
+    """What a rank test compares: its groups, the values it ranks (first shifted by the margin, or
+    both as logarithms) and the hypothesis first < second in words."""
+
+    groups: Groups
+    first: np.ndarray
+    second: np.ndarray
+    hypothesis: str
+
+
+def ranking_values(test: dict, table: pd.DataFrame, claim: str) -> Compared:
     groups = Groups.of(test, table, claim, "lower", "higher")
     margin = float(test.get("margin", 0.0))
     shifted = f" + {margin:g}" if margin else ""
     hypothesis = f"{groups.names[0]} < {groups.names[1]}{shifted} in {test['metric']}"
-    return rank_test(test, groups, groups.first - margin, groups.second, hypothesis)
+    return Compared(groups, groups.first - margin, groups.second, hypothesis)
 
 
-def ratio(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
+def ratio_values(test: dict, table: pd.DataFrame, claim: str) -> Compared:
     groups = Groups.of(test, table, claim, "numerator", "denominator")
     bound = float(test["at_most"])
     if (groups.first <= 0).any() or (groups.second <= 0).any():
         raise InputError(f"claim {claim!r}: a ratio test needs positive values of {test['metric']!r}")
     hypothesis = f"{groups.names[0]} < {bound:g} x {groups.names[1]} in {test['metric']} (test on logarithms)"
-    return rank_test(test, groups, np.log(groups.first) - math.log(bound), np.log(groups.second), hypothesis)
+    return Compared(groups, np.log(groups.first) - math.log(bound), np.log(groups.second), hypothesis)
+
+
+RANK_KINDS = {"ranking": ranking_values, "ratio": ratio_values}  # the kinds decided by a rank test
+
+
+def ranking(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
+    compared = ranking_values(test, table, claim)
+    return rank_test(test, compared.groups, compared.first, compared.second, compared.hypothesis)
+
+
+def ratio(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
+    compared = ratio_values(test, table, claim)
+    return rank_test(test, compared.groups, compared.first, compared.second, compared.hypothesis)
 
 
 def share(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
@@ -249,6 +281,31 @@ def combine(verdicts: list[str]) -> str:
     if any(v == FAILS for v in verdicts):
         return FAILS
     return HOLDS if verdicts and all(v == HOLDS for v in verdicts) else INCONCLUSIVE
+
+
+def seed_power(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> list[dict]:
+    """One row per rank test of the claim (ranking, ratio) whose table is given and whose groups
+    have at least min_n rows: the run's seeds per group, its verdict's p-values and how likely
+    experiments of each of `power.sizes` seeds would decide it (power_at_sizes), decided or not. What
+    a seed count is chosen by: a count serves a test once its power there is high, and a test whose
+    power stays low at the largest size is not one more seeds would decide."""
+    rows = []
+    for number, test in enumerate(claim["tests"], start=1):
+        test = {**defaults, **test}
+        if test["kind"] not in RANK_KINDS or test["table"] not in tables:
+            continue
+        check_test(test, tables[test["table"]], claim["id"])
+        compared = RANK_KINDS[test["kind"]](test, tables[test["table"]], claim["id"])
+        if compared.groups.too_few(test["min_n"]):
+            continue
+        result = compare(compared.first, compared.second, paired=test.get("paired", False))
+        power = power_at_sizes(test, compared.first, compared.second)
+        rows.append({"id": claim["id"], "test": number, "hypothesis": compared.hypothesis,
+                     "paired": bool(test.get("paired", False)), "n_first": len(compared.first),
+                     "n_second": len(compared.second), "p": result.p_below, "reverse_p": result.p_above,
+                     "decided": result.verdict(test["level"]) in ("below", "above"),
+                     **{f"power_at_{n}": p for n, p in power.items()}})
+    return rows
 
 
 def evaluate(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> dict:

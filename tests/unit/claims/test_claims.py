@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from rlstudy.claims.rules import FAILS, HOLDS, INCONCLUSIVE, evaluate
+from rlstudy.claims.rules import FAILS, HOLDS, INCONCLUSIVE, evaluate, seed_power
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.statistics import compare, interquartile_mean, seed_summary, share_interval, t_interval
 
@@ -110,6 +110,31 @@ def test_a_paired_ranking_uses_the_seeds_and_is_more_powerful():
         verdict(missing, {**RANKING, "paired": True})
 
 
+def test_seed_power_gives_every_rank_test_its_power_at_the_power_sizes_decided_or_not():
+    rng = np.random.default_rng(3)
+    ur = rng.normal(0.3, 0.05, size=20)
+    separated = pd.concat([runs("UR", ur), runs("DS", ur + 0.2 + np.arange(20) * 1e-3)])  # every pair one way, no ties
+    share = {"kind": "share", "table": "summary", "metric": "final", "at_most": 1.0}
+    ratio = {"kind": "ratio", "table": "summary", "metric": "final", "numerator": {"estimator": "UR"},
+             "denominator": {"estimator": "DS"}, "at_most": 1.25, "paired": True}
+    rows = seed_power(claim({**RANKING, "paired": True}, share, ratio), {"summary": separated}, DEFAULTS)
+    assert [row["test"] for row in rows] == [1, 3]  # the share test has no power to compute
+    first = rows[0]
+    assert first["decided"] and first["n_first"] == first["n_second"] == 20 and first["p"] == pytest.approx(0.5 ** 20)
+    assert [first[f"power_at_{n}"] for n in DEFAULTS["power"]["sizes"]] == [1.0] * len(DEFAULTS["power"]["sizes"])
+    # equal groups: no signed difference, no experiment can decide; the numbers an undecided test's evidence prints
+    same = pd.concat([runs("UR", ur), runs("DS", ur)])
+    row, = seed_power(claim({**RANKING, "paired": True}), {"summary": same}, DEFAULTS)
+    assert not row["decided"] and all(row[f"power_at_{n}"] == 0.0 for n in DEFAULTS["power"]["sizes"])
+    noisy = pd.concat([runs("UR", ur), runs("DS", ur + rng.normal(0.01, 0.1, size=20))])
+    row, = seed_power(claim({**RANKING, "paired": True}), {"summary": noisy}, DEFAULTS)
+    evidence = verdict(noisy, {**RANKING, "paired": True})["evidence"]
+    assert not row["decided"] and all(f"{row[f'power_at_{n}']:.2f} at {n}" in evidence for n in DEFAULTS["power"]["sizes"])
+    # a table not given, or too few rows: no row
+    assert seed_power(claim(RANKING), {}, DEFAULTS) == []
+    assert seed_power(claim(RANKING), {"summary": pd.concat([runs("UR", [0.1]), runs("DS", [0.9])])}, DEFAULTS) == []
+
+
 def test_a_margin_makes_a_non_inferiority_test():
     """UR at most 0.1 above DS: holds when UR sits 0.02 above DS on every seed, fails when 0.3 above."""
     base = [0.2, 0.3, 0.25, 0.4, 0.35, 0.22]
@@ -185,11 +210,13 @@ def test_the_cli_writes_a_verdict_per_claim_and_is_byte_identical(tmp_path):
         result = subprocess.run(
             [sys.executable, "-m", "rlstudy.claims.cli.evaluate_claims", "--claims", str(ROOT / "claims.yaml"),
              "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"), "--table",
-             f"summary={tmp_path / 'summary.csv'}", "--out", str(tmp_path / name)],
+             f"summary={tmp_path / 'summary.csv'}", "--out", str(tmp_path / name),
+             "--seed-power", str(tmp_path / f"power_{name}")],
             capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
-        outputs.append((tmp_path / name).read_bytes())
+        outputs.append(((tmp_path / name).read_bytes(), (tmp_path / f"power_{name}").read_bytes()))
     assert outputs[0] == outputs[1]
+    assert set(pd.read_csv(tmp_path / "power_a.csv")["id"]) >= {"ds-worse-control-qstar"}
     table = pd.read_csv(tmp_path / "a.csv")
     shipped = yaml.safe_load((ROOT / "claims.yaml").read_text())["claims"]
     assert list(table["id"]) == [c["id"] for c in shipped]

@@ -59,15 +59,20 @@ def published_results(folder: Path, commit: str = HEAD, epochs: int | None = Non
     (folder / "no_runs").mkdir()
     save_csv(folder / "claims.csv", pd.DataFrame({"id": ["a"], "statement": ["s <!-- x"], "verdict": ["holds"]}),
              {"git_commit": commit, "inputs": {"summary": {"path": str(summary), "sha256": sha256_file(summary)}}})
+    save_csv(folder / "seed_power.csv", pd.DataFrame({"id": ["a<b>"], "test": [1], "hypothesis": ["UR < DS"],
+                                                      "paired": [True], "n_first": [40], "n_second": [40],
+                                                      "p": [0.03], "reverse_p": [0.97], "decided": [True],
+                                                      "power_at_10": [0.25], "power_at_80": [0.9]}),
+             {"git_commit": commit, "inputs": {"summary": {"path": str(summary), "sha256": sha256_file(summary)}}})
     save_csv(folder / "error_exact.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "made_by": ["m|x"],
                                                        "error_exact_normalised": [0.1]}), record)
     (folder / "README.md").write_text(f"intro\n{START}\nold\n{END}\n")
     (folder / "claims.md").write_text("page\n{}\nold\n{}\n".format(*markers("claims-table")))
-    cbo = "".join(f"{start}\nold\n{end}\n" for start, end in map(markers, (*NAMES, "budget-results")))
+    cbo = "".join(f"{start}\nold\n{end}\n" for start, end in map(markers, (*NAMES, "budget-results", "seed-power")))
     (folder / "bellman.md").write_text(f"page\n{RESULTS_START}\nold\n{RESULTS_END}\n{cbo}")
     return {"--claims": folder / "claims.csv", "--stats": folder / "summary_stats.csv",
             "--references": folder / "error_exact.csv", "--readme": folder / "README.md",
-            "--claims-page": folder / "claims.md",
+            "--claims-page": folder / "claims.md", "--seed-power": folder / "seed_power.csv",
             "--study-page": folder / "bellman.md", "--summary": summary, "--sweep": folder / "cbo_sweep.csv",
             "--cost": folder / "cost.csv", "--runs": folder / "no_runs", **study_tables(folder, commit)}
 
@@ -128,6 +133,7 @@ def test_published_results_are_rendered_escaped(tmp_path, cli, in_repository):
     assert "| bcq &lt;b&gt; |" in paths["--offline-results-page"].read_text()
     study_page = paths["--study-page"].read_text()  # the budget's block and the study's, on one page
     assert "| control | reach | any |  | 0.012 | yes |" in study_page and "| ours | control | m\\|x | 0.100 |" in study_page
+    assert "| power at 10 | power at 80 |" in study_page and "| `a&lt;b&gt;` | 1 | 40 pairs | 0.03 | 0.25 | 0.90 |" in study_page
 
 
 @pytest.mark.skipif(not HEAD, reason="not a git checkout")

@@ -1,6 +1,10 @@
 """Every claim of claims.yaml with its verdict: results/claims.csv (id, source, statement, verdict,
 evidence in numbers: each test, its level and p-value, the seeds it rests on). The claims file is checked against its schema first;
-its tests are data, read by claims/rules.py, never code."""
+its tests are data, read by claims/rules.py, never code.
+
+With --seed-power, also every rank test's estimated power at the seed counts of the claims file's
+`defaults.power.sizes`, decided or not (rules.seed_power): results/seed_power.csv, what the seed
+counts of the config are chosen by (docs/bellman.md, "Seeds and uncertainty")."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from rlstudy.claims.loading import load_claims
-from rlstudy.claims.rules import evaluate
+from rlstudy.claims.rules import evaluate, seed_power
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv, provenance, save_csv
@@ -23,6 +27,7 @@ def main() -> None:
                    help="the result tables by name (summary, references, sweep, cost, agents, offline, budget); a claim "
                         "on a table not given is inconclusive")
     p.add_argument("--out", required=True)
+    p.add_argument("--seed-power", help="where to write every rank test's power at the power sizes (CSV)")
     args = p.parse_args()
     claims = load_claims(Path(args.claims), Path(args.schema))
     paths = {}
@@ -35,8 +40,14 @@ def main() -> None:
     table = pd.DataFrame([evaluate(claim, tables, claims["defaults"]) for claim in claims["claims"]])
     for row in table.itertuples():
         print(f"{row.verdict:>12}  {row.id}: {row.evidence}")
+    power = None
+    if args.seed_power:  # computed before anything is written: a failure leaves neither table
+        power = pd.DataFrame([row for claim in claims["claims"]
+                              for row in seed_power(claim, tables, claims["defaults"])])
     record = provenance({"defaults": claims["defaults"]}, None, {"claims": args.claims, **paths})
     save_csv(args.out, table, record)
+    if power is not None:
+        save_csv(args.seed_power, power, record)
 
 
 if __name__ == "__main__":
