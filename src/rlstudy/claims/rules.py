@@ -195,13 +195,9 @@ def ratio_values(test: dict, table: pd.DataFrame, claim: str) -> Compared:
 RANK_KINDS = {"ranking": ranking_values, "ratio": ratio_values}  # the kinds decided by a rank test
 
 
-def ranking(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
-    compared = ranking_values(test, table, claim)
-    return rank_test(test, compared.groups, compared.first, compared.second, compared.hypothesis)
-
-
-def ratio(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
-    compared = ratio_values(test, table, claim)
+def rank_verdict(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
+    """A ranking's or a ratio's outcome: the rank test of its compared values."""
+    compared = RANK_KINDS[test["kind"]](test, table, claim)
     return rank_test(test, compared.groups, compared.first, compared.second, compared.hypothesis)
 
 
@@ -232,7 +228,7 @@ def share(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
                    f"needs {minimum:g} (values {detail})", seeds)
 
 
-KINDS = {"ranking": ranking, "share": share, "ratio": ratio}
+KINDS = {"ranking": rank_verdict, "share": share, "ratio": rank_verdict}
 
 # The values a column of the result tables can hold, whatever the config: a `where` naming another
 # value (a typo such as `agent: qtabel`) is refused. A known value a table lacks (the authors'
