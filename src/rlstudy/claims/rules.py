@@ -279,6 +279,12 @@ def combine(verdicts: list[str]) -> str:
     return HOLDS if verdicts and all(v == HOLDS for v in verdicts) else INCONCLUSIVE
 
 
+def seed_power_columns(defaults: dict) -> list[str]:
+    """The columns of seed_power's rows (a table of none keeps them)."""
+    return ["id", "test", "hypothesis", "paired", "n_first", "n_second", "p", "reverse_p", "decided",
+            *(f"power_at_{n}" for n in defaults["power"]["sizes"])]
+
+
 def seed_power(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> list[dict]:
     """One row per rank test of the claim (ranking, ratio) whose table is given and whose groups
     have at least min_n rows: the run's seeds per group, its verdict's p-values and how likely

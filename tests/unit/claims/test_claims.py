@@ -217,6 +217,14 @@ def test_the_cli_writes_a_verdict_per_claim_and_is_byte_identical(tmp_path):
         outputs.append(((tmp_path / name).read_bytes(), (tmp_path / f"power_{name}").read_bytes()))
     assert outputs[0] == outputs[1]
     assert set(pd.read_csv(tmp_path / "power_a.csv")["id"]) >= {"ds-worse-control-qstar"}
+    # no table with a rank test given: a table of no rows, with its columns
+    result = subprocess.run(
+        [sys.executable, "-m", "rlstudy.claims.cli.evaluate_claims", "--claims", str(ROOT / "claims.yaml"),
+         "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"), "--table", f"unused={tmp_path / 'summary.csv'}",
+         "--out", str(tmp_path / "c.csv"), "--seed-power", str(tmp_path / "power_c.csv")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    empty = pd.read_csv(tmp_path / "power_c.csv")
+    assert empty.empty and {"id", "p", "power_at_40"} <= set(empty.columns)
     table = pd.read_csv(tmp_path / "a.csv")
     shipped = yaml.safe_load((ROOT / "claims.yaml").read_text())["claims"]
     assert list(table["id"]) == [c["id"] for c in shipped]

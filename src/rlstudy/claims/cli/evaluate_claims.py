@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from rlstudy.claims.loading import load_claims
-from rlstudy.claims.rules import evaluate, seed_power
+from rlstudy.claims.rules import evaluate, seed_power, seed_power_columns
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv, provenance, save_csv
@@ -42,8 +42,8 @@ def main() -> None:
         print(f"{row.verdict:>12}  {row.id}: {row.evidence}")
     power = None
     if args.seed_power:  # computed before anything is written: a failure leaves neither table
-        power = pd.DataFrame([row for claim in claims["claims"]
-                              for row in seed_power(claim, tables, claims["defaults"])])
+        power = pd.DataFrame([row for claim in claims["claims"] for row in seed_power(claim, tables, claims["defaults"])],
+                             columns=seed_power_columns(claims["defaults"]))
     record = provenance({"defaults": claims["defaults"]}, None, {"claims": args.claims, **paths})
     save_csv(args.out, table, record)
     if power is not None:
