@@ -10,7 +10,7 @@ import yaml
 
 from rlstudy.bellman.doc_blocks import NAMES
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import save_csv, sha256_file
+from rlstudy.core.io import read_record, save_csv, sha256_file
 from rlstudy.core.markdown import markers
 from rlstudy.report.cli.render_readme import END, RESULTS_END, RESULTS_START, START, render, render_page, text
 
@@ -134,6 +134,19 @@ def test_published_results_are_rendered_escaped(tmp_path, cli, in_repository):
     study_page = paths["--study-page"].read_text()  # the budget's block and the study's, on one page
     assert "| control | reach | any |  | 0.012 | yes |" in study_page and "| ours | control | m\\|x | 0.100 |" in study_page
     assert "| power at 10 | power at 80 |" in study_page and "| `a&lt;b&gt;` | 1 | 40 pairs | 0.03 | 0.25 | 0.90 |" in study_page
+
+
+@pytest.mark.skipif(not HEAD, reason="not a git checkout")
+@pytest.mark.parametrize("powers, message", [({"power_at_10": [1.5]}, "a power outside [0, 1]"),
+                                             ({"power_at_10": ["x"]}, "a power outside [0, 1]"),
+                                             ({}, "no power_at_<n> column")])
+def test_a_broken_power_table_is_refused_before_any_page_is_written(tmp_path, cli, in_repository, powers, message):
+    paths = published_results(tmp_path)
+    table = pd.read_csv(paths["--seed-power"]).drop(columns=["power_at_10", "power_at_80"])
+    save_csv(paths["--seed-power"], table.assign(**powers), read_record(paths["--seed-power"], "its record"))
+    before = paths["--study-page"].read_text()
+    one_line_error(*cli("report.cli.render_readme", *render_args(paths)), message)
+    assert paths["--study-page"].read_text() == before
 
 
 @pytest.mark.skipif(not HEAD, reason="not a git checkout")

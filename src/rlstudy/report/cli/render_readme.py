@@ -158,6 +158,16 @@ def render_results(stats: pd.DataFrame, references: pd.DataFrame, commit: str,
     return "\n".join([*lines, end])
 
 
+def check_powers(power: pd.DataFrame, path: str) -> None:
+    """seed_power.csv has its power columns, each a share in [0, 1]."""
+    columns = [column for column in power.columns if column.startswith(POWER_PREFIX)]
+    if not columns:
+        raise InputError(f"{path}: no {POWER_PREFIX}<n> column; rerun rule claims")
+    shares = power[columns].apply(pd.to_numeric, errors="coerce")
+    if not shares.apply(lambda column: column.between(0.0, 1.0)).all().all():
+        raise InputError(f"{path}: a power outside [0, 1] or not a number; rerun rule claims")
+
+
 def render_seed_power(power: pd.DataFrame, commit: str) -> str:
     """The study page's table of every rank test's estimated power at the seed counts of the claims
     file's power sizes (results/seed_power.csv): what the config's seed counts are chosen by."""
@@ -325,6 +335,7 @@ def main() -> None:
     check_paper_scale(args.seed_power, args.allow_any_results)
     power = load_csv(args.seed_power, "the rank tests' power", columns=("id", "test", "paired", "n_first", "n_second"),
                      finite=("p", "reverse_p"))
+    check_powers(power, args.seed_power)
     pages[args.study_page] = replace_block(pages[args.study_page],
                                            render_seed_power(power, commit_of(args.seed_power, args.allow_any_results)),
                                            Path(args.study_page), SEED_POWER_START, SEED_POWER_END)
