@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError, OutputError, first_line
-from .process import openblas_kernels
+from .process import openblas_kernels, thread_counts
 
 if TYPE_CHECKING:
     import torch  # imported where a tensor is read or written: most steps never touch one (start-up time)
@@ -80,6 +80,7 @@ def provenance(params: dict, seed: int | None, inputs: dict[str, str | Path]) ->
         "git_commit": git_commit(),
         "platform": f"{platform.system()} {platform.machine()}",
         "openblas_kernels": openblas_kernels(),  # they decide the rounding of NumPy's products (core/process.py)
+        "threads": thread_counts(),  # so does how the products' sums are split between threads
         "packages": package_versions(),
         "inputs": {name: {"path": str(p), "sha256": sha256_file(p)} for name, p in sorted(inputs.items())},
     }

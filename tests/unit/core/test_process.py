@@ -1,16 +1,20 @@
 """core/process.py: the cycle collector is off while `python -m rlstudy...` imports its step and back on
-(with the import's objects frozen) when the step starts; a library import leaves it alone; every
-artefact's provenance names the BLAS kernels that rounded its products."""
+(with the import's objects frozen) when the step starts; a library import leaves it alone; a step runs
+on one thread unless told otherwise; every artefact's provenance names the BLAS kernels that rounded
+its products and the threads they ran on."""
 
+import os
 import subprocess
 import sys
 
 from rlstudy.core.io import provenance
 from rlstudy.core.process import openblas_kernels
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "MKL_NUM_THREADS")
 
-def python(code: str) -> list[str]:
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+def python(code: str, env: dict | None = None) -> list[str]:
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     return result.stdout.split()
 
@@ -41,3 +45,39 @@ def test_provenance_names_the_openblas_kernels():
     assert provenance({}, 0, {})["openblas_kernels"] == kernels
     assert python("from rlstudy.core.process import openblas_kernels\nprint(openblas_kernels())") == ["numpy", "not",
                                                                                                     "loaded"]
+
+
+def environment(**variables: str) -> dict:
+    """This process's environment without any thread count, plus the given variables."""
+    env = {name: value for name, value in os.environ.items() if name not in THREAD_VARIABLES}
+    return {**env, **variables}
+
+
+STEP_THREADS = ("import os, sys\nsys.argv = ['-m']\nimport rlstudy, numpy, torch\n"
+                "from rlstudy.core.process import thread_counts\n"
+                "counts = thread_counts()\nprint(os.environ['OMP_NUM_THREADS'], counts['numpy'], counts['torch'])")
+
+
+def test_a_step_runs_on_one_thread_when_nothing_says_otherwise():
+    # the bug: a step rerun by hand from its provenance's command used both cores, 7 times slower, other bits
+    assert python(STEP_THREADS, environment()) == ["1", "1", "1"]
+
+
+def test_a_thread_count_set_by_the_user_or_snakemake_is_kept():
+    assert python(STEP_THREADS, environment(OMP_NUM_THREADS="2")) == ["2", "2", "2"]
+
+
+def test_a_library_import_leaves_the_thread_count_alone():
+    code = "import os, rlstudy.core.cli\nprint(os.environ.get('OMP_NUM_THREADS', 'unset'))"
+    assert python(code, environment()) == ["unset"]
+
+
+def test_provenance_records_the_threads_of_the_products():
+    import numpy  # noqa: F401
+    import torch
+
+    from rlstudy.core.process import thread_counts
+
+    threads = provenance({}, 0, {})["threads"]
+    assert threads == thread_counts() and threads["torch"] == torch.get_num_threads()
+    assert isinstance(threads["numpy"], int) and threads["numpy"] >= 1
