@@ -9,7 +9,7 @@ SNAKEMAKE_ARGS ?=
 # The long runs schedule with workflow/profiles/long (a minute's rate-limit timespan: it says why).
 LONG_RUN := --profile workflow/profiles/long
 
-.PHONY: figures smoke report readme test test-fast lint clean
+.PHONY: figures study smoke report readme test test-fast lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ $(STAMP): pyproject.toml
 
 figures: $(STAMP)  ## the whole study at the shipped (paper) scale
 	$(BIN)/snakemake --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
+
+study: $(STAMP)  ## the CBO/BFF study alone at paper scale (snakemake study: no sweep, agents, offline, claims)
+	$(BIN)/snakemake --cores all $(LONG_RUN) study $(SNAKEMAKE_ARGS)
 
 smoke: $(STAMP)  ## the same workflow at smoke scale
 	$(BIN)/snakemake --cores all --profile workflow/profiles/smoke

@@ -22,9 +22,9 @@ def test_local_profiles_schedule_greedily_and_end_soon_after_their_last_job(prof
 
 
 def test_the_long_runs_profile_slows_the_round_chains_and_ends_within_a_minute():
-    """make figures and make report schedule with workflow/profiles/long: every ended job starts a
-    chain of rounds repeating every timespan (Snakemake 9), so a long run wants a long timespan, but
-    Snakemake waits for its last timer before it exits: at most a minute."""
+    """make figures, make study and make report schedule with workflow/profiles/long: every ended job
+    starts a chain of rounds repeating every timespan (Snakemake 9), so a long run wants a long
+    timespan, but Snakemake waits for its last timer before it exits: at most a minute."""
     settings = yaml.safe_load((PROFILES / "long" / "config.yaml").read_text())
     assert settings["scheduler"] == "greedy"
     limit = MaxJobsPerTimespan.parse_choice(settings["max-jobs-per-timespan"])
@@ -32,6 +32,6 @@ def test_the_long_runs_profile_slows_the_round_chains_and_ends_within_a_minute()
     assert limit.max_jobs >= 1000
     makefile = (PROFILES.parents[1] / "Makefile").read_text()
     assert "LONG_RUN := --profile workflow/profiles/long" in makefile
-    for target in ("figures", "report"):
+    for target in ("figures", "study", "report"):
         recipe = makefile.split(f"\n{target}: ", 1)[1].split("\n\n", 1)[0]
         assert "$(BIN)/snakemake --cores all $(LONG_RUN)" in recipe, target
