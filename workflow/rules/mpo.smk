@@ -42,6 +42,8 @@ use rule step as mpo_train with:
         mem_mb=2000,
         runtime=30,
         gpu=gpus_of_training_job(),
+    # with DDPG's, the longest jobs of `make figures` (minutes each): started first, they do not idle a core at the end
+    priority: 5
 
 
 use rule step as mpo_figures with:
