@@ -51,7 +51,7 @@ from .batching import epoch_batches
 from .estimators import Estimator, get_estimator
 from .metrics import ErrorMeter
 from .optimizer import Fit, Optimizer, Run, named_settings
-from .qnet import SHAPE, forward_no_grad, init_params
+from .qnet import SHAPE, Network, forward_no_grad, init_params
 from .residuals import (
     ResidualBatch,
     TrajectoryTensors,
@@ -149,9 +149,10 @@ def particle_losses(particles: torch.Tensor, batch: ResidualBatch, gamma: float)
     """L_i for each particle: each particle's Q by a loop of ordinary matmuls (measured faster here than
     one batched matmul over all particles, whose large intermediates make it memory-bound), then
     every particle's residuals at once."""
-    q_main = torch.stack([forward_no_grad(theta, batch.feats) for theta in particles])
-    q_next = None if batch.next_feats is None else torch.stack([forward_no_grad(theta, batch.next_feats)
-                                                                 for theta in particles])
+    nets = [Network(theta) for theta in particles]
+    q_main = torch.stack([forward_no_grad(net, batch.feats) for net in nets])
+    q_next = None if batch.next_feats is None else torch.stack([forward_no_grad(net, batch.next_feats)
+                                                                 for net in nets])
     return cbo_loss(*residual_pair(q_main, q_next, batch, gamma))
 
 

@@ -79,17 +79,34 @@ def forward(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape = SHAPE) 
     return torch.addmm(b3, h, w3.t())
 
 
-def _compiled_layers(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape) -> list | None:
-    """The layers as NumPy views where the compiled float32 passes of trig.py may run, else None:
-    on the CPU, without autograd, on contiguous float32 inputs, and with both cosine layers'
-    pre-activations bounded below trig.LIMIT by their weights (the network's inputs, (sin s, cos s),
-    and the first layer's cosines are all within [-1, 1]); a diverging network falls back to the
-    library cosine, which is exact there."""
-    if not (theta.device.type == "cpu" and feats.device.type == "cpu" and not theta.requires_grad
-            and theta.dtype == torch.float32 and feats.dtype == torch.float32 and feats.is_contiguous()):
-        return None
-    layers = unflatten(theta.numpy(), shape)
-    return layers if all(trig.bounded(weight, bias) for weight, bias in layers[:2]) else None
+class Network:
+    """A parameter vector ready to be evaluated many times as it is: whether trig's compiled float32
+    passes may run on it (on the CPU, without autograd, in float32, and with both cosine layers'
+    pre-activations bounded below trig.LIMIT by their weights: the network's inputs, (sin s, cos s),
+    and the first layer's cosines are all within [-1, 1]) is decided once, not at every call (the
+    bound reads every weight: SGD evaluates one network on several parts of a mini-batch, CBO each
+    particle on two sets of rows). A diverging network falls back to the library cosine, which is
+    exact there. Valid while theta is not changed: make a new one after each step."""
+
+    def __init__(self, theta: torch.Tensor, shape: QNetShape = SHAPE):
+        self.theta, self.shape = theta, shape
+        self.layers = None  # NumPy views of theta's layers where the compiled passes may run
+        if theta.device.type == "cpu" and not theta.requires_grad and theta.dtype == torch.float32:
+            layers = unflatten(theta.numpy(), shape)
+            if all(trig.bounded(weight, bias) for weight, bias in layers[:2]):
+                self.layers = layers
+
+
+def _network(theta, shape: QNetShape) -> Network:
+    return theta if isinstance(theta, Network) else Network(theta, shape)
+
+
+def _compiled_layers(net: Network, feats: torch.Tensor) -> list | None:
+    """The network's layers where the compiled passes may run on these inputs (contiguous float32 on
+    the CPU), else None."""
+    if feats.device.type == "cpu" and feats.dtype == torch.float32 and feats.is_contiguous():
+        return net.layers
+    return None
 
 
 _NONE = np.empty((0, 0), np.float32)  # an absent operand of trig's layer kernels
@@ -136,14 +153,15 @@ def _library_forward(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape)
     return torch.addmm(b3, h2, w3.t()), Cache(False, feats, h1, torch.sin(z1).neg_(), h2, torch.sin(z2).neg_())
 
 
-def forward_no_grad(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape = SHAPE) -> torch.Tensor:
+def forward_no_grad(theta: torch.Tensor | Network, feats: torch.Tensor, shape: QNetShape = SHAPE) -> torch.Tensor:
     """forward() for inference (CBO's hot loop, SGD's next states): the compiled passes where they
-    apply, no autograd bookkeeping."""
-    layers = _compiled_layers(theta, feats, shape)
+    apply, no autograd bookkeeping. theta: a parameter vector, or a Network made of one."""
+    net = _network(theta, shape)
+    layers = _compiled_layers(net, feats)
     if layers is not None:
         return _compiled_forward(layers, feats, False)[0]
     with torch.no_grad():
-        return forward(theta, feats, shape)
+        return forward(net.theta, feats, net.shape)
 
 
 def q_values(theta: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
@@ -184,13 +202,15 @@ def load_network(path, what: str) -> torch.Tensor:
         raise InputError(f"{path}: not a Q network state dict ({err})") from err
 
 
-def forward_cached(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape = SHAPE) -> tuple[torch.Tensor, Cache]:
+def forward_cached(theta: torch.Tensor | Network, feats: torch.Tensor,
+                   shape: QNetShape = SHAPE) -> tuple[torch.Tensor, Cache]:
     """Q values and what backward() needs: each cosine layer's output and its derivative (-sin),
-    nothing else."""
-    layers = _compiled_layers(theta, feats, shape)
+    nothing else. theta: a parameter vector, or a Network made of one."""
+    net = _network(theta, shape)
+    layers = _compiled_layers(net, feats)
     if layers is not None:
         return _compiled_forward(layers, feats, True)
-    return _library_forward(theta, feats, shape)
+    return _library_forward(net.theta, feats, net.shape)
 
 
 def backward(theta: torch.Tensor, cache: Cache, grad_q: torch.Tensor, shape: QNetShape = SHAPE) -> torch.Tensor:

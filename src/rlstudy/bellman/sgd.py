@@ -25,7 +25,7 @@ from .batching import epoch_batches
 from .estimators import Estimator, get_estimator
 from .metrics import ErrorMeter
 from .optimizer import Fit, Optimizer, Run, one_setting_per_task
-from .qnet import backward, forward_cached, forward_no_grad, init_params
+from .qnet import Network, backward, forward_cached, forward_no_grad, init_params
 from .residuals import (
     ResidualBatch,
     TrajectoryTensors,
@@ -83,10 +83,11 @@ def batch_gradient(theta: torch.Tensor, batch: ResidualBatch, gamma: float):
     m = len(batch.action_indices)
     grad = torch.zeros_like(theta)
     parts = []
+    net = Network(theta)
     for start in range(0, m, TRANSITIONS_PER_PASS):
         part = batch.transitions(start, min(start + TRANSITIONS_PER_PASS, m))
-        q_main, cache = forward_cached(theta, part.feats)
-        q_next = None if part.next_feats is None else forward_no_grad(theta, part.next_feats)
+        q_main, cache = forward_cached(net, part.feats)
+        q_next = None if part.next_feats is None else forward_no_grad(net, part.next_feats)
         j, j_hat = residual_pair(q_main, q_next, part, gamma)
         grad += backward(theta, cache, sgd_grad_q(j, q_main, part, gamma, batch_size=m))
         parts.append((j, j_hat, q_main[:len(j)].gather(1, part.action_indices.view(-1, 1)).squeeze(1)))

@@ -177,19 +177,20 @@ def test_the_network_takes_the_compiled_passes_only_where_the_weights_bound_the_
     gen = torch.Generator().manual_seed(12)
     theta = init_params(1, gen)[0]
     feats = qnet.features(torch.rand(300, generator=gen, dtype=torch.float64) * 7)
-    assert qnet._compiled_layers(theta, feats, qnet.SHAPE) is not None
+    assert qnet.Network(theta).layers is not None
     assert forward_cached(theta, feats)[1].compiled
     big = theta.clone()
     unflatten(big)[1][0].mul_(1e4)  # the hidden layer's weights: |z2| may pass LIMIT
-    assert qnet._compiled_layers(big, feats, qnet.SHAPE) is None
+    assert qnet.Network(big).layers is None
     assert torch.equal(forward_no_grad(big, feats), forward(big, feats))
     assert not forward_cached(big, feats)[1].compiled
     nan = theta.clone()
     unflatten(nan)[0][1][0] = float("nan")
-    assert qnet._compiled_layers(nan, feats, qnet.SHAPE) is None
+    assert qnet.Network(nan).layers is None
     assert forward_no_grad(nan, feats).isnan().any()
-    assert qnet._compiled_layers(theta.clone().requires_grad_(), feats, qnet.SHAPE) is None
-    assert qnet._compiled_layers(theta.double(), feats.double(), qnet.SHAPE) is None
+    assert qnet.Network(theta.clone().requires_grad_()).layers is None
+    assert qnet.Network(theta.double()).layers is None
+    assert qnet._compiled_layers(qnet.Network(theta), feats.double()) is None
     w, b = torch.rand(50, 50) - 0.5, torch.rand(50) - 0.5
     nan_b = b.clone()
     nan_b[0] = float("nan")
@@ -300,3 +301,28 @@ def test_a_mini_batch_in_parts_gives_the_whole_batchs_gradient(small_trajectory,
     for ours, reference in zip(parts[1:], whole[1:]):
         torch.testing.assert_close(ours, reference, rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(parts[0], whole[0], rtol=1e-5, atol=1e-6)
+
+
+def test_a_mini_batch_bounds_the_network_once_not_once_per_part(small_trajectory, theta, monkeypatch):
+    """The compiled passes' bound reads every weight: sgd.batch_gradient checks it once per cosine layer
+    for the whole mini-batch (it cost several per cent of an SGD run when every part of the batch, forward
+    and next states, checked it again), and the gradient is the same bits either way."""
+    from rlstudy.bellman import sgd
+
+    traj = small_trajectory("uniform")
+    batch = make_batch(traj, start_pool("UR", traj.action_indices)[:100], "UR", "control", DYN,
+                       torch.Generator().manual_seed(5))
+    monkeypatch.setattr(sgd, "TRANSITIONS_PER_PASS", 7)
+    calls = []
+    bounded = trig.bounded
+    monkeypatch.setattr(trig, "bounded", lambda weight, bias: calls.append(1) or bounded(weight, bias))
+    grad = sgd.batch_gradient(theta, batch, GAMMA)[0]
+    assert len(calls) == 2  # not once per part and pass (15 parts, forward and next states)
+    per_call = torch.zeros_like(theta)
+    for start in range(0, 100, 7):
+        part = batch.transitions(start, min(start + 7, 100))
+        q_main, cache = forward_cached(theta, part.feats)  # a bare vector: bounded again at each call
+        q_next = forward_no_grad(theta, part.next_feats)
+        per_call += backward(theta, cache, sgd_grad_q(residual_pair(q_main, q_next, part, GAMMA)[0], q_main, part,
+                                                      GAMMA, batch_size=100))
+    assert torch.equal(grad, per_call)
