@@ -28,6 +28,7 @@ INTERPRETER = "" if IN_CONDA else f'export PATH={shlex.quote(str(Path(sys.execut
 shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(SRC))}; {INTERPRETER}")
 
 from rlstudy.bellman.config_checks import CHECKS as BELLMAN_CHECKS  # noqa: E402
+from rlstudy.core import warmstart  # noqa: E402
 from rlstudy.claims.loading import load_claims  # noqa: E402
 from rlstudy.core.config import ConfigError, check_config_files, command_line_values, validate_config  # noqa: E402
 
@@ -42,6 +43,20 @@ load_claims(Path(workflow.basedir) / "claims.yaml", Path(workflow.basedir) / "wo
 
 
 report: "workflow/report/workflow.rst"
+
+
+# Jobs fork from one process that has already imported their libraries (src/rlstudy/core/warmstart.py);
+# RLSTUDY_WARM_START=0 runs each job in a new interpreter.
+onstart:
+    warmstart.begin()
+
+
+onsuccess:
+    warmstart.end()
+
+
+onerror:
+    warmstart.end()
 
 
 include: "workflow/rules/common.smk"

@@ -11,7 +11,9 @@ time every 0.5 s for its first 15 s and every 30 s after, and keeps the last sam
 between samples is undercounted (a 29 s job by half), so the CPU column is a lower bound. Per stage
 (the first folder under logs/) it prints jobs, CPU minutes, the jobs' wall minutes (each job's own
 wall, slowed by whatever ran beside it), the longest job, and the jobs' wall over the cores: the
-run's wall if no core ever idled. `command` runs a command and times it.
+run's wall if no core ever idled. Where the run's jobs started warm (forks of one server process,
+src/rlstudy/core/warmstart.py: its log, logs/warmstart.log, says it served), Snakemake's samples saw
+only each job's client, so the CPU columns are left empty. `command` runs a command and times it.
 
 --write puts the row into the `timings` block of docs/speed.md (a row of the same label is
 replaced) and, for `workflow`, the per-stage table into the `stages` block, each with the commit
@@ -69,9 +71,19 @@ def run_span(project: Path) -> tuple[float, int, str]:
     return (stamps[-1] - stamps[0]).total_seconds(), text.count("Finished job"), logs[-1].name
 
 
-def stage_table(jobs: pd.DataFrame, cores: int) -> str:
-    """Per stage: jobs, CPU minutes as Snakemake sampled them, the jobs' wall minutes, the longest job,
-    and the jobs' wall over the cores (the run's wall when no core idles)."""
+def ran_warm(project: Path) -> bool:
+    """Whether the last run's jobs were served by the warm-start server (its log names the socket)."""
+    log = project / "logs" / "warmstart.log"
+    return log.exists() and "serving" in log.read_text()
+
+
+def cpu_minutes(seconds: float, warm: bool) -> str:
+    return "" if warm else f"{seconds / 60:.1f}"
+
+
+def stage_table(jobs: pd.DataFrame, cores: int, warm: bool) -> str:
+    """Per stage: jobs, CPU minutes as Snakemake sampled them (none where the jobs ran warm), the jobs'
+    wall minutes, the longest job, and the jobs' wall over the cores (the run's wall when no core idles)."""
     stages = jobs.groupby("stage").agg(jobs=("job", "count"), cpu_s=("cpu_s", "sum"), wall_s=("wall_s", "sum"),
                                        longest_s=("wall_s", "max"))
     lines = ["| stage (logs/...) | benchmarked jobs | CPU minutes (sampled: a lower bound) | job wall minutes | "
@@ -80,7 +92,7 @@ def stage_table(jobs: pd.DataFrame, cores: int) -> str:
     total = pd.Series({"jobs": len(jobs), "cpu_s": jobs["cpu_s"].sum(), "wall_s": jobs["wall_s"].sum(),
                        "longest_s": jobs["wall_s"].max()}, name="all")
     for stage, row in [*stages.sort_values("wall_s", ascending=False).iterrows(), ("all", total)]:
-        lines.append(f"| {stage} | {int(row.jobs)} | {row.cpu_s / 60:.1f} | {row.wall_s / 60:.1f} | "
+        lines.append(f"| {stage} | {int(row.jobs)} | {cpu_minutes(row.cpu_s, warm)} | {row.wall_s / 60:.1f} | "
                      f"{minutes(row.longest_s)} | {minutes(row.wall_s / cores)} |")
     return "\n".join(lines)
 
@@ -109,11 +121,13 @@ def main() -> None:
         jobs = job_times(args.project)
         wall, finished, log = run_span(args.project)
         where = commit(args.project)
-        conditions = f"{args.note + '; ' if args.note else ''}Snakemake log {log}"
-        row = (f"| {args.label} | {minutes(wall)} | {finished} | {jobs['cpu_s'].sum() / 60:.1f} | {where} | "
-               f"{now()} | {conditions} |")
+        warm = ran_warm(args.project)
+        conditions = (f"{args.note + '; ' if args.note else ''}"
+                      f"{'jobs started warm (no CPU sampled); ' if warm else ''}Snakemake log {log}")
+        row = (f"| {args.label} | {minutes(wall)} | {finished} | {cpu_minutes(jobs['cpu_s'].sum(), warm)} | "
+               f"{where} | {now()} | {conditions} |")
         stages = (f"The last run of `{args.label}` by stage, from its benchmark files (commit {where}, read "
-                  f"{now()}, {machine()}):\n\n" + stage_table(jobs, cores))
+                  f"{now()}, {machine()}):\n\n" + stage_table(jobs, cores, warm))
         print(stages)
     else:
         if not command:

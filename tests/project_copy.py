@@ -15,8 +15,8 @@ SMOKE = ["--profile", "workflow/profiles/smoke", "--cores", "2", *AUTHORS]
 DATASETS = ["ours", "authors"] if AUTHORS else ["ours"]
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True)
+def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, env=env)
 
 
 def copy_project(target: Path) -> Path:

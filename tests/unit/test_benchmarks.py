@@ -35,11 +35,12 @@ QUICK = {
 NOT_SCRIPTS = {"bellman_problem.py", "record.py", "d3rlpy_bcq_speed.py"}
 
 
-def run(script: str, *args: str, cwd: Path) -> None:
+def run(script: str, *args: str, cwd: Path) -> str:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": "1"}  # as their docstrings run them
     result = subprocess.run([sys.executable, str(BENCHMARKS / script), *args], cwd=cwd, env=env,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"{script} {' '.join(args)}:\n{result.stdout[-3000:]}\n{result.stderr[-6000:]}"
+    return result.stdout
 
 
 def test_every_benchmark_is_run_here():
@@ -65,4 +66,9 @@ def test_timings_reads_a_workflow_run(tmp_path):
     (project / ".snakemake" / "log").mkdir(parents=True)
     (project / ".snakemake" / "log" / "run.snakemake.log").write_text(
         "[Tue Nov 24 19:18:33 2026]\nFinished job 0.\n[Tue Nov 24 19:18:36 2026]\n")
-    run("timings.py", "workflow", "--label", "a test", "--project", str(project), cwd=tmp_path)
+    cold = run("timings.py", "workflow", "--label", "a test", "--project", str(project), cwd=tmp_path)
+    assert "| a test | 0.1 min | 1 | 0.0 |" in cold and "| stage | 1 | 0.0 | 0.0 |" in cold
+    # jobs forked by the warm-start server: Snakemake's CPU samples saw their clients only, so none is shown
+    (project / "logs" / "warmstart.log").write_text("warmstart: serving /tmp/x/socket after 2.0 s of imports\n")
+    warm = run("timings.py", "workflow", "--label", "a test", "--project", str(project), cwd=tmp_path)
+    assert "| a test | 0.1 min | 1 |  |" in warm and "jobs started warm" in warm and "| stage | 1 |  | 0.0 |" in warm

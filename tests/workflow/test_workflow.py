@@ -1,7 +1,9 @@
 """The Snakemake workflow at smoke scale, in temporary copies of the project."""
 
+import os
 import re
 import shutil
+import time
 from functools import cache
 from pathlib import Path
 
@@ -9,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from rlstudy.core import warmstart
+
 from project_copy import DATASETS, SMOKE, copy_project, digests, is_measured, snakemake
 
 pytestmark = pytest.mark.integration
@@ -147,6 +151,16 @@ def rule_depths(workdir: Path) -> dict[str, int]:
     return {rule: depth(rule) for rule in needs}
 
 
+def wait_for_server_exit(workdir: Path) -> str:
+    """The warm-start server's log, once the server has exited (within POLL_S of the run's end)."""
+    log = workdir / warmstart.SERVER_LOG
+    for _ in range(int(20 * warmstart.POLL_S)):
+        if log.exists() and "exiting" in log.read_text():
+            break
+        time.sleep(0.2)
+    return log.read_text()
+
+
 def test_every_rule_rebuilds_its_outputs_byte_identically(smoke_project, tmp_path):
     """Same config, same platform: byte-identical artefacts. One output of every rule is deleted from
     a copy of the smoke build and rebuilt, and everything under data/, results/ and figures/ (but the
@@ -154,7 +168,12 @@ def test_every_rule_rebuilds_its_outputs_byte_identically(smoke_project, tmp_pat
     exactly once: the jobs are rebuilt by depth in the rule graph, shallowest first, so that every
     job's inputs are there when it runs, and without the modification-time trigger, so that a file
     rebuilt (byte for byte) in an earlier round does not rerun the untouched jobs that read it. A
-    rebuild in one round reran 68 of the 178 smoke jobs; a whole second build, all of them."""
+    rebuild in one round reran 68 of the 178 smoke jobs; a whole second build, all of them. The smoke
+    build's jobs ran warm (core/warmstart.py: forks of one process that had imported their libraries)
+    and the rebuild's run cold, each in a new interpreter: the same bytes both ways."""
+    served = re.findall(r"served (\d+) job", wait_for_server_exit(smoke_project))
+    jobs = re.findall(r"(\d+) of \d+ steps \(100%\) done", (smoke_project / "smoke.log").read_text())
+    assert served and int(served[-1]) >= 0.9 * int(jobs[-1]), (served, jobs)  # the first jobs start it
     copy = tmp_path / "project"
     shutil.copytree(smoke_project, copy, symlinks=True)
     chosen = one_output_per_rule(copy)
@@ -166,7 +185,7 @@ def test_every_rule_rebuilds_its_outputs_byte_identically(smoke_project, tmp_pat
     for depth in sorted({depths[rule] for rule in chosen}):
         layer = [str(path.relative_to(copy)) for rule, path in chosen.items() if depths[rule] == depth]
         result = snakemake(copy, *layer, "--rerun-triggers", "code", "params", "input", "software-env",
-                           *SMOKE)  # targets before --config
+                           *SMOKE, env={**os.environ, warmstart.OPT_OUT: "0"})  # targets before --config
         assert result.returncode == 0, result.stderr[-3000:]
         ran = re.search(r"(\d+) of \d+ steps \(100%\) done", result.stderr)
         assert ran and int(ran.group(1)) == len(layer), (layer, result.stderr[-3000:])

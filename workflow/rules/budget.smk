@@ -31,7 +31,7 @@ rule budget_reach:
     conda:
         ENV
     shell:
-        "python -m rlstudy.bellman.cli.budget_reach --task {wildcards.task:q} --exact {input.exact:q}"
+        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.budget_reach --task {wildcards.task:q} --exact {input.exact:q}"
         " --points {params.points:q} --fit {params.fit:q} --seed {params.seed:q} {params.weights:q}"
         " {params.fit_weights:q} {params.start:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
@@ -91,7 +91,7 @@ rule budget_population:
     conda:
         ENV
     shell:
-        "python -m rlstudy.bellman.cli.budget_population --task {wildcards.task:q} --estimator {wildcards.estimator:q}"
+        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.budget_population --task {wildcards.task:q} --estimator {wildcards.estimator:q}"
         " --exact {input.exact:q} --start {input.start:q} --points {params.points:q} --fit {params.fit:q}"
         " --problem {params.problem:q} --ur-action {params.ur_action:q} {params.weights:q}"
         " --out-dir {params.out_dir:q} > {log:q} 2>&1"
@@ -129,7 +129,7 @@ rule budget_finite:
     conda:
         ENV
     shell:
-        "python -m rlstudy.bellman.cli.budget_finite --task {wildcards.task:q} --estimator {wildcards.estimator:q}"
+        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.budget_finite --task {wildcards.task:q} --estimator {wildcards.estimator:q}"
         " --trajectory {params.trajectory:q} --exact {input.exact:q} --start {input.start:q}"
         " --points {params.points:q} --max-transitions {params.max_transitions:q} --fit {params.fit:q}"
         " --problem {params.problem:q} --ur-action {params.ur_action:q} --seed {params.seed:q} {params.weights:q}"
@@ -154,7 +154,7 @@ rule budget_table:
     conda:
         ENV
     shell:
-        "python -m rlstudy.bellman.cli.summarise_budget --parts {input.parts:q} --summary {input.summary:q}"
+        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.summarise_budget --parts {input.parts:q} --summary {input.summary:q}"
         " --tasks {params.tasks:q} --out {output:q} > {log:q} 2>&1"
 
 

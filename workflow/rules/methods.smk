@@ -38,7 +38,7 @@ rule run_method:
     conda:
         ENV
     shell:
-        "python -m rlstudy.bellman.cli.run_method {params.run:q} --params {params.params:q} --problem {params.problem:q}"
+        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.run_method {params.run:q} --params {params.params:q} --problem {params.problem:q}"
         " --seed {params.seed:q} --device {params.device:q} --reference {input.reference:q} --exact {input.exact:q}"
         " --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
@@ -66,7 +66,7 @@ rule summary:
     conda:
         ENV
     shell:
-        "python -m rlstudy.bellman.cli.summarise --curves {input.curves:q} --exact {params.exact:q} --gamma {params.gamma:q}"
+        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.summarise --curves {input.curves:q} --exact {params.exact:q} --gamma {params.gamma:q}"
         " --converged-below {params.converged_below:q}"
         " --out {output.table:q} --stats-out {output.stats:q} > {log:q} 2>&1"
 
@@ -92,5 +92,5 @@ rule fourier_error:
     conda:
         ENV
     shell:
-        "python -m rlstudy.bellman.cli.fourier_error --curves {input.curves:q} --exact {params.exact:q}"
+        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.fourier_error --curves {input.curves:q} --exact {params.exact:q}"
         " --gamma {params.gamma:q} --out {output:q} > {log:q} 2>&1"

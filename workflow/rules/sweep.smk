@@ -58,7 +58,7 @@ rule sweep_table:
     conda:
         ENV
     shell:
-        "python -m rlstudy.bellman.cli.summarise_sweep --sweep {params.sweep:q} --results-dir results/sweep"
+        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.summarise_sweep --sweep {params.sweep:q} --results-dir results/sweep"
         " --converged-below {params.converged_below:q} --out {output:q} > {log:q} 2>&1"
 
 

@@ -21,7 +21,7 @@ rule figure_template:
     conda:
         ENV
     shell:
-        "python -m rlstudy.{params.step:q} {params.args:q} --formats {params.formats:q} --dpi {params.dpi:q}"
+        "python -m rlstudy.core.warmstart rlstudy.{params.step:q} {params.args:q} --formats {params.formats:q} --dpi {params.dpi:q}"
         " --out-prefix {params.prefix:q} > {log:q} 2>&1"
 
 
@@ -40,5 +40,5 @@ rule step:
     conda:
         ENV
     shell:
-        "python -m {params.step:q} {params.args:q} > {log:q} 2>&1"
+        "python -m rlstudy.core.warmstart {params.step:q} {params.args:q} > {log:q} 2>&1"
 

@@ -193,6 +193,22 @@ def kernels() -> SimpleNamespace:
                            layer_bound=_layer_bound)
 
 
+def warm_up() -> None:
+    """Load each kernel's machine code for the arguments it is called with (C-contiguous float32
+    arrays, float64 for the gradients' sums), without running it: what a first call does, for a
+    process whose forks will call them (core/warmstart.py)."""
+    from numba import float32, float64, types
+
+    k = kernels()
+    f32, f64 = ({n: types.Array(t, n, "C") for n in (1, 2)} for t in (float32, float64))
+    k.cos.compile((f32[1], f32[1]))
+    k.sincos.compile((f32[1], f32[1], f32[1], float32))
+    k.cos_layer.compile((f32[2],) * 2 + (f32[1],) + (f32[2],) * 3)
+    k.output_backward.compile((f32[2],) * 5 + (f64[2], f64[1], f64[1]))
+    k.input_backward.compile((f32[2],) * 3 + (f64[2], f64[1]))
+    k.layer_bound.compile((f32[2], f32[1]))
+
+
 def bounded(weight: np.ndarray, bias: np.ndarray) -> bool:
     """Whether every |W h + b| with |h_i| <= 1 is below LIMIT (False for NaN or inf weights)."""
     return bool(kernels().layer_bound(weight, bias) < LIMIT)

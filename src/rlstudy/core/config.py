@@ -157,7 +157,8 @@ def subschema_validator(schema: dict, name: str) -> jsonschema.Draft202012Valida
 
 
 @cache
-def _schema() -> dict:
+def schema() -> dict:
+    """The workflow's config schema, read once per process."""
     return yaml.safe_load(SCHEMA_PATH.read_text())
 
 
@@ -171,9 +172,9 @@ def section_problems(values: dict, definition: str) -> list[str]:
     """What the schema's $defs[definition] finds wrong with a config section given to a step by hand,
     one line per key, every number finite. Keys left out are the dataclass's to judge (it has
     defaults the schema does not know), so `required` is not checked here."""
-    schema = _schema()
-    validator = _SectionValidator({**schema["$defs"][definition], "$defs": schema["$defs"]})
-    problems = _problems(validator, values, schema, False, skip=("required",))
+    full = schema()
+    validator = _SectionValidator({**full["$defs"][definition], "$defs": full["$defs"]})
+    problems = _problems(validator, values, full, False, skip=("required",))
     return [f"key '{key}': {message}" for key, message in problems]
 
 

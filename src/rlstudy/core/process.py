@@ -85,11 +85,16 @@ def openblas_kernels() -> str:
 
 def thread_counts() -> dict[str, int | str]:
     """The threads this process's products may use: NumPy's OpenBLAS and PyTorch's intra-op pool
-    ("not loaded" for a library the step never imported, "unknown" for a BLAS that does not say)."""
-    counts: dict[str, int | str] = {"numpy": "not loaded", "torch": "not loaded"}
+    ("not loaded" for NumPy in a step that never imported it, "unknown" for a BLAS that does not say).
+    For PyTorch, where a step never imported it, the count it would take from OMP_NUM_THREADS ("default"
+    if unset): the same record whether the step ran in a new interpreter or in a fork of one that had
+    imported PyTorch already (core/warmstart.py)."""
+    counts: dict[str, int | str] = {"numpy": "not loaded", "torch": os.environ.get("OMP_NUM_THREADS", "default")}
     if "numpy" in sys.modules:
         get_threads = _openblas_function(_openblas_names("get_num_threads"))
         counts["numpy"] = int(get_threads()) if get_threads is not None else "unknown"
     if "torch" in sys.modules:
         counts["torch"] = sys.modules["torch"].get_num_threads()
+    elif counts["torch"].isdigit():
+        counts["torch"] = int(counts["torch"])
     return counts

@@ -1,0 +1,111 @@
+"""core/warmstart.py: a job forked from the warm server writes the bytes a new interpreter writes, with
+its exit status and streams; the first job starts the server and runs cold; anything a warm start could
+get wrong (another environment or directory, a changed source file) runs cold; the server exits once
+its socket folder is gone. (The smoke build runs warm, and its every-rule rebuild runs cold: the
+workflow tests compare the two byte for byte.)"""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rlstudy.core import warmstart
+
+PROBLEM = '{"dynamics": {"dt": 0.19634954084936207, "reward_of": "current", "sigma": 0.2}, "gamma": 0.9}'
+TRAJECTORY = ["rlstudy.bellman.cli.make_trajectory", "--task", "control", "--size", "short", "--steps", "2000",
+              "--dynamics", '{"dt": 0.19634954084936207, "reward_of": "current", "sigma": 0.2}', "--seed", "7"]
+
+
+def job(workdir: Path, env: dict, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rlstudy.core.warmstart", *argv], cwd=workdir, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def server_log(workdir: Path) -> str:
+    path = workdir / warmstart.SERVER_LOG
+    return path.read_text() if path.exists() else ""
+
+
+def wait_for(condition, timeout: float = 60.0) -> None:
+    end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def warm(tmp_path):
+    """A working directory and the environment of a workflow run's jobs (what onstart sets); the server's
+    socket folder is removed afterwards, so the server exits."""
+    socket_dir = Path(os.environ.get("TMPDIR", "/tmp")) / f"rlstudy-warm-test-{os.getpid()}-{tmp_path.name[-12:]}"
+    socket_dir.mkdir(mode=0o700)
+    env = {**os.environ, warmstart.WARM_SOCKET: str(socket_dir / "socket"), warmstart.WARM_OWNER: str(os.getpid())}
+    env.pop(warmstart.OPT_OUT, None)
+    yield tmp_path, env
+    import shutil
+
+    shutil.rmtree(socket_dir, ignore_errors=True)
+    if "serving" in server_log(tmp_path):
+        wait_for(lambda: "exiting" in server_log(tmp_path), 10 * warmstart.POLL_S)
+
+
+def test_warm_jobs_write_the_bytes_of_cold_ones_and_the_first_job_starts_the_server(warm):
+    workdir, env = warm
+    cold = job(workdir, {**env, warmstart.OPT_OUT: "0"}, *TRAJECTORY, "--out-dir", "cold")
+    assert cold.returncode == 0, cold.stderr
+    first = job(workdir, env, *TRAJECTORY, "--out-dir", "first")  # no server yet: cold, and starts it
+    assert first.returncode == 0, first.stderr
+    wait_for(lambda: "serving" in server_log(workdir))
+    for name in ("second", "third"):
+        result = job(workdir, env, *TRAJECTORY, "--out-dir", name)
+        assert result.returncode == 0, result.stderr
+    exact = job(workdir, env, "rlstudy.bellman.cli.solve_exact", "--task", "control", "--problem", PROBLEM,
+                "--rtol", "1e-3", "--out-dir", "exact_warm")
+    exact_cold = job(workdir, {**env, warmstart.OPT_OUT: "0"}, "rlstudy.bellman.cli.solve_exact", "--task",
+                     "control", "--problem", PROBLEM, "--rtol", "1e-3", "--out-dir", "exact_cold")
+    assert exact.returncode == exact_cold.returncode == 0, exact.stderr + exact_cold.stderr
+    assert exact.stdout == exact_cold.stdout
+    os.remove(env[warmstart.WARM_SOCKET])  # the server exits once its socket is gone
+    wait_for(lambda: "exiting" in server_log(workdir), 10 * warmstart.POLL_S)
+    assert "served 3 job(s)" in server_log(workdir), server_log(workdir)
+    for folder, reference in (("first", "cold"), ("second", "cold"), ("third", "cold"), ("exact_warm", "exact_cold")):
+        files = sorted(p.name for p in (workdir / reference).iterdir())
+        assert files == sorted(p.name for p in (workdir / folder).iterdir())
+        for name in files:
+            theirs, ours = (workdir / reference / name).read_bytes(), (workdir / folder / name).read_bytes()
+            if name.endswith(".provenance.json"):  # the command names its own --out-dir
+                theirs, ours = theirs.replace(reference.encode(), b"X"), ours.replace(folder.encode(), b"X")
+            assert theirs == ours, f"{folder}/{name}"
+
+
+def test_a_warm_job_keeps_its_exit_status_and_error_and_other_environments_run_cold(warm):
+    workdir, env = warm
+    job(workdir, env, "rlstudy.bellman.cli.solve_exact", "--help")  # starts the server
+    wait_for(lambda: "serving" in server_log(workdir))
+    bad = job(workdir, env, "rlstudy.bellman.cli.solve_exact", "--task", "control", "--problem", "{}",
+              "--out-dir", "x")
+    cold_bad = job(workdir, {**env, warmstart.OPT_OUT: "0"}, "rlstudy.bellman.cli.solve_exact", "--task",
+                   "control", "--problem", "{}", "--out-dir", "x")
+    assert bad.returncode == cold_bad.returncode == 2
+    assert bad.stderr == cold_bad.stderr and "dynamics" in bad.stderr
+    threads = job(workdir, {**env, "OMP_NUM_THREADS": "2"}, "rlstudy.bellman.cli.solve_exact", "--help")
+    assert threads.returncode == 0 and "usage" in threads.stdout
+    wait_for(lambda: "another environment (OMP_NUM_THREADS)" in server_log(workdir))
+    assert job(workdir, env, "os").returncode != 0  # only the package's steps
+
+
+def test_the_server_refuses_what_a_fork_could_get_wrong(monkeypatch):
+    monkeypatch.setattr(warmstart, "threads", lambda: 1)  # as the server's (the test runner's are several)
+    env, cwd, fingerprint = {"A": "1"}, "/work", warmstart.source_fingerprint()
+    request = {"module": "rlstudy.bellman.cli.run_method", "cwd": cwd, "env": {"A": "1", "SHLVL": "3"}}
+    assert warmstart.refusal(request, env, cwd, fingerprint) is None
+    assert warmstart.refusal({**request, "module": "subprocess"}, env, cwd, fingerprint) == "not a step"
+    assert warmstart.refusal({**request, "cwd": "/"}, env, cwd, fingerprint) == "another working directory"
+    assert warmstart.refusal({**request, "env": {"A": "2"}}, env, cwd, fingerprint) == "another environment (A)"
+    stale = [(path, size + 1, mtime) for path, size, mtime in fingerprint]
+    assert warmstart.refusal(request, env, cwd, stale).startswith("stale")
+    monkeypatch.setattr(warmstart, "threads", lambda: 2)  # fork would copy one of them
+    assert warmstart.refusal(request, env, cwd, fingerprint) == "the server is not single-threaded"
