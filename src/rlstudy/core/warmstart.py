@@ -126,8 +126,8 @@ def start_server() -> None:
     """Start the server for the jobs after this one, with this job's environment and directory."""
     Path(SERVER_LOG).parent.mkdir(parents=True, exist_ok=True)
     with open(SERVER_LOG, "ab") as log:
-        subprocess.Popen([sys.executable, "-m", "rlstudy.core.warmstart", "--serve"], stdin=subprocess.DEVNULL, stdout=log,
-                         stderr=log, start_new_session=True, close_fds=True)
+        subprocess.Popen([sys.executable, "-m", "rlstudy.core.warmstart", "--serve"], stdin=subprocess.DEVNULL,
+                         stdout=log, stderr=log, start_new_session=True, close_fds=True)
 
 
 def run_warm(path: str, module: str, args: list[str]) -> int | None:
@@ -204,7 +204,8 @@ def refusal(request: dict, env: dict, cwd: str, fingerprint: list) -> str | None
         return "another working directory"
     theirs = comparable(request["env"])
     if theirs != env:
-        return f"another environment ({', '.join(sorted(k for k in env.keys() | theirs.keys() if env.get(k) != theirs.get(k)))})"
+        differ = sorted(k for k in env.keys() | theirs.keys() if env.get(k) != theirs.get(k))
+        return f"another environment ({', '.join(differ)})"
     if source_fingerprint() != fingerprint:
         return "stale: a source file changed"
     if threads() != 1:
@@ -272,11 +273,11 @@ def serve() -> None:
         return
     started = time.perf_counter()
     env, cwd = comparable(dict(os.environ)), os.getcwd()
+    fingerprint = source_fingerprint()  # before the imports: a file edited while they run makes it stale
     preload()
     from rlstudy.core.process import imports_done
 
     imports_done()
-    fingerprint = source_fingerprint()
     # What the imports set (gymnasium's PYGAME_HIDE_SUPPORT_PROMPT, say): a cold job's imports set it too.
     imported_env = {k: v for k, v in os.environ.items() if k not in SHELL_OWN and env.get(k) != v}
     print(f"warmstart: serving {path} after {time.perf_counter() - started:.1f} s of imports "
@@ -302,10 +303,9 @@ def serve() -> None:
                 listener.close()
                 run_child(conn, request, fds, imported_env)
             served += 1
-        else:
-            print(f"warmstart: refused {request and request['module']}: {reason}", flush=True)
-            if request is not None:
-                send(conn, {"refused": reason})
+        elif request is not None:  # (None: a server's probe, bind())
+            print(f"warmstart: refused {request['module']}: {reason}", flush=True)
+            send(conn, {"refused": reason})
         for fd in fds:
             os.close(fd)
         conn.close()
