@@ -1,8 +1,8 @@
 """Warm starts: a workflow's jobs run as forks of one process that has already imported their libraries.
 
 Every job is a new Python process, and before it computes anything it imports PyTorch, NumPy,
-pandas and the project, and loads Numba's compiled kernels: about 2.5 s, where a sweep point's whole
-work is a few seconds. Run as `python -m rlstudy.core.warmstart MODULE ARGS...` (every rule's
+pandas and the project, and loads Numba's compiled kernels: more than a second, where a sweep
+point's whole work is a few seconds (docs/speed.md). Run as `python -m rlstudy.core.warmstart MODULE ARGS...` (every rule's
 command), a job asks a server of this workflow run to fork it from a process that has done all that
 once. The fork runs `python -m MODULE ARGS...` as a fresh process would: same module, arguments,
 working directory, environment, standard streams and exit status, and the same bits (a test
@@ -58,7 +58,7 @@ def preload() -> None:
     and load the compiled trigonometric kernels, as each job would."""
     import matplotlib
 
-    matplotlib.use("Agg")  # the figure steps' backend (core/figures.py), chosen before pyplot loads
+    matplotlib.use("Agg")  # the figure steps' backend (plotting/style.py), before any step imports pyplot
     for path in sorted(PACKAGE.glob("*/cli/*.py")):
         if path.stem != "__init__":
             importlib.import_module(f"rlstudy.{path.parent.parent.name}.cli.{path.stem}")
@@ -151,7 +151,10 @@ def run_warm(path: str, module: str, args: list[str]) -> int | None:
         child = reply["pid"]
 
         def forward(signum, _frame):
-            os.kill(child, signum)
+            try:
+                os.kill(child, signum)
+            except ProcessLookupError:  # it has just ended
+                pass
 
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, forward)
@@ -213,6 +216,20 @@ def refusal(request: dict, env: dict, cwd: str, fingerprint: list) -> str | None
     return None
 
 
+def end_with_client(conn: socket.socket) -> None:
+    """End this job once its client is gone (killed with the job's shell): a cold job would have died
+    with it. The client closes only after it has the exit status, so a job that ended is unaffected."""
+    import threading
+
+    def watch():
+        try:
+            conn.recv(1)
+        finally:
+            os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def run_child(conn: socket.socket, request: dict, fds: list[int], imported_env: dict[str, str]) -> None:
     """In the fork: become `python -m MODULE ARGS` in the job's streams, directory and environment (and
     what the server's imports set in it, as the job's own would have); send the exit status back."""
@@ -226,6 +243,7 @@ def run_child(conn: socket.socket, request: dict, fds: list[int], imported_env: 
     status = 1
     try:
         send(conn, {"pid": os.getpid()})
+        end_with_client(conn)
         sys.argv = ["-m", *request["args"]]  # as `python -m` leaves it until runpy sets argv[0]
         sys.modules.pop(request["module"], None)  # preloaded as a library: run afresh as __main__
         runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
@@ -280,7 +298,7 @@ def serve() -> None:
     imports_done()
     # What the imports set (gymnasium's PYGAME_HIDE_SUPPORT_PROMPT, say): a cold job's imports set it too.
     imported_env = {k: v for k, v in os.environ.items() if k not in SHELL_OWN and env.get(k) != v}
-    print(f"warmstart: serving {path} after {time.perf_counter() - started:.1f} s of imports "
+    print(f"warmstart: server {os.getpid()} serving {path} after {time.perf_counter() - started:.1f} s of imports "
           f"({threads()} thread(s))", flush=True)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the forks are reaped by the kernel
     listener.settimeout(POLL_S)

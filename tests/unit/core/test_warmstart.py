@@ -5,6 +5,7 @@ its socket folder is gone. (The smoke build runs warm, and its every-rule rebuil
 workflow tests compare the two byte for byte.)"""
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -95,6 +96,35 @@ def test_a_warm_job_keeps_its_exit_status_and_error_and_other_environments_run_c
     assert threads.returncode == 0 and "usage" in threads.stdout
     wait_for(lambda: "another environment (OMP_NUM_THREADS)" in server_log(workdir))
     assert job(workdir, env, "os").returncode != 0  # only the package's steps
+
+
+def children(pid: int) -> list[int]:
+    """The live processes whose parent is pid (Linux's /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_a_warm_job_ends_with_its_client(warm):
+    """Snakemake killing a job kills its client: the fork must not run on, writing outputs unwatched."""
+    workdir, env = warm
+    job(workdir, env, "rlstudy.bellman.cli.solve_exact", "--help")  # starts the server
+    wait_for(lambda: "serving" in server_log(workdir))
+    server = int(re.search(r"server (\d+) serving", server_log(workdir)).group(1))
+    long_job = [arg if arg != "2000" else "20000000" for arg in TRAJECTORY]  # several seconds
+    client = subprocess.Popen([sys.executable, "-m", "rlstudy.core.warmstart", *long_job, "--out-dir", "long"],
+                              cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: children(server))
+    client.kill()
+    client.wait()
+    wait_for(lambda: not children(server), 10)
+    assert not (workdir / "long").exists() or not any((workdir / "long").iterdir())
 
 
 def test_the_server_refuses_what_a_fork_could_get_wrong(monkeypatch):
