@@ -80,7 +80,10 @@ def state_values(q: torch.Tensor, target_probs: torch.Tensor | None) -> torch.Te
     """V from Q (n, 2): the evaluated policy's expectation, or the max for control (target_probs None)."""
     if target_probs is None:
         return q.max(dim=1).values
-    return (q * target_probs).sum(dim=1)
+    if q.shape[1] != 2:
+        raise ValueError(f"Q of the circle MDP has 2 actions, got shape {tuple(q.shape)}")
+    # the two actions' terms added as sum(dim=1) adds them, several times faster on 1e6 rows
+    return q[:, 0] * target_probs[:, 0] + q[:, 1] * target_probs[:, 1]
 
 
 def target_probs_of(task: str, s: np.ndarray) -> torch.Tensor | None:
@@ -301,18 +304,18 @@ class Interpolation:
     lower: torch.Tensor  # int64
     upper: torch.Tensor
     fraction: torch.Tensor  # float64 (.., 1)
+    rest: torch.Tensor  # 1 - fraction, computed once: the finite-data fit interpolates at every iteration
 
     @classmethod
     def of(cls, s: np.ndarray, points: int) -> "Interpolation":
         position = np.mod(np.asarray(s, dtype=np.float64), 2 * math.pi) * (points / (2 * math.pi))
         lower = np.floor(position)
-        fraction = position - lower
+        fraction = torch.from_numpy(position - lower)[:, None]
         lower = lower.astype(np.int64) % points
-        return cls(torch.from_numpy(lower), torch.from_numpy((lower + 1) % points),
-                   torch.from_numpy(fraction)[:, None])
+        return cls(torch.from_numpy(lower), torch.from_numpy((lower + 1) % points), fraction, 1.0 - fraction)
 
     def __call__(self, values: torch.Tensor) -> torch.Tensor:
-        return values[self.lower] * (1.0 - self.fraction) + values[self.upper] * self.fraction
+        return values.index_select(0, self.lower) * self.rest + values.index_select(0, self.upper) * self.fraction
 
 
 class SampledResidual:
