@@ -2,9 +2,9 @@
 
 Every job is a new Python process, and before it computes anything it imports PyTorch, NumPy,
 pandas and the project, and loads Numba's compiled kernels: more than a second, where a sweep
-point's whole work is a few seconds (docs/speed.md). Run as `python -m rlstudy.core.warmstart MODULE ARGS...` (every rule's
-command), a job asks a server of this workflow run to fork it from a process that has done all that
-once. The fork runs `python -m MODULE ARGS...` as a fresh process would: same module, arguments,
+point's whole work is a few seconds (docs/speed.md). Run as `python -m rlstudy.core.warmstart
+MODULE ARGS...` (every rule's command), a job asks a server of this workflow run to fork it from a
+process that has done all that once. The fork runs `python -m MODULE ARGS...` as a fresh process would: same module, arguments,
 working directory, environment, standard streams and exit status, and the same bits (a test
 compares a warm run's artefacts with a cold one's). Wherever a warm start could differ, the job
 starts cold instead, exactly as `python -m MODULE ARGS...`:
@@ -314,8 +314,13 @@ def serve() -> None:
         last = time.monotonic()
         conn.settimeout(None)
         request, fds = receive(conn, max_fds=3)
-        reason = "no request" if request is None else refusal(request, env, cwd, fingerprint)
-        if reason is None and len(fds) == 3:
+        if request is None:
+            reason = "no request"
+        elif len(fds) != 3:
+            reason = "not the job's three standard streams"
+        else:
+            reason = refusal(request, env, cwd, fingerprint)
+        if reason is None:
             sys.stdout.flush()
             if os.fork() == 0:
                 listener.close()
