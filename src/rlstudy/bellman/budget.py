@@ -46,7 +46,7 @@ import torch
 
 from rlstudy.core.errors import InputError
 
-from . import exact
+from . import budget_kernel, exact
 from .estimators import ESTIMATORS, GridResidual
 from .metrics import GRID_POINTS, exact_scores
 from .qnet import forward
@@ -297,25 +297,29 @@ class PopulationResidual:
 # -- (c) the sampled residual of the trajectory -------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Interpolation:
-    """Where angles fall on grid(points): the lower neighbour and the fraction of the way to the next."""
+def interpolation(s: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Where angles fall on grid(points): the lower and upper neighbours, the fraction f of the way
+    to the upper one, and 1 - f (the value at s is lower's (1 - f) + upper's f)."""
+    position = np.mod(np.asarray(s, dtype=np.float64), 2 * math.pi) * (points / (2 * math.pi))
+    lower = np.floor(position)
+    fraction = position - lower
+    lower = lower.astype(np.int64) % points
+    return lower, (lower + 1) % points, fraction, 1.0 - fraction
 
-    lower: torch.Tensor  # int64
-    upper: torch.Tensor
-    fraction: torch.Tensor  # float64 (.., 1)
-    rest: torch.Tensor  # 1 - fraction, computed once: the finite-data fit interpolates at every iteration
 
-    @classmethod
-    def of(cls, s: np.ndarray, points: int) -> "Interpolation":
-        position = np.mod(np.asarray(s, dtype=np.float64), 2 * math.pi) * (points / (2 * math.pi))
-        lower = np.floor(position)
-        fraction = torch.from_numpy(position - lower)[:, None]
-        lower = lower.astype(np.int64) % points
-        return cls(torch.from_numpy(lower), torch.from_numpy((lower + 1) % points), fraction, 1.0 - fraction)
+class _InterpolatedLoss(torch.autograd.Function):
+    """L(q_grid) of a SampledResidual, its gradient computed with it (budget_kernel.py)."""
 
-    def __call__(self, values: torch.Tensor) -> torch.Tensor:
-        return values.index_select(0, self.lower) * self.rest + values.index_select(0, self.upper) * self.fraction
+    @staticmethod
+    def forward(ctx, q_grid: torch.Tensor, residual: "SampledResidual") -> torch.Tensor:
+        total, grad = residual.sums(q_grid.detach())
+        ctx.save_for_backward(grad)
+        return q_grid.new_tensor(0.5 * total / residual.transitions)
+
+    @staticmethod
+    def backward(ctx, upstream: torch.Tensor):
+        (grad,) = ctx.saved_tensors
+        return upstream * grad, None
 
 
 class SampledResidual:
@@ -325,7 +329,8 @@ class SampledResidual:
     Q at the transitions' states is the network on grid(points) interpolated linearly (the network is
     smooth: at 4096 points the interpolation error is O(h^2); `direct_loss` evaluates the
     network at every state itself, to check it). States s, s' and s^ of m transitions make ~3m
-    evaluations per step otherwise."""
+    evaluations per step otherwise. The loss and its gradient on the grid are one compiled pass over
+    the transitions (budget_kernel.py); autograd carries the gradient through the network."""
 
     def __init__(self, states: np.ndarray, action_indices: np.ndarray, rewards: np.ndarray, task: str,
                  estimator: str, problem: Problem, rng: np.random.Generator, points: int,
@@ -358,10 +363,25 @@ class SampledResidual:
         self.arrays = {"s": s, "s_next": s_next, "s_alt": s_alt}
         self.actions = torch.from_numpy(a_idx)[:, None]
         self.rewards, self.alt_rewards = torch.from_numpy(r), torch.from_numpy(np.asarray(r_alt, dtype=np.float64))
-        self.at = {name: Interpolation.of(values, points) for name, values in self.arrays.items() if values is not None}
         self.probs = {name: target_probs_of(task, values) for name, values in self.arrays.items()
                       if values is not None and name != "s"}
         self.grid_feats = features64(exact.grid(points))
+        # the kernel's layout: rows s, s', s^ (DS: s' again, with its reward, so that j^ = j)
+        rows = [interpolation(x, points) for x in (s, s_next, s_next if s_alt is None else s_alt)]
+        self.lower, self.upper, self.fraction, self.rest = (np.ascontiguousarray(np.stack(part)) for part in zip(*rows))
+        self.alt_rewards_in_kernel = (self.rewards if s_alt is None else self.alt_rewards).numpy()
+        probs = [self.probs.get(name) for name in ("s_next", "s_alt")]
+        self.kernel_probs = (np.empty((2, 0, 2)) if probs[0] is None else
+                             np.ascontiguousarray(np.stack([probs[0].numpy(), (probs[0] if probs[1] is None else probs[1]).numpy()])))
+
+    def sums(self, q_grid: torch.Tensor) -> tuple[float, torch.Tensor]:
+        """sum_m j_m j^_m and the gradient of the loss on the grid, for Q on the grid (points, 2)."""
+        q = np.ascontiguousarray(q_grid.numpy(), dtype=np.float64)
+        grad = np.zeros_like(q)
+        total = budget_kernel.kernel()(q, self.lower, self.upper, self.fraction, self.rest, self.actions.numpy()[:, 0],
+                                       self.rewards.numpy(), self.alt_rewards_in_kernel, self.kernel_probs,
+                                       self.gamma, grad)
+        return total, torch.from_numpy(grad)
 
     def residuals(self, q_of) -> tuple[torch.Tensor, torch.Tensor]:
         """(j, j^) with q_of(name) Q at the named states (s, s_next, s_alt), (m, 2)."""
@@ -371,17 +391,22 @@ class SampledResidual:
             return j, j
         return j, self.alt_rewards + self.gamma * state_values(q_of("s_alt"), self.probs["s_alt"]) - q_s
 
+    def interpolated(self, q_grid: torch.Tensor, name: str) -> torch.Tensor:
+        """Q at the named states (s, s_next, s_alt), (m, 2), interpolated from Q on the grid."""
+        row = ("s", "s_next", "s_alt").index(name)
+        lower, upper = torch.from_numpy(self.lower[row]), torch.from_numpy(self.upper[row])
+        rest, fraction = torch.from_numpy(self.rest[row])[:, None], torch.from_numpy(self.fraction[row])[:, None]
+        return q_grid.index_select(0, lower) * rest + q_grid.index_select(0, upper) * fraction
+
     def loss(self, theta: torch.Tensor) -> torch.Tensor:
-        q_grid = forward(theta, self.grid_feats)
-        j, j_hat = self.residuals(lambda name: self.at[name](q_grid))
-        return 0.5 * (j * j_hat).mean()
+        return _InterpolatedLoss.apply(forward(theta, self.grid_feats), self)
 
     @torch.no_grad()
     def residual_scale(self, theta: torch.Tensor) -> float:
         """mean(j^2)/2: the size of the terms whose products the loss averages (UR's and BFF's loss can
         be near 0 or negative, so it is no scale for a tolerance)."""
         q_grid = forward(theta, self.grid_feats)
-        j, _ = self.residuals(lambda name: self.at[name](q_grid))
+        j, _ = self.residuals(lambda name: self.interpolated(q_grid, name))
         return float(0.5 * (j * j).mean())
 
     @torch.no_grad()

@@ -55,17 +55,19 @@ PACKAGE = Path(__file__).resolve().parents[1]  # src/rlstudy
 
 def preload() -> None:
     """Import every step's module (PyTorch, NumPy, pandas, SciPy, Matplotlib, gymnasium come with them)
-    and load the compiled trigonometric kernels, as each job would."""
+    and load the compiled kernels (the network's trigonometry, the budget's finite-data loss), as each
+    job would."""
     import matplotlib
 
     matplotlib.use("Agg")  # the figure steps' backend (plotting/style.py), before any step imports pyplot
     for path in sorted(PACKAGE.glob("*/cli/*.py")):
         if path.stem != "__init__":
             importlib.import_module(f"rlstudy.{path.parent.parent.name}.cli.{path.stem}")
-    from rlstudy.bellman import trig
+    from rlstudy.bellman import budget_kernel, trig
     from rlstudy.core import config
 
     trig.warm_up()
+    budget_kernel.warm_up()
     config.schema()
 
 

@@ -210,3 +210,29 @@ def test_an_estimator_without_written_out_terms_is_refused(monkeypatch):
     q = torch.rand(POINTS, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     toy = budget.PopulationResidual("control", "TOY", problem(), POINTS).loss_of_q(q)
     assert float(toy) == float(budget.PopulationResidual("control", "UR", problem(), POINTS).loss_of_q(q))
+
+
+@pytest.mark.parametrize("task, reward_of", [("control", "current"), ("evaluation", "current"), ("evaluation", "next")])
+def test_the_compiled_loss_and_gradient_are_the_tensor_codes(task, reward_of):
+    """The finite-data fit's compiled pass (budget_kernel.py) against the loss written with tensors on
+    the same interpolation and its autograd gradient, for every estimator; on control also where the two
+    actions tie everywhere (the max's gradient then goes to the first action, as torch.max sends it)."""
+    dyn = problem(reward_of).dynamics
+    rng = np.random.default_rng(8)
+    traj_states = np.cumsum(np.r_[0.0, rng.choice([-1.0, 1.0], 1999) * dyn.dt + 0.09 * rng.normal(size=1999)])
+    actions = (rng.random(2000) < 0.5).astype(np.int8)
+    rewards = np.sin(traj_states) + 1.0
+    q_grids = [torch.from_numpy(rng.normal(size=(POINTS, 2)))]
+    if task == "control":
+        q_grids.append(q_grids[0][:, :1].repeat(1, 2))
+    for estimator in ("DS", "UR", "BFF", "BFF-matched"):
+        sampled = budget.SampledResidual(traj_states, actions, rewards, task, estimator, problem(reward_of),
+                                         np.random.default_rng(7), POINTS)
+        for q_grid in q_grids:
+            q_grid = q_grid.clone().requires_grad_(True)
+            j, j_hat = sampled.residuals(lambda name: sampled.interpolated(q_grid, name))
+            expected = 0.5 * (j * j_hat).mean()
+            expected.backward()
+            total, grad = sampled.sums(q_grid.detach())
+            assert 0.5 * total / sampled.transitions == pytest.approx(float(expected.detach()), rel=1e-12, abs=1e-15)
+            np.testing.assert_allclose(grad.numpy(), q_grid.grad.numpy(), rtol=1e-10, atol=1e-15)
