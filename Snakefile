@@ -29,6 +29,7 @@ shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(SRC))}; {IN
 
 from rlstudy.bellman.config_checks import CHECKS as BELLMAN_CHECKS  # noqa: E402
 from rlstudy.core import warmstart  # noqa: E402
+from rlstudy.core.snakemake_exit import cancel_scheduling_timers  # noqa: E402
 from rlstudy.claims.loading import load_claims  # noqa: E402
 from rlstudy.core.config import ConfigError, check_config_files, command_line_values, validate_config  # noqa: E402
 
@@ -51,12 +52,16 @@ onstart:
     warmstart.begin()
 
 
+# Both hooks run after the last job: the scheduler's pending timers would hold the exit for up to a
+# timespan of the profile (src/rlstudy/core/snakemake_exit.py).
 onsuccess:
     warmstart.end()
+    cancel_scheduling_timers()
 
 
 onerror:
     warmstart.end()
+    cancel_scheduling_timers()
 
 
 include: "workflow/rules/common.smk"

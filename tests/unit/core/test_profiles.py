@@ -24,7 +24,8 @@ def test_local_profiles_schedule_greedily_and_end_soon_after_their_last_job(prof
 def test_the_long_runs_profile_slows_the_round_chains_and_ends_within_a_minute():
     """make figures, make study and make report schedule with workflow/profiles/long: every ended job
     starts a chain of rounds repeating every timespan (Snakemake 9), so a long run wants a long
-    timespan, but Snakemake waits for its last timer before it exits: at most a minute."""
+    timespan; an interrupted run waits for its last timer before it exits (the hooks cancel them
+    otherwise: below): at most a minute."""
     settings = yaml.safe_load((PROFILES / "long" / "config.yaml").read_text())
     assert settings["scheduler"] == "greedy"
     limit = MaxJobsPerTimespan.parse_choice(settings["max-jobs-per-timespan"])
@@ -35,3 +36,29 @@ def test_the_long_runs_profile_slows_the_round_chains_and_ends_within_a_minute()
     for target in ("figures", "study", "report"):
         recipe = makefile.split(f"\n{target}: ", 1)[1].split("\n\n", 1)[0]
         assert "$(BIN)/snakemake --cores all $(LONG_RUN)" in recipe, target
+
+
+def test_a_run_ends_with_its_last_job_not_with_the_schedulers_last_timer(tmp_path):
+    """The Snakefile's onsuccess cancels the scheduler's pending timers (core/snakemake_exit.py): a toy
+    workflow under a 30 s timespan exits within seconds of its one job, where Snakemake alone waited
+    the timespan out (make study ended a minute after its last job). The hook reports the timers it
+    cancelled: at least one was pending."""
+    import subprocess
+    import sys
+    import time
+
+    src = PROFILES.parents[1] / "src"
+    (tmp_path / "Snakefile").write_text(
+        f"import sys\nsys.path.insert(0, {str(src)!r})\n"
+        "from rlstudy.core.snakemake_exit import cancel_scheduling_timers\n\n"
+        "onsuccess:\n    print('cancelled timers:', cancel_scheduling_timers())\n\n"
+        "rule done:\n    output: 'done.txt'\n    shell: 'touch {output}'\n")
+    start = time.monotonic()
+    result = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--cores", "1", "--scheduler", "greedy",
+                             "--max-jobs-per-timespan", "100/30s"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120)
+    seconds = time.monotonic() - start
+    assert result.returncode == 0, result.stderr
+    cancelled = int(result.stdout.split("cancelled timers:")[1].split()[0])
+    assert cancelled >= 1
+    assert seconds < 20, f"the run took {seconds:.1f} s"
