@@ -370,9 +370,10 @@ class SampledResidual:
         rows = [interpolation(x, points) for x in (s, s_next, s_next if s_alt is None else s_alt)]
         self.lower, self.upper, self.fraction, self.rest = (np.ascontiguousarray(np.stack(part)) for part in zip(*rows))
         self.alt_rewards_in_kernel = (self.rewards if s_alt is None else self.alt_rewards).numpy()
-        probs = [self.probs.get(name) for name in ("s_next", "s_alt")]
-        self.kernel_probs = (np.empty((2, 0, 2)) if probs[0] is None else
-                             np.ascontiguousarray(np.stack([probs[0].numpy(), (probs[0] if probs[1] is None else probs[1]).numpy()])))
+        next_probs = self.probs.get("s_next")  # None for control, where V is the max
+        alt_probs = self.probs.get("s_alt", next_probs)
+        self.kernel_probs = (np.empty((2, 0, 2)) if next_probs is None else
+                             np.ascontiguousarray(np.stack([next_probs.numpy(), alt_probs.numpy()])))
 
     def sums(self, q_grid: torch.Tensor) -> tuple[float, torch.Tensor]:
         """sum_m j_m j^_m and the gradient of the loss on the grid, for Q on the grid (points, 2)."""
