@@ -366,10 +366,9 @@ class SampledResidual:
         self.probs = {name: target_probs_of(task, values) for name, values in self.arrays.items()
                       if values is not None and name != "s"}
         self.grid_feats = features64(exact.grid(points))
-        # the kernel's layout: rows s, s', s^ (DS: s' again, with its reward, so that j^ = j)
+        # the kernel's layout: rows s, s', s^ (DS: s' again; its alt_rewards are the rewards, so j^ = j)
         rows = [interpolation(x, points) for x in (s, s_next, s_next if s_alt is None else s_alt)]
         self.lower, self.upper, self.fraction, self.rest = (np.ascontiguousarray(np.stack(part)) for part in zip(*rows))
-        self.alt_rewards_in_kernel = (self.rewards if s_alt is None else self.alt_rewards).numpy()
         next_probs = self.probs.get("s_next")  # None for control, where V is the max
         alt_probs = self.probs.get("s_alt", next_probs)
         self.kernel_probs = (np.empty((2, 0, 2)) if next_probs is None else
@@ -380,7 +379,7 @@ class SampledResidual:
         q = np.ascontiguousarray(q_grid.numpy(), dtype=np.float64)
         grad = np.zeros_like(q)
         total = budget_kernel.kernel()(q, self.lower, self.upper, self.fraction, self.rest, self.actions.numpy()[:, 0],
-                                       self.rewards.numpy(), self.alt_rewards_in_kernel, self.kernel_probs,
+                                       self.rewards.numpy(), self.alt_rewards.numpy(), self.kernel_probs,
                                        self.gamma, grad)
         return total, torch.from_numpy(grad)
 
