@@ -19,7 +19,7 @@ from rlstudy.core.diagnostics import STATISTICS_EVERY, DiagnosticsLog, grad_norm
 from rlstudy.core.progress import progress
 
 from .episodes import check_finite
-from .nets import mlp
+from .nets import frozen, mlp
 from .replay import Batch, Collector, ReplayBuffer
 
 
@@ -132,9 +132,10 @@ def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Gener
             critic_optimiser.step()
             check_finite(critic_loss.item(), "DDPG critic loss", step)
             if step % params.policy_every == 0:
-                actor_loss = -model.critic(batch.observations, model.actor(batch.observations)).mean()
-                actor_optimiser.zero_grad()
-                actor_loss.backward()
+                with frozen(model.critic):
+                    actor_loss = -model.critic(batch.observations, model.actor(batch.observations)).mean()
+                    actor_optimiser.zero_grad()
+                    actor_loss.backward()
                 if measure:
                     stats |= {"loss_policy": actor_loss.item(),
                               "grad_norm_policy": grad_norm(model.actor.parameters())}

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import torch
 from torch import nn
@@ -27,3 +28,17 @@ def mlp(sizes: Sequence[int], generator: torch.Generator) -> nn.Sequential:
             layers.append(nn.ReLU())
         layers.append(linear(n_in, n_out, generator))
     return nn.Sequential(*layers)
+
+
+@contextlib.contextmanager
+def frozen(module: nn.Module) -> Iterator[nn.Module]:
+    """The module's parameters without gradients inside the block: a loss that only differentiates
+    through it (an actor's loss through its critic) skips the parameters' own gradients, which the
+    module's optimiser would discard anyway. The other gradients are computed by the same operations."""
+    flags = [parameter.requires_grad for parameter in module.parameters()]
+    module.requires_grad_(False)
+    try:
+        yield module
+    finally:
+        for parameter, flag in zip(module.parameters(), flags):
+            parameter.requires_grad_(flag)

@@ -90,3 +90,31 @@ def test_dqn_and_ddpg_runs_are_bit_reproducible():
             assert torch.equal(a, b)
         assert len(log_a.frame()) >= 2 and log_a.frame().equals(log_b.frame())  # the diagnostics too
     assert returns_a.frame()["step"].tolist() == [200]  # Pendulum: 200-step episodes
+
+
+def test_the_actor_update_leaves_the_critic_out_of_autograd_and_gets_the_same_gradients():
+    from rlstudy.agents.nets import frozen
+
+    env = gym.make("Pendulum-v1")
+    params = shipped(DDPGParams, "ddpg", "params", hidden=(64, 64))
+    model = ddpg.ActorCritic(env, params, torch.Generator().manual_seed(0))
+    observations = torch.randn(32, 3, generator=torch.Generator().manual_seed(1))
+
+    def actor_gradients(freeze: bool):
+        model.zero_grad(set_to_none=True)
+        if freeze:
+            with frozen(model.critic):
+                (-model.critic(observations, model.actor(observations)).mean()).backward()
+        else:
+            (-model.critic(observations, model.actor(observations)).mean()).backward()
+        return [p.grad.clone() for p in model.actor.parameters()], [p.grad for p in model.critic.parameters()]
+
+    (plain, critic_plain), (skipped, critic_skipped) = actor_gradients(False), actor_gradients(True)
+    assert all(g is not None for g in critic_plain) and all(g is None for g in critic_skipped)
+    assert all(torch.equal(a, b) for a, b in zip(plain, skipped))  # bit for bit
+
+    layer = model.critic.net[0]
+    layer.bias.requires_grad_(False)
+    with pytest.raises(RuntimeError), frozen(model.critic):
+        raise RuntimeError("the flags come back even on an error")
+    assert layer.weight.requires_grad and not layer.bias.requires_grad
