@@ -3,10 +3,11 @@
     python benchmarks/timings.py workflow --label "make figures" [--project DIR] [--write]
     python benchmarks/timings.py command --label "make test" [--write] -- make test
 
-`workflow` reads the last Snakemake run of the project DIR (default: this checkout): its wall time
-from the first to the last timestamp of the newest .snakemake/log/*.snakemake.log, the jobs it
-finished, and every job's wall and CPU time from the rules' benchmark files (logs/**/*.benchmark.tsv,
-the training jobs; figures and tables have none, and cost seconds). Snakemake samples a job's CPU
+`workflow` reads a Snakemake run of the project DIR (default: this checkout): its wall time from the
+first to the last timestamp of its log (--log; default: the newest .snakemake/log/*.snakemake.log,
+which is the report's own run after `make report` or `make readme`), the jobs it finished, and the
+wall and CPU time of every job it ran from that job's benchmark file (the `benchmark:` lines of the
+log, under logs/: the training jobs; figures and tables have none, and cost seconds). Snakemake samples a job's CPU
 time every 0.5 s for its first 15 s and every 30 s after, and keeps the last sample: a job that ends
 between samples is undercounted (a 29 s job by half), so the CPU column is a lower bound. Per stage
 (the first folder under logs/) it prints jobs, CPU minutes, the jobs' wall minutes (each job's own
@@ -16,7 +17,7 @@ src/rlstudy/core/warmstart.py: its log, logs/warmstart.log, says it served), Sna
 only each job's client, so the CPU columns are left empty. `command` runs a command and times it.
 
 --write puts the row into the `timings` block of docs/speed.md (a row of the same label is
-replaced) and, for `workflow`, the per-stage table into the `stages` block, each with the commit
+replaced) and, for `workflow` without --keep-stages, the per-stage table into the `stages` block, each with the commit
 of the measured checkout, the date and the load average (a wall time is a measurement of idle cores
 only when nothing else ran: the load says whether it did).
 """
@@ -45,30 +46,41 @@ def minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min"
 
 
-def job_times(project: Path) -> pd.DataFrame:
-    """One row per benchmarked job of the last run: its stage, name, wall and CPU seconds."""
+BENCHMARK = re.compile(r"^\s+benchmark: (logs/\S+\.benchmark\.tsv)$", re.M)
+
+
+def snakemake_log(project: Path, log: Path | None) -> Path:
+    """The run's log: `log`, or the newest under the project's .snakemake/log."""
+    if log is not None:
+        if not log.is_file():
+            sys.exit(f"--log {log}: no such file")
+        return log
+    logs = sorted((project / ".snakemake" / "log").glob("*.snakemake.log"))
+    if not logs:
+        sys.exit(f"no Snakemake log under {project / '.snakemake/log'}: run the workflow first")
+    return logs[-1]
+
+
+def job_times(project: Path, log: Path) -> pd.DataFrame:
+    """One row per benchmarked job the run of `log` ran: its stage, name, wall and CPU seconds."""
     rows = []
-    for tsv in sorted((project / "logs").rglob("*.benchmark.tsv")):
+    for tsv in sorted({project / name for name in BENCHMARK.findall(log.read_text())}):
         name = tsv.relative_to(project / "logs")
         last = pd.read_csv(tsv, sep="\t").iloc[-1]
         rows.append({"stage": name.parts[0], "job": str(name).removesuffix(".benchmark.tsv"),
                      "wall_s": float(last["s"]), "cpu_s": float(last["cpu_time"])})
     if not rows:
-        sys.exit(f"no benchmark files under {project / 'logs'}: run the workflow first")
+        sys.exit(f"{log}: its run ran no job with a benchmark file under {project / 'logs'}")
     return pd.DataFrame(rows)
 
 
-def run_span(project: Path) -> tuple[float, int, str]:
-    """Wall seconds from the first to the last timestamp of the newest Snakemake log, the jobs it
-    finished, and its file name."""
-    logs = sorted((project / ".snakemake" / "log").glob("*.snakemake.log"))
-    if not logs:
-        sys.exit(f"no Snakemake log under {project / '.snakemake/log'}: run the workflow first")
-    text = logs[-1].read_text()
+def run_span(log: Path) -> tuple[float, int]:
+    """Wall seconds from the first to the last timestamp of the Snakemake log, and the jobs it finished."""
+    text = log.read_text()
     stamps = [datetime.datetime.strptime(s, "%a %b %d %H:%M:%S %Y") for s in STAMP.findall(text)]
     if len(stamps) < 2:
-        sys.exit(f"{logs[-1]}: fewer than two timestamps, nothing to time")
-    return (stamps[-1] - stamps[0]).total_seconds(), text.count("Finished job"), logs[-1].name
+        sys.exit(f"{log}: fewer than two timestamps, nothing to time")
+    return (stamps[-1] - stamps[0]).total_seconds(), text.count("Finished job")
 
 
 def ran_warm(project: Path) -> bool:
@@ -110,6 +122,8 @@ def main() -> None:
     p.add_argument("--label", required=True, help="the row's name, e.g. 'make figures (paper scale)'")
     p.add_argument("--project", type=Path, default=ROOT, help="the checkout whose last workflow run is read")
     p.add_argument("--note", default="", help="what the row measured beyond its label (config, clone)")
+    p.add_argument("--log", type=Path, help="the run's Snakemake log (default: the project's newest)")
+    p.add_argument("--keep-stages", action="store_true", help="write the row only, not the stage table")
     p.add_argument("--write", action="store_true", help=f"write into {DOC.relative_to(ROOT)}")
     argv = sys.argv[1:]
     split = argv.index("--") if "--" in argv else len(argv)
@@ -118,8 +132,10 @@ def main() -> None:
         sys.exit("--label and --note go into a Markdown table: no '|'")
     cores = os.cpu_count() or 1
     if args.what == "workflow":
-        jobs = job_times(args.project)
-        wall, finished, log = run_span(args.project)
+        log_file = snakemake_log(args.project, args.log)
+        jobs = job_times(args.project, log_file)
+        wall, finished = run_span(log_file)
+        log = log_file.name
         where = commit(args.project)
         warm = ran_warm(args.project)
         conditions = (f"{args.note + '; ' if args.note else ''}"
@@ -129,6 +145,8 @@ def main() -> None:
         stages = (f"The last run of `{args.label}` by stage, from its benchmark files (commit {where}, read "
                   f"{now()}, {machine()}):\n\n" + stage_table(jobs, cores, warm))
         print(stages)
+        if args.keep_stages:
+            stages = None
     else:
         if not command:
             sys.exit("give the command to time after --")

@@ -65,10 +65,31 @@ def test_timings_reads_a_workflow_run(tmp_path):
     (project / "logs" / "stage" / "job.benchmark.tsv").write_text("s\th:m:s\tcpu_time\n2.5\t0:00:02\t2.0\n")
     (project / ".snakemake" / "log").mkdir(parents=True)
     (project / ".snakemake" / "log" / "run.snakemake.log").write_text(
-        "[Tue Nov 24 19:18:33 2026]\nFinished job 0.\n[Tue Nov 24 19:18:36 2026]\n")
+        "[Tue Nov 24 19:18:33 2026]\nrule train:\n    benchmark: logs/stage/job.benchmark.tsv\nFinished job 0.\n"
+        "[Tue Nov 24 19:18:36 2026]\n")
     cold = run("timings.py", "workflow", "--label", "a test", "--project", str(project), cwd=tmp_path)
     assert "| a test | 0.1 min | 1 | 0.0 |" in cold and "| stage | 1 | 0.0 | 0.0 |" in cold
     # jobs forked by the warm-start server: Snakemake's CPU samples saw their clients only, so none is shown
     (project / "logs" / "warmstart.log").write_text("warmstart: serving /tmp/x/socket after 2.0 s of imports\n")
     warm = run("timings.py", "workflow", "--label", "a test", "--project", str(project), cwd=tmp_path)
     assert "| a test | 0.1 min | 1 |  |" in warm and "jobs started warm" in warm and "| stage | 1 |  | 0.0 |" in warm
+
+
+def test_timings_reads_the_jobs_of_the_run_it_is_given(tmp_path):
+    """A workflow row covers the jobs its log ran, not every benchmark file of the checkout: two runs
+    of one checkout (a segment resumed later, the report's own run) each get their own."""
+    logs = tmp_path / ".snakemake" / "log"
+    logs.mkdir(parents=True)
+    for job, wall in (("a", 60.0), ("b", 300.0)):
+        tsv = tmp_path / "logs" / "runs" / f"{job}.benchmark.tsv"
+        tsv.parent.mkdir(parents=True, exist_ok=True)
+        tsv.write_text(f"s\tcpu_time\n{wall}\t{wall}\n")
+    for name, job, end in (("2026-01-01T000000.000000", "a", "00:02:00"), ("2026-01-02T000000.000000", "b", "00:10:00")):
+        (logs / f"{name}.snakemake.log").write_text(
+            f"[Thu Jan  1 00:00:00 2026]\nrule train:\n    benchmark: logs/runs/{job}.benchmark.tsv\n"
+            f"[Thu Jan  1 {end} 2026]\nFinished job 0.\n")
+    first = run("timings.py", "workflow", "--label", "first", "--project", str(tmp_path),
+                "--log", str(logs / "2026-01-01T000000.000000.snakemake.log"), cwd=tmp_path)
+    newest = run("timings.py", "workflow", "--label", "newest", "--project", str(tmp_path), cwd=tmp_path)
+    assert "| first | 2.0 min | 1 |" in first and "| runs | 1 | 1.0 | 1.0 |" in first
+    assert "| newest | 10.0 min | 1 |" in newest and "| runs | 1 | 5.0 | 5.0 |" in newest
