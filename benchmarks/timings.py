@@ -7,19 +7,19 @@
 first to the last timestamp of its log (--log; default: the newest .snakemake/log/*.snakemake.log,
 which is the report's own run after `make report` or `make readme`), the jobs it finished, and the
 wall and CPU time of every job it ran from that job's benchmark file (the `benchmark:` lines of the
-log, under logs/: the training jobs; figures and tables have none, and cost seconds). Snakemake samples a job's CPU
-time every 0.5 s for its first 15 s and every 30 s after, and keeps the last sample: a job that ends
-between samples is undercounted (a 29 s job by half), so the CPU column is a lower bound. Per stage
-(the first folder under logs/) it prints jobs, CPU minutes, the jobs' wall minutes (each job's own
-wall, slowed by whatever ran beside it), the longest job, and the jobs' wall over the cores: the
-run's wall if no core ever idled. Where the run's jobs started warm (forks of one server process,
+log, under logs/: the training jobs; figures and tables have none, and cost seconds). Snakemake
+samples a job's CPU time every 0.5 s for its first 15 s and every 30 s after, and keeps the last
+sample: a job that ends between samples is undercounted (a 29 s job by half), so the CPU column is a
+lower bound. Per stage (the first folder under logs/) it prints jobs, CPU minutes, the jobs' wall
+minutes (each job's own wall, slowed by whatever ran beside it), the longest job, and the jobs' wall
+over the cores: the run's wall if no core ever idled. Where the run's jobs started warm (forks of one server process,
 src/rlstudy/core/warmstart.py: its log, logs/warmstart.log, says it served), Snakemake's samples saw
 only each job's client, so the CPU columns are left empty. `command` runs a command and times it.
 
 --write puts the row into the `timings` block of docs/speed.md (a row of the same label is
-replaced) and, for `workflow` without --keep-stages, the per-stage table into the `stages` block, each with the commit
-of the measured checkout, the date and the load average (a wall time is a measurement of idle cores
-only when nothing else ran: the load says whether it did).
+replaced) and, for `workflow` without --keep-stages, the per-stage table into the `stages` block,
+each with the commit of the measured checkout, the date and the load average (a wall time is a
+measurement of idle cores only when nothing else ran: the load says whether it did).
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("what", choices=("workflow", "command"))
     p.add_argument("--label", required=True, help="the row's name, e.g. 'make figures (paper scale)'")
-    p.add_argument("--project", type=Path, default=ROOT, help="the checkout whose last workflow run is read")
+    p.add_argument("--project", type=Path, default=ROOT, help="the checkout whose workflow run is read")
     p.add_argument("--note", default="", help="what the row measured beyond its label (config, clone)")
     p.add_argument("--log", type=Path, help="the run's Snakemake log (default: the project's newest)")
     p.add_argument("--keep-stages", action="store_true", help="write the row only, not the stage table")

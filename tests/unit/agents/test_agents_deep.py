@@ -8,6 +8,7 @@ import torch
 from rlstudy.agents import ddpg, dqn
 from rlstudy.agents.ddpg import DDPGParams
 from rlstudy.agents.dqn import DQNParams
+from rlstudy.agents.nets import frozen
 from rlstudy.agents.replay import Batch, ReplayBuffer
 from rlstudy.core.diagnostics import DiagnosticsLog
 from shipped_params import shipped
@@ -93,8 +94,6 @@ def test_dqn_and_ddpg_runs_are_bit_reproducible():
 
 
 def test_the_actor_update_leaves_the_critic_out_of_autograd_and_gets_the_same_gradients():
-    from rlstudy.agents.nets import frozen
-
     env = gym.make("Pendulum-v1")
     params = shipped(DDPGParams, "ddpg", "params", hidden=(64, 64))
     model = ddpg.ActorCritic(env, params, torch.Generator().manual_seed(0))
