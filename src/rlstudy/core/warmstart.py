@@ -176,7 +176,8 @@ def send(conn: socket.socket, message: dict, fds: list[int] = ()) -> None:
     payload = frame(message)
     if fds:
         sent = socket.send_fds(conn, [payload], list(fds))
-        conn.sendall(payload[sent:])
+        if sent < len(payload):  # (never a send of nothing: to a server that has answered and closed, EPIPE)
+            conn.sendall(payload[sent:])
     else:
         conn.sendall(payload)
 

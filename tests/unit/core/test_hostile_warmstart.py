@@ -76,7 +76,8 @@ class Server:
             with self.connect() as conn:
                 payload = message if isinstance(message, bytes) else warmstart.frame(message)
                 sent = socket.send_fds(conn, [payload], streams)
-                conn.sendall(payload[sent:])
+                if sent < len(payload):
+                    conn.sendall(payload[sent:])
                 return warmstart.receive(conn, warmstart.Inbox())
         finally:
             for fd in streams:
@@ -100,12 +101,14 @@ def server(tmp_path):
 
 def untouched(path: Path):
     """A check that the file at `path` is the file it is now: kind, bytes, mode, mtime, inode."""
-    before = (path.lstat(), path.read_bytes())
+    def identity(info: os.stat_result) -> tuple:
+        return info.st_ino, info.st_mode, info.st_mtime_ns
+
+    before, contents = identity(path.lstat()), path.read_bytes()
 
     def check():
         now = path.lstat()
-        assert stat.S_ISREG(now.st_mode) and path.read_bytes() == before[1]
-        assert (now.st_ino, now.st_mode, now.st_mtime_ns) == (before[0].st_ino, before[0].st_mode, before[0].st_mtime_ns)
+        assert stat.S_ISREG(now.st_mode) and path.read_bytes() == contents and identity(now) == before
     return check
 
 
@@ -258,7 +261,8 @@ def test_malformed_requests_are_refused_and_the_server_keeps_serving(server):
         ({**request, "extra": 1}, "malformed request: unknown key(s) 'extra'"),
         (b"\x00\x00\x00\x05[1,2]", "malformed request: a JSON list, not an object"),
         (b"\x00\x00\x00\x03{{{", "malformed request: not JSON (JSONDecodeError)"),
-        (b"\xff\xff\xff\xff", f"malformed request: a message of {2**32 - 1} bytes (at most {warmstart.MAX_MESSAGE_BYTES})"),
+        (b"\xff\xff\xff\xff",
+         f"malformed request: a message of {2**32 - 1} bytes (at most {warmstart.MAX_MESSAGE_BYTES})"),
         (warmstart.frame(request) + b"\x00", "malformed request: bytes after it"),
     ]
     for message, reason in cases:
