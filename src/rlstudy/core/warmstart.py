@@ -59,7 +59,7 @@ POLL_S = 2.0
 # dropped (its job, if it is one, runs cold), and never holds up another.
 REQUEST_DEADLINE_S = 10.0
 MAX_PENDING = 64  # connections whose request has not all come; jobs run at most one per core
-MAX_MESSAGE_BYTES = 1 << 22  # a request holds the job's environment: kilobytes
+MAX_MESSAGE_BYTES = 1 << 20  # a request holds the job's environment: kilobytes
 SOCKET_NAME = "socket"
 FOLDER_PREFIX = "rlstudy-warm-"
 FOLDER_NAME = re.compile(re.escape(FOLDER_PREFIX) + r"[a-z0-9_]{8}")  # tempfile.mkdtemp's: the prefix, 8 characters
@@ -477,7 +477,7 @@ class Pending:
         except BlockingIOError:
             return None
         self.inbox.feed(chunk, fds)
-        if flags & socket.MSG_CTRUNC:
+        if flags & socket.MSG_CTRUNC or len(self.inbox.fds) > 3:  # (held open till refused: at most three)
             raise ProtocolError("more descriptors than the job's three standard streams")
         if not chunk:
             raise EOFError

@@ -268,8 +268,19 @@ def test_malformed_requests_are_refused_and_the_server_keeps_serving(server):
     for message, reason in cases:
         assert server.ask(message) == {"refused": reason}
         assert server.process.poll() is None, server.text()
+    streams = [os.open(os.devnull, os.O_RDONLY) for _ in range(4)]
+    try:
+        with server.connect() as conn:  # three descriptors, then a fourth: refused before the request is whole
+            payload = warmstart.frame(request)
+            socket.send_fds(conn, [payload[:2]], streams[:3])
+            socket.send_fds(conn, [payload[2:3]], streams[3:])
+            assert warmstart.receive(conn, warmstart.Inbox()) == {
+                "refused": "malformed request: more descriptors than the job's three standard streams"}
+    finally:
+        for fd in streams:
+            os.close(fd)
     assert server.ask(request).keys() == {"pid"}
-    assert server.text().count("refused") == len(cases)
+    assert server.text().count("refused") == len(cases) + 1
     assert "warmstart: refused a request: malformed request: no 'module'" in server.text()
 
 
