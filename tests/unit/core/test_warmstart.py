@@ -41,8 +41,7 @@ def wait_for(condition, timeout: float = 60.0) -> None:
 def warm(tmp_path):
     """A working directory and the environment of a workflow run's jobs (what onstart sets); the server's
     socket folder is removed afterwards, so the server exits."""
-    socket_dir = Path(os.environ.get("TMPDIR", "/tmp")) / f"rlstudy-warm-test-{os.getpid()}-{tmp_path.name[-12:]}"
-    socket_dir.mkdir(mode=0o700)
+    socket_dir = warmstart.socket_folder()  # the only kind of folder the server serves in
     env = {**os.environ, warmstart.WARM_SOCKET: str(socket_dir / "socket"), warmstart.WARM_OWNER: str(os.getpid())}
     env.pop(warmstart.OPT_OUT, None)
     yield tmp_path, env
@@ -135,7 +134,6 @@ def test_the_server_refuses_what_a_fork_could_get_wrong(monkeypatch):
     assert warmstart.refusal({**request, "module": "subprocess"}, env, cwd, fingerprint) == "not a step"
     assert warmstart.refusal({**request, "cwd": "/"}, env, cwd, fingerprint) == "another working directory"
     assert warmstart.refusal({**request, "env": {"A": "2"}}, env, cwd, fingerprint) == "another environment (A)"
-    stale = [(path, size + 1, mtime) for path, size, mtime in fingerprint]
-    assert warmstart.refusal(request, env, cwd, stale).startswith("stale")
+    assert warmstart.refusal(request, env, cwd, "0" * 64).startswith("stale")
     monkeypatch.setattr(warmstart, "threads", lambda: 2)  # fork would copy one of them
     assert warmstart.refusal(request, env, cwd, fingerprint) == "the server is not single-threaded"
