@@ -59,7 +59,7 @@ def hostile_authors_data(tmp_path_factory):
     folder = workdir / SHELL_PAYLOAD
     folder.mkdir()
     for npz in SHARED.glob("*.npz"):
-        (folder / npz.name).symlink_to(npz)
+        shutil.copy(npz, folder / npz.name)  # copies: a link out of the folder is refused
     (workdir / "hostile.yaml").write_text(yaml.safe_dump({"authors_data": str(folder)}))
     return workdir, folder
 
@@ -82,6 +82,36 @@ def test_a_job_run_with_it_creates_no_marker_and_records_the_value_used(hostile_
     assert not list(workdir.glob(f"{MARKER}*"))
     record = yaml.safe_load((workdir / (target + ".provenance.json")).read_text())
     assert record["parameters"]["source"] == str(folder)
+
+
+@pytest.mark.parametrize("hazard, named", [
+    ("fifo", "x.pt: a FIFO, not a regular file"),
+    ("dev-zero", "evil.npz: a link out of the folder (to /dev/zero)"),
+    ("link-out", "S_1.pt: a link out of the folder"),
+    ("long", "File name too long"),
+])
+def test_an_authors_folder_that_would_hang_the_parse_is_refused_by_name_at_once(tmp_path, hazard, named):
+    """The issue's cases: Snakemake hashed every .pt/.npz of the folder while it started, so a FIFO
+    never returned, nor did a link to /dev/zero; a 5000-character folder was an OSError's traceback."""
+    workdir = copy_project(tmp_path / "project")
+    folder = tmp_path / "authors"
+    folder.mkdir()
+    if hazard == "fifo":
+        os.mkfifo(folder / "x.pt")
+    elif hazard == "dev-zero":
+        (folder / "evil.npz").symlink_to("/dev/zero")
+    elif hazard == "link-out":
+        (tmp_path / "S_1.pt").write_bytes(b"elsewhere")
+        (folder / "S_1.pt").symlink_to(tmp_path / "S_1.pt")
+    else:
+        folder = "/" + "a" * 5000
+    (workdir / "authors.yaml").write_text(yaml.safe_dump({"authors_data": str(folder)}))
+    result = subprocess.run([SNAKEMAKE, "-n", "--cores", "1", "--configfile", "authors.yaml"], cwd=workdir,
+                            capture_output=True, text=True, timeout=120)  # a hang fails the test
+    shown = result.stdout + result.stderr
+    assert result.returncode != 0 and "ConfigError" in shown, shown[-2000:]
+    assert [line for line in shown.splitlines() if "config key 'authors_data'" in line and named in line], shown[-2000:]
+    assert "Errno" not in shown and "Traceback" not in shown and "OSError" not in shown
 
 
 @pytest.mark.parametrize("key, value", [

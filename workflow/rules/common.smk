@@ -1,12 +1,14 @@
 # Helpers shared by the rules: names of runs, their parameters, and the command of each step; the
 # defaults shared by the bellman study's rules (ENV, FIGURE; their templates are in templates.smk).
+import functools
 import json
 import re
 
+from rlstudy.bellman import authors_files
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.optimizers import OPTIMIZERS, all_settings
 from rlstudy.bellman.sweep import resolve_sweep, sweep_points
-from rlstudy.core.io import sha256_file
+from rlstudy.core.errors import InputError
 from rlstudy.core.sources import module_sources
 
 
@@ -56,25 +58,40 @@ AUTHORS_REFERENCE = "data/reference/authors/control/q_star.pt"
 
 
 def authors_source_paths():
-    """The files of a local authors_data folder (none for 'none' and 'download')."""
+    """The files of a local authors_data folder (none for 'none' and 'download'), looked at, not opened:
+    a FIFO, a device, a link out of the folder, a file over authors_files.MAX_FILE_BYTES or a path too
+    long for the system stops the workflow here, by name, before any job."""
     source = config["authors_data"]
     if source in ("none", "download"):
         return []
-    if not Path(source).is_dir():
-        raise ConfigError(f"config key 'authors_data': {source} is not a folder (give 'none', 'download', or a "
-                          "folder with the authors' original .pt files or their NumPy conversion)")
-    return sorted(str(p) for p in Path(source).glob("*") if p.suffix in (".pt", ".npz"))
+    try:
+        return [str(path) for path in authors_files.source_files(source)]
+    except InputError as err:
+        raise ConfigError(f"config key 'authors_data': {err}") from None
 
 
 def authors_source_files():
     """The authors' files as inputs whose modification time does not count (ancient): a copy mounted
     afresh (a new mtime, the same bytes) reruns nothing; their contents do count, by
-    AUTHORS_SOURCE_DIGESTS as a parameter, so replacing one reruns the import and what follows."""
-    return [ancient(path) for path in authors_source_paths()]
+    authors_source_digests as a parameter, so replacing one reruns the import and what follows."""
+    return [ancient(path) for path in AUTHORS_SOURCE_PATHS]
 
 
-# Hashed once per parse, not once per rule that reads them.
-AUTHORS_SOURCE_DIGESTS = {Path(path).name: sha256_file(path) for path in authors_source_paths()}
+AUTHORS_SOURCE_PATHS = authors_source_paths()
+
+
+@functools.cache
+def _authors_source_digests():
+    try:
+        return {Path(path).name: authors_files.sha256(path) for path in AUTHORS_SOURCE_PATHS}
+    except InputError as err:
+        raise ConfigError(f"config key 'authors_data': {err}") from None
+
+
+def authors_source_digests(wildcards):
+    """The sha256 of each of the authors' files, the import rules' parameter: read (as the import step
+    reads them) once, when the DAG first holds an import job, and not at all for targets that need none."""
+    return _authors_source_digests()
 
 
 def reference_of(dataset, task):

@@ -35,7 +35,7 @@ rule authors_trajectory:
         trajectory_files("authors", "{task}"),
     params:
         source=config["authors_data"],
-        digests=AUTHORS_SOURCE_DIGESTS,  # the contents, not the mtimes, of the inputs rerun it
+        digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
         steps=config["trajectories"]["authors"],
     log:
         "logs/trajectory/authors_{task}.log",
@@ -58,7 +58,7 @@ rule authors_reference:
         AUTHORS_REFERENCE,
     params:
         source=config["authors_data"],
-        digests=AUTHORS_SOURCE_DIGESTS,  # the contents, not the mtimes, of the inputs rerun it
+        digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
     log:
         "logs/reference/authors_control.log",
     threads: 1

@@ -7,11 +7,14 @@ and what it holds is checked as any trajectory or network is (finite, shapes, le
 control reference network is a pickled whole module (`__main__.Net`): every pickle torch reads
 from it, the legacy format's header included, goes through an unpickler that may construct only
 the few classes such a file needs and refuses anything else, so a tampered file cannot run code
-even when the checksum is skipped.
+even when the checksum is skipped. Every file is read as authors_files reads the folder: a regular
+file of bounded size, never a FIFO, a device or a link out of the folder.
 """
 
 from __future__ import annotations
 
+import io
+import os
 import pickle
 import urllib.request
 from pathlib import Path
@@ -23,6 +26,7 @@ import torch
 from rlstudy.core.errors import InputError, first_line
 from rlstudy.core.io import ensure_writable, require_finite, sha256_file
 
+from . import authors_files
 from .datasets import FILES, checked_trajectory
 from .qnet import LAYER_NAMES, from_state_dict
 from .sde import Trajectory
@@ -51,10 +55,7 @@ NPZ_REFERENCE = "control_reference_q.npz"
 def verify(path: Path, name: str | None = None) -> None:
     """Refuse a file whose sha256 is not the published one, naming it."""
     name = name or path.name
-    try:
-        digest = sha256_file(path)
-    except OSError as err:
-        raise InputError(f"cannot read {path} (the authors' data): {err.strerror or err}") from err
+    digest = authors_files.sha256(path)
     if digest != SHA256[name]:
         raise InputError(f"{path}: sha256 {digest} does not match the published {SHA256[name]} of {name}; "
                          "the file is corrupt or not the authors' (delete it and download again)")
@@ -80,16 +81,17 @@ def download(name: str, folder: Path) -> Path:
 
 
 def _column(path: Path) -> np.ndarray:
+    data = io.BytesIO(authors_files.read_bytes(path))
     try:
-        tensor = torch.load(path, weights_only=True)
+        tensor = torch.load(data, weights_only=True)
         return tensor.reshape(-1).numpy()
     except Exception as err:  # torch raises many types for a damaged or foreign file
         raise InputError(f"{path}: not a tensor file of the authors' data ({first_line(err)})") from err
 
 
 def _checked_file(path: Path, what: str) -> None:
-    if not path.is_file():
-        raise InputError(f"missing input file {path} ({what})")
+    if not os.path.lexists(path):
+        raise InputError(f"missing input file {authors_files.shown(path)} ({what})")
     verify(path)
 
 
@@ -104,8 +106,9 @@ def trajectory_from_originals(folder: Path, task: str) -> Trajectory:
 
 def _npz_arrays(path: Path, names) -> dict[str, np.ndarray]:
     """The named arrays of an .npz file (no pickles), each required."""
+    data = io.BytesIO(authors_files.read_bytes(path))
     try:
-        with np.load(path, allow_pickle=False) as arrays:
+        with np.load(data, allow_pickle=False) as arrays:
             found = {name: arrays[name] for name in names if name in arrays.files}
     except Exception as err:  # numpy and zipfile raise several types for a damaged file
         raise InputError(f"corrupt input file {path} ({first_line(err)})") from err
@@ -181,8 +184,9 @@ def reference_from_pickled_module(path: Path, check_hash: bool = True) -> dict[s
     """The state dict (fc1.weight ... fc3.bias) of a pickled whole `Net` module."""
     if check_hash:
         _checked_file(path, "the authors' control Q*")
+    data = io.BytesIO(authors_files.read_bytes(path))
     try:
-        module = torch.load(path, weights_only=False, pickle_module=RESTRICTED_PICKLE)
+        module = torch.load(data, weights_only=False, pickle_module=RESTRICTED_PICKLE)
     except pickle.UnpicklingError as err:
         raise InputError(f"{path}: {first_line(err)}") from err
     except Exception as err:  # torch raises many types for a damaged file

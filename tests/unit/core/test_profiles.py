@@ -62,3 +62,12 @@ def test_a_run_ends_with_its_last_job_not_with_the_schedulers_last_timer(tmp_pat
     cancelled = int(result.stdout.split("cancelled timers:")[1].split()[0])
     assert cancelled >= 1
     assert seconds < 20, f"the run took {seconds:.1f} s"
+
+
+@pytest.mark.parametrize("profile", ["default", "long", "smoke", "slurm"])
+def test_every_profile_reruns_what_a_killed_snakemake_left_marked_incomplete(profile):
+    """docs/reliability.md's recovery (--unlock, then the same command) after a kill -9 of Snakemake
+    alone: its jobs finish their outputs, still marked incomplete, and without this the rerun stops
+    with IncompleteFilesException (tests/workflow/test_interrupted_runs.py runs it with smoke)."""
+    settings = yaml.safe_load((PROFILES / profile / "config.yaml").read_text())
+    assert settings["rerun-incomplete"] is True

@@ -3,9 +3,11 @@ pipeline's formats, from a download, from downloaded originals, or from the NumP
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from rlstudy.bellman import authors_data as ad
+from rlstudy.bellman import authors_files
 from rlstudy.bellman.datasets import FILES, save_trajectory
 from rlstudy.bellman.sde import TASKS, Trajectory
 from rlstudy.core.cli import integer_from, parser, run
@@ -22,10 +24,22 @@ def originals_folder(source: str, download_dir: Path, names: list[str]) -> Path 
                 ad.download(name, download_dir)
         return download_dir
     folder = Path(source)
-    if not folder.is_dir():
-        raise InputError(f"config 'authors_data': {folder} is not a folder (give a folder with the authors' "
-                         "original .pt files or their NumPy conversion, or 'download')")
-    return folder if all((folder / name).is_file() for name in names) else None
+    try:
+        authors_files.folder_of(folder)
+        present = [folder / name for name in names if os.path.lexists(folder / name)]
+        for path in present:  # a FIFO or a device named S_1.pt is refused, not passed over for the .npz
+            authors_files.checked_path(path)
+    except InputError as err:
+        raise InputError(f"config 'authors_data': {err}") from err
+    return folder if len(present) == len(names) else None
+
+
+def record(params: dict, inputs: dict[str, Path]) -> dict:
+    """provenance(), the inputs' sha256 read as every authors' file is (authors_files), not by a plain open."""
+    result = provenance(params, None, {})
+    result["inputs"] = {name: {"path": str(path), "sha256": authors_files.sha256(path)}
+                        for name, path in sorted(inputs.items())}
+    return result
 
 
 # As config 'trajectories.short': the fewest steps a run can learn from (the schema's minimum).
@@ -69,7 +83,7 @@ def main() -> None:
                              f"trajectory has {len(traj.states):,} steps; give at most that, or 0 for all")
         if args.steps:
             traj = Trajectory(*(getattr(traj, name)[: args.steps] for name in FILES))
-        save_trajectory(args.trajectory_out, traj, provenance(params, None, inputs))
+        save_trajectory(args.trajectory_out, traj, record(params, inputs))
         print(f"imported the authors' {args.task} trajectory ({len(traj.states):,} steps) from {origin} "
               f"in {args.source}")
     if args.reference_out:
@@ -80,7 +94,7 @@ def main() -> None:
             npz = Path(args.source) / ad.NPZ_REFERENCE
             state = ad.reference_from_npz(npz)
             inputs = {npz.name: npz}
-        save_tensors(args.reference_out, state, provenance(params, None, inputs))
+        save_tensors(args.reference_out, state, record(params, inputs))
         print(f"imported the authors' control Q* from {origin} in {args.source}")
 
 
