@@ -140,6 +140,64 @@ def write_artefact(path: str | Path, data: bytes, record: dict | None) -> None:
             raise
 
 
+def replace_all(contents: dict[str | Path, bytes]) -> None:
+    """Write several files all or none (pages that must agree: the README's verdicts and the claims
+    page's evidence). Each is written to a temporary file beside it first, which proves every folder
+    writable before any file changes; then each is renamed into place. A rename that fails midway
+    puts back the files already replaced, from their bytes read before (a file that did not exist
+    is removed), so that none changes. A failure raises OutputError naming the file."""
+    targets = {Path(path): data for path, data in contents.items()}
+    originals: dict[Path, bytes | None] = {}
+    for path in targets:
+        if path.is_dir():
+            raise OutputError(f"cannot write {path}: it is a folder")
+        try:
+            originals[path] = path.read_bytes() if path.exists() else None
+        except OSError as err:
+            raise OutputError(f"cannot write {path}: cannot read what it holds now ({err.strerror or err})") from err
+    temporaries: dict[Path, str] = {}
+    try:
+        for path, data in targets.items():
+            try:
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            except OSError as err:
+                raise OutputError(f"cannot write {path}: {err.strerror or err}; no file was changed") from err
+            temporaries[path] = tmp
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.chmod(tmp, 0o666 & ~_umask())  # as open() would make it (see _atomic_write_bytes)
+            except OSError as err:
+                raise OutputError(f"cannot write {path}: {err.strerror or err}; no file was changed") from err
+        replaced: list[Path] = []
+        for path, tmp in temporaries.items():
+            try:
+                os.replace(tmp, path)
+            except OSError as err:
+                unrestored = _put_back(replaced, originals)
+                raise OutputError(f"cannot write {path}: {err.strerror or err}; " + (
+                    f"and could not put back {', '.join(map(str, unrestored))}" if unrestored
+                    else "no file was changed")) from err
+            replaced.append(path)
+    finally:
+        for tmp in temporaries.values():
+            Path(tmp).unlink(missing_ok=True)
+
+
+def _put_back(paths: list[Path], originals: dict[Path, bytes | None]) -> list[Path]:
+    """Restore files replaced by replace_all from the bytes they held; those that could not be."""
+    failed = []
+    for path in paths:
+        try:
+            if originals[path] is None:
+                path.unlink(missing_ok=True)
+            else:
+                _atomic_write_bytes(path, originals[path])
+        except (OSError, OutputError):
+            failed.append(path)
+    return failed
+
+
 def provenance_path(path: str | Path) -> Path:
     path = Path(path)
     return path.with_name(path.name + PROVENANCE_SUFFIX)

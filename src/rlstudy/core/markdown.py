@@ -1,12 +1,19 @@
-"""What every generated block of the documentation shares: its markers, and text made safe for a
-Markdown table cell."""
+"""What every generated block of the documentation shares: its markers, and the one escaping
+function every value it inserts goes through (`text`; `code` shows a plain name in backticks and
+anything else through `text`), so that no cell of a result table, no record's field and no path can
+put a line break, a tag, a table column or a block's marker into a tracked page."""
 
 from __future__ import annotations
 
 import html
 import re
+from contextlib import contextmanager
+
+from .errors import InputError, first_line
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|])")
+# What a code span may hold as it is: a claim id, a path, a commit (no backtick, space, tag or marker).
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./+=-]*")
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -16,6 +23,34 @@ def markers(name: str) -> tuple[str, str]:
 
 def text(value) -> str:
     """A value as literal text in a Markdown table cell: HTML's &, < and > as entities (no `<!--` can
-    hide the rows below it, no tag is made), Markdown's punctuation backslashed, one line."""
+    hide the rows below it or pass for a block's marker, no tag is made), Markdown's punctuation
+    backslashed (no `|` splits a cell, no backtick opens code), one line."""
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(str(value), quote=False))
     return " ".join(escaped.split())
+
+
+def code(value) -> str:
+    """A name (a claim id, a path, a commit) in backticks when it is plain; anything else as `text`
+    (a backslash does not escape inside a code span, so an odd name is shown escaped, not as code)."""
+    value = str(value)
+    return f"`{value}`" if _PLAIN.fullmatch(value) else text(value)
+
+
+def check_block(block: str, start: str, end: str) -> str:
+    """`block` itself, refused unless it is one generated block: its two markers at its ends and no
+    other comment in it (what an unescaped value holding `<!--` or a marker would leave)."""
+    if not (block.startswith(start) and block.endswith(end) and block.count("<!--") == 2):
+        raise InputError(f"the generated block '{start}' holds a comment or a marker besides its own; "
+                         "a value was inserted unescaped")
+    return block
+
+
+@contextmanager
+def cells_of(table):
+    """Around a renderer: a cell it cannot show (text where its column holds numbers) is a one-line
+    error naming the table, not a traceback."""
+    try:
+        yield
+    except (ValueError, TypeError, AttributeError) as err:
+        raise InputError(f"{table}: a cell its generated block cannot show ({first_line(err)}); "
+                         "rerun the rule that writes it") from err

@@ -22,7 +22,7 @@ def test_the_readme_block_and_the_claims_page_are_rendered_from_the_claims_table
     assert len(block.splitlines()) < 10  # the README stays short, however many claims
     readme = f"intro\n{START}\nold\n{END}\nrest\n"
     assert replace_block(readme, block, tmp_path) == f"intro\n{block}\nrest\n"
-    page = render_page(claims, "abc123")
+    page = render_page(claims, "abc123", problem=None)
     assert page.startswith(CLAIMS_PAGE_START) and page.endswith(CLAIMS_PAGE_END)
     assert "| `a` | x \\| y | holds | p = 0.001 |" in page and "| `b` | z | **fails** | p = 0.9 |" in page
     for path, (start, end) in ((ROOT / "README.md", (START, END)),
@@ -106,7 +106,7 @@ def test_claims_the_run_predates_are_named_not_counted():
     from rlstudy.report.cli.render_readme import render, render_page
 
     claims = pd.DataFrame({"id": ["a"], "statement": ["x"], "verdict": ["holds"], "evidence": ["e"]})
-    for block in (render(claims, "abc123", ["new-one", "new-two"]), render_page(claims, "abc123", ["new-one", "new-two"])):
+    for block in (render(claims, "abc123", ["new-one", "new-two"]), render_page(claims, "abc123", ["new-one", "new-two"], problem=None)):
         assert "Not in this run" in block and "(2, no verdict" in block and "`new-one`, `new-two`" in block
-    assert "Not in this run" not in render(claims, "abc123") + render_page(claims, "abc123")
+    assert "Not in this run" not in render(claims, "abc123") + render_page(claims, "abc123", problem=None)
     assert "1 holds" in render(claims, "abc123", ["new-one"])  # counted only among the run's verdicts

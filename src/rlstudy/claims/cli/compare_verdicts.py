@@ -9,6 +9,13 @@ not test, because one of its tables was not given or held none of its rows (a pa
 runs on the authors' data), is listed as not compared. Prints a Markdown table of every claim
 and a count; --check exits with status 1 when a compared verdict moved.
 
+Verdicts of two scales do not compare (a smoke run's smaller budgets move most of them): each side's
+scale is told the way render_readme tells it (rlstudy.report.scale): a claims.csv is paper-scale when
+every run it was computed from, followed through its provenance records from where this runs, was
+made with the parameters of --config; the claims page states the scale it was rendered from. A
+paper-scale side against one that is not, or a page that states no scale, is refused (status 2)
+unless --allow-scales; two sides of the same other scale (two smoke runs) are compared.
+
     python -m rlstudy.claims.cli.compare_verdicts --before docs/claims.md --after results/claims.csv
 """
 
@@ -24,6 +31,8 @@ from rlstudy.claims.rules import FAILS, HOLDS, INCONCLUSIVE
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv
+from rlstudy.core.markdown import markers
+from rlstudy.report.scale import OTHER, PAPER, scale_problem, stated_scale
 
 # A row of docs/claims.md's generated table: | `id` | statement | verdict mark | evidence |
 PAGE_ROW = re.compile(r"^\| `(?P<id>[^`]+)` \| .* \| (?P<mark>holds|\*\*fails\*\*|\*inconclusive\*) \| (?P<evidence>.*) \|$")
@@ -32,11 +41,17 @@ MARKS = {"holds": HOLDS, "**fails**": FAILS, "*inconclusive*": INCONCLUSIVE}
 UNTESTED = re.compile(r"not given|\b0 (?:vs 0 )?rows")
 
 
+def read_page(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read {path}: {getattr(err, 'strerror', None) or err}") from err
+
+
 def verdicts(path: str) -> pd.DataFrame:
     """id, verdict and whether the run had every table of the claim, from a claims.csv or the page."""
     if path.endswith(".md"):
-        rows = [match.groupdict() for line in Path(path).read_text().splitlines()
-                if (match := PAGE_ROW.match(line))]
+        rows = [match.groupdict() for line in read_page(path).splitlines() if (match := PAGE_ROW.match(line))]
         if not rows:
             raise InputError(f"{path}: no row of the generated claims table")
         table = pd.DataFrame(rows)
@@ -47,6 +62,33 @@ def verdicts(path: str) -> pd.DataFrame:
             raise InputError(f"{path}: a claims table has the columns id, verdict and evidence")
     table["tested"] = ~table["evidence"].fillna("").str.contains(UNTESTED)
     return table.set_index("id")[["verdict", "tested"]]
+
+
+def scale_of(path: str, config: str) -> tuple[str | None, str]:
+    """(PAPER or OTHER, why) of one side: a page's as its generated block states it (None where it
+    states none), a claims.csv's from its runs' parameters (render_readme's check)."""
+    if path.endswith(".md"):
+        page = read_page(path)
+        start, end = markers("claims-table")
+        block = page[page.find(start):page.find(end)] if start in page and end in page else ""
+        return stated_scale(block), "its generated block says so"
+    problem = scale_problem(path, config)
+    return (PAPER, "") if problem is None else (OTHER, problem)
+
+
+def refuse_other_scales(before: str, after: str, config: str) -> None:
+    """One line, status 2, unless both sides are of one scale."""
+    scales = [(path, *scale_of(path, config)) for path in (before, after)]
+    for path, scale, _ in scales:
+        if scale is None:
+            raise InputError(f"{path}: its generated claims table states no scale (rendered before render_readme "
+                             "wrote one: re-render it), so its verdicts may be of another scale; "
+                             "pass --allow-scales to compare anyway")
+    if scales[0][1] != scales[1][1]:
+        (other, _, why), (paper, _, _) = sorted(scales, key=lambda side: side[1] == PAPER)
+        raise InputError(f"{other} is not from the paper-scale profile ({why}) and {paper} is: verdicts of two "
+                         "scales do not compare (a smoke run's smaller budgets move most of them); "
+                         "pass --allow-scales to compare them anyway")
 
 
 def compare(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
@@ -63,8 +105,16 @@ def main() -> None:
     p.add_argument("--before", required=True, help="claims.csv of the earlier run, or docs/claims.md")
     p.add_argument("--after", required=True, help="claims.csv of the later run, or a claims page")
     p.add_argument("--check", action="store_true", help="exit with status 1 when a compared verdict moved")
+    p.add_argument("--allow-scales", action="store_true",
+                   help="compare the verdicts even when one side is of the paper's scale and the other is not "
+                        "(a smoke run's against the published page), or a page states no scale")
+    p.add_argument("--config", default="config.yaml",
+                   help="the config whose run parameters make the paper's scale (as render_readme reads it)")
     args = p.parse_args()
-    table = compare(verdicts(args.before), verdicts(args.after))
+    before, after = verdicts(args.before), verdicts(args.after)
+    if not args.allow_scales:
+        refuse_other_scales(args.before, args.after, args.config)
+    table = compare(before, after)
     print("| claim | before | after | |\n| --- | --- | --- | --- |")
     for claim, row in table.iterrows():
         note = "not compared" if pd.isna(row.moved) else ("**moved**" if row.moved else "")
