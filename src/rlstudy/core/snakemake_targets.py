@@ -34,7 +34,7 @@ def requested_targets(argv: list[str] | None = None) -> list[str]:
 
     try:
         args = get_argument_parser().parse_args(argv[1:])
-    except SystemExit:  # Snakemake's own parse has already accepted it; nothing to check if this one does not
+    except (SystemExit, Exception):  # Snakemake's own parse decides; nothing to check where this one fails
         return []
     return [] if getattr(args, "target_jobs", None) else list(args.targets or [])
 
