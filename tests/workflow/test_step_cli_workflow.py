@@ -64,19 +64,22 @@ def test_from_config_reads_what_the_rule_passes(workdir, monkeypatch):
     its rule passes: the mapping of options to config keys has no second version to drift."""
     result = snakemake(workdir, "-n", "-p", *SMOKE, *TARGETS.values())
     assert result.returncode == 0, result.stderr[-3000:]
-    commands = {}
+    commands = []
     for line in re.findall(r"python -m rlstudy\.core\.warmstart (.*)$", result.stdout + result.stderr, re.M):
         module, *args = shlex.split(line)
-        commands.setdefault(module, args[:args.index(">")])
+        if module in TARGETS:
+            commands.append((module, args[:args.index(">")]))
+    assert {module for module, _ in commands} == set(TARGETS)
+    assert len(commands) >= 5  # the short and long trajectories of a task, Q*'s among them
     monkeypatch.chdir(workdir)
-    for module in TARGETS:
-        parser, given = parse(monkeypatch, module, commands[module])
+    for module, args in commands:
+        parser, given = parse(monkeypatch, module, args)
         flags = {option.flag for option in parser.config_options}
         assert flags
-        _, read = parse(monkeypatch, module, [*without_options(commands[module], flags), "--from-config",
+        _, read = parse(monkeypatch, module, [*without_options(args, flags), "--from-config",
                                               "config.yaml", "workflow/profiles/smoke/scale.yaml"])
         assert read.pop("from_config") and given.pop("from_config") is None
-        assert read == given, module
+        assert read == given, (module, args)
 
 
 def test_a_misspelt_target_is_answered_with_the_nearest_known_ones(workdir):
