@@ -41,8 +41,9 @@ test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of th
 test-fast: $(STAMP)  ## the unit tests alone (tests/unit): the loop to run while editing
 	$(BIN)/python -m pytest -q tests/unit
 
-lint: $(STAMP)
+lint: $(STAMP)  ## snakemake --lint, and the Snakefile and rules formatted as snakefmt formats them
 	$(BIN)/snakemake --lint
+	$(BIN)/snakefmt --check Snakefile workflow/rules
 
 clean:  ## delete generated artefacts (not the venv)
 	rm -rf data/* results/* figures/* logs .snakemake report.html

@@ -116,3 +116,18 @@ rule agents:  # the basics agents and MPO alone: snakemake --cores all agents
         MPO_TARGETS,
         basics_targets(),
         "results/agents/summary.csv",
+
+
+# What a person reads: the console shortens each job's inputs and reason (the log in .snakemake/log/
+# keeps them whole; src/rlstudy/core/snakemake_console.py), and the targets asked for are checked before
+# Snakemake plans them: a misspelt one gets the nearest known targets, a run of a seed the config does
+# not list is refused (src/rlstudy/core/snakemake_targets.py).
+from snakemake.logging import logger as snakemake_logger  # noqa: E402
+from rlstudy.core.snakemake_console import brief_console  # noqa: E402
+from rlstudy.core.snakemake_targets import TargetError, requested_targets, target_problems  # noqa: E402
+
+brief_console(snakemake_logger, workflow.output_settings.verbose)
+TARGET_PROBLEMS = target_problems(requested_targets(), rules.all.input, [r.name for r in workflow.rules],
+                                  lambda path: any(r.is_producer(path) for r in workflow.rules))
+if TARGET_PROBLEMS:
+    raise TargetError("; ".join(TARGET_PROBLEMS))

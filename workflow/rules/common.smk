@@ -5,6 +5,7 @@ import json
 import re
 
 from rlstudy.bellman import authors_files
+from rlstudy.bellman.datasets import dataset_dynamics
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.optimizers import OPTIMIZERS, all_settings
 from rlstudy.bellman.sweep import resolve_sweep, sweep_points
@@ -125,11 +126,8 @@ def optimizer_of(setting):
 
 
 def dynamics_of(dataset):
-    """The dynamics a dataset's runs assume: ours as configured; the authors' trajectories hold the
-    reward of the current state, whatever config `problem.dynamics.reward_of` says of ours."""
-    if dataset == "authors":
-        return {**config["problem"]["dynamics"], "reward_of": "current"}
-    return config["problem"]["dynamics"]
+    """The dynamics a dataset's runs assume (bellman/datasets.py: run_method's --from-config reads them too)."""
+    return dataset_dynamics(config, dataset)
 
 
 def problem_of(dataset, reward_of=None):

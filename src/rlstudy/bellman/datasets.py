@@ -27,6 +27,14 @@ FILES = ("states", "action_indices", "rewards")
 REWARD_TOLERANCE = 1e-6
 
 
+def dataset_dynamics(config: Mapping, dataset: str) -> dict:
+    """The dynamics a dataset's runs assume: ours as configured; the authors' trajectories hold the
+    reward of the current state, whatever config `problem.dynamics.reward_of` says of ours."""
+    if dataset == "authors":
+        return {**config["problem"]["dynamics"], "reward_of": "current"}
+    return config["problem"]["dynamics"]
+
+
 def trajectory_paths(folder: str | Path) -> dict[str, Path]:
     return {name: Path(folder) / f"{name}.npy" for name in FILES}
 

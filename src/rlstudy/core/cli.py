@@ -7,11 +7,13 @@ import dataclasses
 import json
 import math
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from .config import section_problems
 from .errors import InputError, PipelineError
+from .io import name_step, step_module
 from .process import imports_done
 
 if TYPE_CHECKING:
@@ -20,9 +22,142 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def parser(description: str) -> argparse.ArgumentParser:
-    return argparse.ArgumentParser(description=description,
-                                   formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """The description as written, and an option's default only where it has one (not on a required
+    option, a flag, or an option that is absent unless given)."""
+
+    def _fill_text(self, text, width, indent):
+        return "".join(indent + line for line in text.splitlines(keepends=True))
+
+    def _get_help_string(self, action):
+        if action.required or action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
+FROM_CONFIG_HELP = ("take the options marked 'config ...' that are not given from these config files, merged "
+                    "in order as Snakemake merges them (paper scale: config.yaml; smoke scale: config.yaml "
+                    "workflow/profiles/smoke/scale.yaml); a JSON option marked 'merged' takes the config's "
+                    "section with the keys it gives replaced")
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfigOption:
+    """An option whose value the workflow's rule takes from the config: `key` is a dotted config key,
+    formatted with the other options' values ('{agent}.params'), or a function of (config, options)
+    whose docstring names the key."""
+    dest: str
+    flag: str
+    key: str | Callable[[dict, argparse.Namespace], object]
+    merge: bool
+
+    def where(self, args: argparse.Namespace | None = None) -> str:
+        """Where the value comes from, as help and messages say it."""
+        if callable(self.key):
+            return f"config: {(self.key.__doc__ or self.key.__name__).strip()}"
+        return f"config '{self.name(args)}'"
+
+    def name(self, args: argparse.Namespace | None = None) -> str:
+        if callable(self.key):
+            return (self.key.__doc__ or self.key.__name__).strip()
+        if args is not None:
+            try:
+                return self.key.format(**vars(args))
+            except (KeyError, IndexError):
+                pass
+        return re.sub(r"\{(\w+)\}", r"<\1>", self.key)  # '{agent}.params' -> '<agent>.params'
+
+
+class StepParser(argparse.ArgumentParser):
+    """A step's options. Its usage names the command that runs it (python -m rlstudy.<study>.cli.<step>);
+    the options the workflow takes from the config (config_option) may come from --from-config instead,
+    so that a step run by hand needs only what differs from the config."""
+
+    def __init__(self, description: str):
+        module = step_module()
+        super().__init__(prog=f"python -m {module}" if module else None, description=description,
+                         formatter_class=HelpFormatter)
+        self.config_options: list[ConfigOption] = []
+
+    def config_option(self, flag: str, key, *, merge: bool = False, help: str = "", **kwargs) -> None:
+        """An option whose value is config `key` under --from-config; with merge (a JSON object), the
+        config's section with the keys given on the command line replaced."""
+        if not self.config_options:
+            self.add_argument("--from-config", nargs="+", metavar="FILE", help=FROM_CONFIG_HELP)
+        action = self.add_argument(flag, **kwargs, default=None,
+                                   help=f"{help}; " if help else "")
+        option = ConfigOption(action.dest, flag, key, merge)
+        action.help += option.where() + (" (merged)" if merge else "")
+        self.config_options.append(option)
+
+    def parse_args(self, args=None, namespace=None):
+        parsed = super().parse_args(args, namespace)
+        if self.config_options:
+            self._fill_from_config(parsed)
+        return parsed
+
+    def _fill_from_config(self, args: argparse.Namespace) -> None:
+        config = self._read_config(args.from_config) if args.from_config else None
+        missing = []
+        for option in self.config_options:
+            given = getattr(args, option.dest)
+            if config is not None and (given is None or option.merge):
+                value = self._typed(option, self._config_value(config, option, args))
+                setattr(args, option.dest, {**value, **given} if option.merge and given is not None else value)
+            elif given is None:
+                missing.append(f"{option.flag} ({option.where(args)})")
+        if missing:
+            self.error(f"the following arguments are required: {', '.join(missing)}; give them, or "
+                       "--from-config config.yaml to take the config's values")
+
+    def _read_config(self, paths: list[str]) -> dict:
+        from snakemake.utils import update_config
+
+        from .config import SCHEMA_PATH, ConfigError, load_yaml, validate_config
+
+        config: dict = {}
+        try:
+            for path in paths:
+                values = load_yaml(path, "config file")
+                if not isinstance(values, dict):
+                    raise ConfigError(f"the config file {path} is not a mapping of keys to values")
+                update_config(config, values)
+            validate_config(config, SCHEMA_PATH)
+        except ConfigError as err:
+            self.error("--from-config: " + re.sub(r"\s*\n\s*", " ", str(err)))
+        return config
+
+    def _config_value(self, config: dict, option: ConfigOption, args: argparse.Namespace):
+        if callable(option.key):
+            try:
+                return option.key(config, args)
+            except KeyError as err:
+                self.error(f"--from-config: no config value for {option.flag} ({option.where(args)}): {err} is not there")
+        value = config
+        for part in option.name(args).split("."):
+            if not isinstance(value, dict) or part not in value:
+                self.error(f"--from-config: the config has no key '{option.name(args)}' ({option.flag})")
+            value = value[part]
+        return value
+
+    def _typed(self, option: ConfigOption, value):
+        """The value as the option reads it from the rule's command, where each value is text: checked
+        by the option's type and choices as a value given on the command line would be."""
+        action = next(a for a in self._actions if a.dest == option.dest)
+        convert = action.type or str
+        try:
+            text = json.dumps(value, sort_keys=True) if isinstance(value, dict) else str(value)
+            typed = convert(text)
+        except (argparse.ArgumentTypeError, TypeError, ValueError) as err:
+            self.error(f"--from-config: {option.where(args)} for {option.flag}: {err}")
+        if action.choices is not None and typed not in action.choices:
+            self.error(f"--from-config: {option.where(args)} for {option.flag} is {typed!r}, not one of "
+                       f"{sorted(action.choices)}")
+        return typed
+
+
+def parser(description: str) -> StepParser:
+    return StepParser(description)
 
 
 def json_arg(text: str) -> dict:
@@ -81,18 +216,24 @@ def probability(text: str) -> float:
     return value
 
 
-def build(cls: type[T], values: dict, where: str) -> T:
+# How a step run by hand fills the keys its --params lacks (a step whose --params is merged over the config's).
+FILL_FROM_CONFIG = ("give them in --params, or add --from-config config.yaml to take the config's values "
+                    "(--params then replaces only the keys it gives)")
+
+
+def build(cls: type[T], values: dict, where: str, fill: str = "") -> T:
     """A parameter dataclass from a dict, with errors that name the config section and the keys.
 
     Each value is checked by the schema's definition of the section (the dataclass's SCHEMA), as
     the workflow checks its config, so a step run by hand refuses what a config would: a negative
-    epoch count, a NaN or 1e300 learning rate."""
+    epoch count, a NaN or 1e300 learning rate. `fill` says how to give the keys that are missing."""
     fields = {f.name for f in dataclasses.fields(cls)}
     required = {f.name for f in dataclasses.fields(cls)
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     unknown, missing = sorted(set(values) - fields), sorted(required - set(values))
     if unknown or missing:
-        raise InputError(f"{where}: unknown keys {unknown}, missing keys {missing}; allowed: {sorted(fields)}")
+        how = f"; {fill}" if missing and fill else ""
+        raise InputError(f"{where}: unknown keys {unknown}, missing keys {missing}; allowed: {sorted(fields)}{how}")
     problems = section_problems(values, cls.SCHEMA)
     if problems:
         raise InputError(f"{where}: " + "; ".join(problems))
@@ -173,6 +314,10 @@ def device_record(requested: str, device: torch.device) -> dict:
 def run(main: Callable[[], None]) -> None:
     """Run a step; a PipelineError prints its message alone and exits with status 2."""
     imports_done()
+    # The step's module, for its usage line and its records' command: under `python -m` (and the warm
+    # start) the module runs as __main__, and its spec keeps the real name.
+    spec = main.__globals__.get("__spec__")
+    name_step(spec.name if spec is not None else main.__module__)
     try:
         main()
     except PipelineError as err:

@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -71,10 +72,48 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+# The module of the step this process runs, named by core.cli.run (the step's `run(main)`).
+_STEP_MODULE: list[str | None] = [None]
+# Where a record's command runs: every path it names is relative to the project's root.
+COMMAND_FROM = ("the project's root (the folder of the Snakefile), in the project's Python environment "
+                "(e.g. after `source .venv/bin/activate`)")
+
+
+def name_step(module: str | None) -> None:
+    _STEP_MODULE[0] = module
+
+
+def module_of_file(path: str | Path) -> str | None:
+    """The dotted name of a module file inside a package (src/rlstudy/bellman/cli/run_method.py ->
+    rlstudy.bellman.cli.run_method): the file `python -m` and the warm start put in sys.argv[0]."""
+    path = Path(path)
+    if path.suffix != ".py" or not path.is_file():
+        return None
+    parts, folder = [path.stem], path.resolve().parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts) if len(parts) > 1 else None
+
+
+def step_module() -> str | None:
+    return _STEP_MODULE[0] or module_of_file(sys.argv[0])
+
+
+def rerun_command() -> str:
+    """The command that reruns this step, pasted into a shell at the project's root: every argument
+    quoted for the shell, src/ on the path (an installed project needs no more)."""
+    module = step_module()
+    if module is None:  # not a module of a package: the script as it was run
+        return shlex.join(sys.argv)
+    return "PYTHONPATH=src " + shlex.join(["python", "-m", module, *sys.argv[1:]])
+
+
 def provenance(params: dict, seed: int | None, inputs: dict[str, str | Path]) -> dict:
     """The record written beside an artefact (the artefact's own hash is added on write)."""
     return {
-        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "command": rerun_command(),
+        "command_from": COMMAND_FROM,
         "parameters": params,
         "seed": seed,
         "git_commit": git_commit(),

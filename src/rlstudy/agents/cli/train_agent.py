@@ -18,7 +18,16 @@ import numpy as np
 from rlstudy.agents.episodes import evaluate, evaluation_frame
 from rlstudy.agents.registry import BASICS
 from rlstudy.core import seeding
-from rlstudy.core.cli import add_tensorboard_argument, build, integer_from, json_arg, parser, run, setup_torch
+from rlstudy.core.cli import (
+    FILL_FROM_CONFIG,
+    add_tensorboard_argument,
+    build,
+    integer_from,
+    json_arg,
+    parser,
+    run,
+    setup_torch,
+)
 from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.io import ensure_writable, provenance, save_csv
 
@@ -26,18 +35,22 @@ from rlstudy.core.io import ensure_writable, provenance, save_csv
 def agent_params(agent, values: dict):
     """The agent's parameter dataclass from the config's `params` (lists become tuples)."""
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
-    return build(agent.params, values, f"config '{agent.name}.params'")
+    return build(agent.params, values, f"config '{agent.name}.params'", fill=FILL_FROM_CONFIG)
 
 
 def main() -> None:
-    p = parser(__doc__)
-    p.add_argument("--agent", choices=sorted(BASICS), required=True)
-    p.add_argument("--env", required=True, help="gymnasium environment id")
-    p.add_argument("--params", type=json_arg, required=True, help="JSON of the agent's parameters")
-    p.add_argument("--evaluation-episodes", type=integer_from(1), default=10)
-    p.add_argument("--run-seed", type=integer_from(0), required=True, help="the replicate's seed")
-    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
-    p.add_argument("--out-dir", required=True)
+    p = parser(__doc__ + "\nThe workflow's rule train_agent (workflow/rules/basics.smk) runs it once per agent and\n"
+               "seed, every option marked 'config' taken from the config.\n")
+    p.add_argument("--agent", choices=sorted(BASICS), required=True, help="the agent: a section of the config")
+    p.config_option("--env", "{agent}.env", help="gymnasium environment id")
+    p.config_option("--params", "{agent}.params", merge=True, type=json_arg, help="JSON of the agent's parameters")
+    p.config_option("--evaluation-episodes", "{agent}.evaluation_episodes", type=integer_from(1),
+                    help="greedy episodes after training")
+    p.add_argument("--run-seed", type=integer_from(0), required=True,
+                   help="the replicate's seed: N of the run folder results/agents/<agent>/seed<N> "
+                        "(the workflow runs those of config '<agent>.seeds')")
+    p.config_option("--seed", "seed", type=integer_from(0), help="the master seed")
+    p.add_argument("--out-dir", required=True, help="the run folder (results/agents/<agent>/seed<N>)")
     add_tensorboard_argument(p)
     args = p.parse_args()
     setup_torch("cpu")  # networks this small train fastest on the CPU

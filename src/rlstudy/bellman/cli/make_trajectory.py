@@ -12,14 +12,15 @@ from rlstudy.core.io import provenance
 
 
 def main() -> None:
-    p = parser(__doc__)
+    p = parser(__doc__ + "\nThe workflow's rule trajectory (workflow/rules/datasets.smk) runs it for each task and size,\n"
+               "every option marked 'config' taken from the config.\n")
     p.add_argument("--task", choices=TASKS, required=True,
                    help="evaluation: pi(+1|s) = 1/2 + sin(s)/5; control: uniform behaviour policy")
     p.add_argument("--size", required=True, help="the dataset's name in the config (short, long)")
-    p.add_argument("--steps", type=integer_from(2), required=True)
-    p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of config 'problem.dynamics' (sde.Dynamics)")
-    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
-    p.add_argument("--out-dir", required=True)
+    p.config_option("--steps", "trajectories.{size}", type=integer_from(2), help="steps of the trajectory")
+    p.config_option("--dynamics", "problem.dynamics", type=json_arg, help="JSON of the dynamics (sde.Dynamics)")
+    p.config_option("--seed", "seed", type=integer_from(0), help="the master seed")
+    p.add_argument("--out-dir", required=True, help="the dataset's folder (data/trajectories/ours/<task>/<size>)")
     args = p.parse_args()
     dynamics = build(Dynamics, args.dynamics, "config 'problem.dynamics'")
     rng = seeding.numpy_rng(args.seed, "dataset", args.task, args.size)

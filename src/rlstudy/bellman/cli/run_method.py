@@ -17,16 +17,17 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rlstudy.bellman.datasets import load_trajectory, trajectory_paths
+from rlstudy.bellman.datasets import dataset_dynamics, load_trajectory, trajectory_paths
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, q_on_grid
 from rlstudy.bellman.estimators import ESTIMATORS
-from rlstudy.bellman.optimizers import OPTIMIZERS, Run
+from rlstudy.bellman.optimizers import OPTIMIZERS, Run, all_settings
 from rlstudy.bellman.qnet import load_network, to_state_dict
 from rlstudy.bellman.residuals import TrajectoryTensors
 from rlstudy.bellman.sde import TASKS, Problem
 from rlstudy.core import seeding
 from rlstudy.core.cli import (
+    FILL_FROM_CONFIG,
     add_device_argument,
     build,
     device_record,
@@ -39,22 +40,41 @@ from rlstudy.core.cli import (
 from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 
 
+def setting_optimizer(config: dict, args) -> str:
+    """the optimiser whose section holds setting <setting> (sgd, cbo)"""
+    return all_settings(config)[args.setting].optimizer
+
+
+def setting_params(config: dict, args) -> dict:
+    """the parameters of setting <setting> for <task> (sgd.<task>, cbo.settings.<setting>.params...)"""
+    return all_settings(config)[args.setting].params[args.task]
+
+
+def dataset_problem(config: dict, args) -> dict:
+    """problem, with the dynamics of <dataset> (the authors': reward_of current)"""
+    return {"dynamics": dataset_dynamics(config, args.dataset), "gamma": config["problem"]["gamma"]}
+
+
 def main() -> None:
-    p = parser(__doc__)
-    p.add_argument("--optimizer", choices=OPTIMIZERS, required=True, help="the optimiser (optimizers.OPTIMIZERS)")
+    p = parser(__doc__ + "\nThe workflow's rule run_method (workflow/rules/methods.smk) runs it for each dataset, task,\n"
+               "setting, estimator and seed, every option marked 'config' taken from the config.\n")
     p.add_argument("--setting", required=True,
                    help="the setting's name: labels the run and seeds its streams (sgd, cbo, cbo-adaptive, ...)")
     p.add_argument("--dataset", required=True, help="the dataset's name in tables and figures (ours, authors)")
     p.add_argument("--task", choices=TASKS, required=True)
-    p.add_argument("--estimator", choices=ESTIMATORS, required=True)
-    p.add_argument("--run-seed", type=integer_from(0), required=True, help="the replicate's seed")
-    p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
-    p.add_argument("--trajectory", required=True, help="folder of the short trajectory")
-    p.add_argument("--reference", required=True, help="the learned Q* state dict (.pt)")
-    p.add_argument("--exact", required=True, help="the task's exact Q (q_exact.npy of solve_exact)")
-    p.add_argument("--params", type=json_arg, required=True, help="JSON of the optimiser's parameter dataclass")
-    p.add_argument("--problem", type=json_arg, required=True, help="JSON of config 'problem' (dynamics, gamma)")
-    p.add_argument("--out-dir", required=True)
+    p.add_argument("--estimator", choices=ESTIMATORS, required=True, help="the residual estimator")
+    p.add_argument("--run-seed", type=integer_from(0), required=True,
+                   help="the replicate's seed: N of the run folder .../seed<N> (the workflow runs the setting's seeds)")
+    p.config_option("--optimizer", setting_optimizer, choices=OPTIMIZERS, help="the optimiser (optimizers.OPTIMIZERS)")
+    p.config_option("--seed", "seed", type=integer_from(0), help="the master seed")
+    p.add_argument("--trajectory", required=True, help="folder of the short trajectory (data/trajectories/<dataset>/<task>/short)")
+    p.add_argument("--reference", required=True,
+                   help="the learned Q* state dict (.pt): results/reference/<task>/q_star.pt, or the authors' for their control data")
+    p.add_argument("--exact", required=True,
+                   help="the task's exact Q: results/exact/<task>/reward_<reward_of>/q_exact.npy (solve_exact)")
+    p.config_option("--params", setting_params, merge=True, type=json_arg, help="JSON of the optimiser's parameter dataclass")
+    p.config_option("--problem", dataset_problem, type=json_arg, help="JSON of the problem (dynamics, gamma)")
+    p.add_argument("--out-dir", required=True, help="the run folder (results/runs/<dataset>/<task>/<setting>/<estimator>/seed<N>)")
     p.add_argument("--stop-on-divergence", action="store_true",
                    help="end a diverging run at its last finite iterate instead of failing (CBO's sweeps)")
     add_device_argument(p)
@@ -62,7 +82,8 @@ def main() -> None:
     device = setup_torch(args.device)
     optimizer = OPTIMIZERS[args.optimizer]
     problem = Problem.from_config(args.problem)
-    params = build(optimizer.params, args.params, f"config '{optimizer.params_key.format(setting=args.setting)}'")
+    params = build(optimizer.params, args.params, f"config '{optimizer.params_key.format(setting=args.setting)}'",
+                   fill=FILL_FROM_CONFIG)
     data = load_trajectory(args.trajectory, problem.dynamics)
     traj = TrajectoryTensors.from_arrays(data.states, data.action_indices, data.rewards).to(device)
     exact = torch.from_numpy(load_exact(args.exact, GRID_POINTS)).to(device)
