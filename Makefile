@@ -8,6 +8,9 @@ STAMP := $(VENV)/.installed
 SNAKEMAKE_ARGS ?=
 # The long runs schedule with workflow/profiles/long (a minute's rate-limit timespan: it says why).
 LONG_RUN := --profile workflow/profiles/long
+# Snakemake through the project's launcher: a config or profile file that is not plain data (a YTE
+# template, which Snakemake would run as Python) is refused before Snakemake reads it (docs/reliability.md).
+SNAKEMAKE := $(BIN)/python -m rlstudy.runtime.launch
 
 .PHONY: figures study smoke report readme test test-fast lint clean
 
@@ -20,17 +23,17 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 figures: $(STAMP)  ## the whole study at the shipped (paper) scale
-	$(BIN)/snakemake --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
+	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
 
 study: $(STAMP)  ## the CBO/BFF study alone at paper scale (snakemake study: no sweep, agents, offline, claims)
-	$(BIN)/snakemake --cores all $(LONG_RUN) study $(SNAKEMAKE_ARGS)
+	$(SNAKEMAKE) --cores all $(LONG_RUN) study $(SNAKEMAKE_ARGS)
 
 smoke: $(STAMP)  ## the same workflow at smoke scale
-	$(BIN)/snakemake --cores all --profile workflow/profiles/smoke
+	$(SNAKEMAKE) --cores all --profile workflow/profiles/smoke
 
 report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure and table; opens offline
-	$(BIN)/snakemake --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
-	$(BIN)/snakemake --report report.html $(SNAKEMAKE_ARGS)
+	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
+	$(SNAKEMAKE) --report report.html $(SNAKEMAKE_ARGS)
 
 readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.report.cli.render_readme
@@ -42,7 +45,7 @@ test-fast: $(STAMP)  ## the unit tests alone (tests/unit): the loop to run while
 	$(BIN)/python -m pytest -q tests/unit
 
 lint: $(STAMP)
-	$(BIN)/snakemake --lint
+	$(SNAKEMAKE) --lint
 
 clean:  ## delete generated artefacts (not the venv)
 	rm -rf data/* results/* figures/* logs .snakemake report.html
