@@ -11,8 +11,13 @@ LONG_RUN := --profile workflow/profiles/long
 # Snakemake through the project's launcher: a config or profile file that is not plain data (a YTE
 # template, which Snakemake would run as Python) is refused before Snakemake reads it (docs/reliability.md).
 SNAKEMAKE := $(BIN)/python -m rlstudy.runtime.launch
+# make rerun keeps the checkout's scale: the one its first build recorded (results/.scale; paper if none).
+SCALE ?= $(or $(strip $(shell cat results/.scale 2>/dev/null)),paper)
+SCALE_FILE = $(if $(filter smoke,$(SCALE)),workflow/profiles/smoke/scale.yaml)
+TARGET ?=
+CONFIGFILES ?=
 
-.PHONY: figures study smoke report readme test test-fast lint clean
+.PHONY: figures study smoke rerun report readme test test-fast lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +36,10 @@ study: $(STAMP)  ## the CBO/BFF study alone at paper scale (snakemake study: no 
 smoke: $(STAMP)  ## the same workflow at smoke scale
 	$(SNAKEMAKE) --cores all --profile workflow/profiles/smoke
 
+rerun: $(STAMP)  ## rerun TARGET (files or rules, forced) at the checkout's scale: make rerun TARGET=... [CONFIGFILES=more.yaml] [SNAKEMAKE_ARGS=...]
+	$(if $(TARGET),,$(error make rerun needs TARGET=<file or rule>, e.g. TARGET=figures/ours/q_control_cbo.png))
+	$(SNAKEMAKE) --cores all $(if $(SCALE_FILE),--profile workflow/profiles/smoke) $(if $(CONFIGFILES),--configfile config.yaml $(SCALE_FILE) $(CONFIGFILES)) -f $(TARGET) $(SNAKEMAKE_ARGS)
+
 report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure and table; opens offline
 	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
 	$(SNAKEMAKE) --report report.html $(SNAKEMAKE_ARGS)
@@ -48,5 +57,5 @@ lint: $(STAMP)
 	$(SNAKEMAKE) --lint
 
 clean:  ## delete generated artefacts (not the venv)
-	rm -rf data/* results/* figures/* logs .snakemake report.html
+	rm -rf data/* results/* results/.scale figures/* logs .snakemake report.html
 	touch data/.gitkeep results/.gitkeep figures/.gitkeep

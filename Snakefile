@@ -38,7 +38,8 @@ from rlstudy.core import warmstart  # noqa: E402
 from rlstudy.core.snakemake_exit import cancel_scheduling_timers  # noqa: E402
 from rlstudy.claims.loading import load_claims  # noqa: E402
 from rlstudy.core.config import (  # noqa: E402
-    ConfigError, check_config_files, command_line_values, missing_extras, validate_config)
+    ConfigError, check_config_files, command_line_values, load_yaml, missing_extras, validate_config)
+from rlstudy.runtime.scale import check_scale, files_scale, record_scale, recorded_scale  # noqa: E402
 
 # The raw config files first, with limits (no YAML aliases, 1 MiB, no key twice, no YTE template):
 # the merged config is walked below. A YTE template has run by now (Snakemake read it first): this
@@ -51,6 +52,11 @@ update_config(config, command_line_values(workflow.config_settings.config, confi
 # it; under --sdm conda the jobs' environments hold their own packages.
 validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
                 checks=(*BELLMAN_CHECKS, *(() if IN_CONDA else (missing_extras,))))
+# The checkout's scale (results/.scale, recorded by its first run) is kept: runtime/scale.py says why.
+# The files' own scale: config.yaml's, unless a --configfile (merged over it) names one.
+FILES_SCALE = files_scale([load_yaml(path, "config file")
+                           for path in ["config.yaml", *workflow.config_settings.configfiles]])
+check_scale(config, FILES_SCALE, workflow.config_settings.config, workflow.configfiles)
 # The claims file too, so that a broken claim stops the workflow before any job runs.
 load_claims(Path(workflow.basedir) / "claims.yaml", Path(workflow.basedir) / "workflow" / "schemas" / "claims.schema.yaml")
 
@@ -61,6 +67,8 @@ report: "workflow/report/workflow.rst"
 # Jobs fork from one process that has already imported their libraries (src/rlstudy/core/warmstart.py);
 # RLSTUDY_WARM_START=0 runs each job in a new interpreter.
 onstart:
+    if recorded_scale() is None or config.get("rescale", False):
+        record_scale(config["scale"])
     warmstart.begin()
 
 
