@@ -48,8 +48,12 @@ def check_text(text, name: str, what: str) -> str:
 
 
 def checked_process_yaml(original):
-    """yte.process_yaml (profiles, and YAML config files), reading only what the strict loader accepts."""
+    """yte.process_yaml as profiles and YAML config files are read (require_use_yte: a file that is a
+    template only if it says so), reading only what the strict loader accepts. A rule's own template
+    (`template_engine: "yte"`, none in this project) is code, as the Snakefile is, and passes."""
     def process_yaml(file_or_str, *args, **kwargs):
+        if not kwargs.get("require_use_yte", False):
+            return original(file_or_str, *args, **kwargs)
         if hasattr(file_or_str, "read"):
             name = getattr(file_or_str, "name", "(a stream)")
             text = check_text(file_or_str.read(), str(name), "Snakemake profile or config file")
