@@ -146,9 +146,9 @@ def _chosen_form(error: jsonschema.ValidationError) -> jsonschema.ValidationErro
     forms: dict = {}
     for e in error.context:
         forms.setdefault(e.relative_schema_path[0], []).append(e)
-    picked = [errors for errors in forms.values() if not any(e.validator == "const" for e in errors)]
-    if len(forms) < 2 or all(not any(e.validator == "const" for e in errors) for errors in forms.values()):
+    if len(forms) < 2 or not any(e.validator == "const" for e in error.context):
         return None  # no form is picked by a constant (config 'seeds': a list or a mapping)
+    picked = [errors for errors in forms.values() if not any(e.validator == "const" for e in errors)]
     if len(picked) == 1:
         errors = picked[0]
         specific = [e for e in errors if e.validator not in ("unevaluatedProperties", "additionalProperties")]
