@@ -53,8 +53,8 @@ test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of th
 test-fast: $(STAMP)  ## the unit tests alone (tests/unit): the loop to run while editing
 	$(BIN)/python -m pytest -q tests/unit
 
-lint: $(STAMP)
-	$(SNAKEMAKE) --lint
+lint: $(STAMP)  ## the Snakefile checked at the checkout's scale (it refuses another)
+	$(SNAKEMAKE) --lint $(if $(SCALE_FILE),--profile workflow/profiles/smoke)
 
 clean:  ## delete generated artefacts (not the venv)
 	rm -rf data/* results/* results/.scale figures/* logs .snakemake report.html

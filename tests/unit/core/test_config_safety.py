@@ -27,10 +27,15 @@ from rlstudy.core.config import (
 )
 
 from hostile import ROOT, SCHEMA
+from project_copy import copy_project
 
 PYTHON = sys.executable
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+
+
+def env_of(workdir: Path) -> dict:
+    return {**os.environ, "PYTHONPATH": str(workdir / "src")}
 
 
 def yte_payload(marker: Path, key: str = "seed") -> str:
@@ -110,8 +115,9 @@ def test_plain_snakemake_runs_a_yte_file_but_the_snakefile_fails_the_run(tmp_pat
     assert result.returncode != 0 and "more.yaml sets __use_yte__" in output, output[-2000:]
 
 
-def test_the_launcher_runs_snakemake_as_the_snakemake_command_does():
-    result = launch("-n", "--profile", "workflow/profiles/smoke", "fourier_error")
+def test_the_launcher_runs_snakemake_as_the_snakemake_command_does(tmp_path):
+    workdir = copy_project(tmp_path / "project")  # not this checkout: its recorded scale may be paper
+    result = launch("-n", "--profile", "workflow/profiles/smoke", "fourier_error", cwd=workdir, env=env_of(workdir))
     assert result.returncode == 0, result.stderr[-2000:]
     assert launch("--version").stdout.strip() == subprocess.run(
         [SNAKEMAKE, "--version"], capture_output=True, text=True).stdout.strip()
@@ -213,10 +219,12 @@ def test_a_true_that_needs_an_optional_extra_is_refused_with_the_install_command
     assert missing_extras(config) == []
 
 
-def test_tensorboard_true_on_the_command_line_plans_or_names_the_missing_extra():
+def test_tensorboard_true_on_the_command_line_plans_or_names_the_missing_extra(tmp_path):
     """The documented `--config tensorboard=true`, end to end (a dry run): before any job."""
     import importlib.util
-    result = launch("fourier_error", "-n", "--profile", "workflow/profiles/smoke", "--config", "tensorboard=true")
+    workdir = copy_project(tmp_path / "project")
+    result = launch("fourier_error", "-n", "--profile", "workflow/profiles/smoke", "--config", "tensorboard=true",
+                    cwd=workdir, env=env_of(workdir))
     output = result.stdout + result.stderr
     assert "is not of type 'boolean'" not in output
     if importlib.util.find_spec("tensorboard") is None:
