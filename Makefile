@@ -8,8 +8,16 @@ STAMP := $(VENV)/.installed
 SNAKEMAKE_ARGS ?=
 # The long runs schedule with workflow/profiles/long (a minute's rate-limit timespan: it says why).
 LONG_RUN := --profile workflow/profiles/long
+# Snakemake through the project's launcher: a config or profile file that is not plain data (a YTE
+# template, which Snakemake would run as Python) is refused before Snakemake reads it (docs/reliability.md).
+SNAKEMAKE := $(BIN)/python -m rlstudy.runtime.launch
+# make rerun keeps the checkout's scale: the one its first build recorded (results/.scale; paper if none).
+SCALE ?= $(or $(strip $(shell cat results/.scale 2>/dev/null)),paper)
+SCALE_FILE = $(if $(filter smoke,$(SCALE)),workflow/profiles/smoke/scale.yaml)
+TARGET ?=
+CONFIGFILES ?=
 
-.PHONY: figures study smoke report readme test test-fast lint clean
+.PHONY: figures study smoke rerun report readme test test-fast lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,17 +28,21 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 figures: $(STAMP)  ## the whole study at the shipped (paper) scale
-	$(BIN)/snakemake --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
+	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
 
 study: $(STAMP)  ## the CBO/BFF study alone at paper scale (snakemake study: no sweep, agents, offline, claims)
-	$(BIN)/snakemake --cores all $(LONG_RUN) study $(SNAKEMAKE_ARGS)
+	$(SNAKEMAKE) --cores all $(LONG_RUN) study $(SNAKEMAKE_ARGS)
 
 smoke: $(STAMP)  ## the same workflow at smoke scale
-	$(BIN)/snakemake --cores all --profile workflow/profiles/smoke
+	$(SNAKEMAKE) --cores all --profile workflow/profiles/smoke
+
+rerun: $(STAMP)  ## rerun TARGET (files or rules, forced) at the checkout's scale: make rerun TARGET=... [CONFIGFILES=more.yaml] [SNAKEMAKE_ARGS=...]
+	$(if $(TARGET),,$(error make rerun needs TARGET=<file or rule>, e.g. TARGET=figures/ours/q_control_cbo.png))
+	$(SNAKEMAKE) --cores all $(if $(SCALE_FILE),--profile workflow/profiles/smoke) $(if $(CONFIGFILES),--configfile config.yaml $(SCALE_FILE) $(CONFIGFILES)) -f $(TARGET) $(SNAKEMAKE_ARGS)
 
 report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure and table; opens offline
-	$(BIN)/snakemake --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
-	$(BIN)/snakemake --report report.html $(SNAKEMAKE_ARGS)
+	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
+	$(SNAKEMAKE) --report report.html $(SNAKEMAKE_ARGS)
 
 readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.report.cli.render_readme
@@ -41,10 +53,10 @@ test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of th
 test-fast: $(STAMP)  ## the unit tests alone (tests/unit): the loop to run while editing
 	$(BIN)/python -m pytest -q tests/unit
 
-lint: $(STAMP)  ## snakemake --lint, and the Snakefile and rules formatted as snakefmt formats them
-	$(BIN)/snakemake --lint
+lint: $(STAMP)  ## snakemake --lint at the checkout's scale (it refuses another), and snakefmt --check of the Snakefile and rules
+	$(SNAKEMAKE) --lint $(if $(SCALE_FILE),--profile workflow/profiles/smoke)
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 
 clean:  ## delete generated artefacts (not the venv)
-	rm -rf data/* results/* figures/* logs .snakemake report.html
+	rm -rf data/* results/* results/.scale figures/* logs .snakemake report.html
 	touch data/.gitkeep results/.gitkeep figures/.gitkeep

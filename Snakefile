@@ -14,14 +14,20 @@ from snakemake.utils import min_version, update_config
 
 min_version("9.0")
 
-
-configfile: "config.yaml"
-
-
 # The rules run the code of this checkout, installed or not. Outside `--sdm conda` they run with the
 # interpreter that runs Snakemake (e.g. .venv/bin/python, even when the venv is not activated).
 SRC = Path(workflow.basedir) / "src"
 sys.path.insert(0, str(SRC))
+from rlstudy.core.config import check_command_line_size  # noqa: E402
+
+# --config's values bounded before `configfile:` merges them: YAML aliases make 200 characters a
+# million values (core/config.py, MAX_COMMAND_LINE_VALUES).
+check_command_line_size(workflow.config_settings.config)
+
+
+configfile: "config.yaml"
+
+
 IN_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
 # Paths quoted for the shell, as every value of a rule's command is ({params.x:q}).
 INTERPRETER = "" if IN_CONDA else f'export PATH={shlex.quote(str(Path(sys.executable).parent))}:"$PATH"; '
@@ -31,14 +37,26 @@ from rlstudy.bellman.config_checks import CHECKS as BELLMAN_CHECKS  # noqa: E402
 from rlstudy.core import warmstart  # noqa: E402
 from rlstudy.core.snakemake_exit import cancel_scheduling_timers  # noqa: E402
 from rlstudy.claims.loading import load_claims  # noqa: E402
-from rlstudy.core.config import ConfigError, check_config_files, command_line_values, validate_config  # noqa: E402
+from rlstudy.core.config import (  # noqa: E402
+    ConfigError, check_config_files, command_line_values, load_yaml, missing_extras, validate_config)
+from rlstudy.runtime.scale import check_scale, files_scale, record_scale, recorded_scale  # noqa: E402
 
-# The raw config files first, with limits (no YAML aliases, 1 MiB): the merged config is walked below.
+# The raw config files first, with limits (no YAML aliases, 1 MiB, no key twice, no YTE template):
+# the merged config is walked below. A YTE template has run by now (Snakemake read it first): this
+# fails the run; `make` and `python -m rlstudy.runtime.launch` refuse it before it runs.
 check_config_files(workflow.configfiles)
-# `--config 'seeds=[0,1]'` arrives with every number a string: read them as a config file's.
-update_config(config, command_line_values(workflow.config_settings.config))
+# `--config tensorboard=true` or 'seeds=[0,1]' arrive as strings: read them as a config file's.
+update_config(config, command_line_values(workflow.config_settings.config, config,
+                                           arguments=workflow.config_settings.config_args))
+# An optional extra the config needs (tensorboard) is checked here, not in the first job that imports
+# it; under --sdm conda the jobs' environments hold their own packages.
 validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
-                checks=BELLMAN_CHECKS)
+                checks=(*BELLMAN_CHECKS, *(() if IN_CONDA else (missing_extras,))))
+# The checkout's scale (results/.scale, recorded by its first run) is kept: runtime/scale.py says why.
+# The files' own scale: config.yaml's, unless a --configfile (merged over it) names one.
+FILES_SCALE = files_scale([load_yaml(path, "config file")
+                           for path in ["config.yaml", *workflow.config_settings.configfiles]])
+check_scale(config, FILES_SCALE, workflow.config_settings.config, workflow.configfiles)
 # The claims file too, so that a broken claim stops the workflow before any job runs.
 load_claims(Path(workflow.basedir) / "claims.yaml", Path(workflow.basedir) / "workflow" / "schemas" / "claims.schema.yaml")
 
@@ -49,6 +67,8 @@ report: "workflow/report/workflow.rst"
 # Jobs fork from one process that has already imported their libraries (src/rlstudy/core/warmstart.py);
 # RLSTUDY_WARM_START=0 runs each job in a new interpreter.
 onstart:
+    if recorded_scale() is None or config.get("rescale", False):
+        record_scale(config["scale"])
     warmstart.begin()
 
 

@@ -254,6 +254,22 @@ def check_selection(table: pd.DataFrame, where: dict, claim: str, rows: str) -> 
                              f"{sorted(known)}; a typo?")
 
 
+def check_where_types(table: pd.DataFrame, where: dict, claim: str, name: str) -> None:
+    """Refuse a `where` value of another type than its column's: pandas compares `True == 1`, so
+    `seed: true` selected seed 1's rows, and `seed: '1'` none."""
+    for column, value in where.items():
+        series = table[column]
+        if pd.api.types.is_bool_dtype(series):
+            fits, holds = isinstance(value, bool), "booleans (true, false)"
+        elif pd.api.types.is_numeric_dtype(series):
+            fits, holds = isinstance(value, (int, float)) and not isinstance(value, bool), "numbers"
+        else:
+            fits, holds = isinstance(value, str), "text"
+        if not fits:
+            raise InputError(f"claim {claim!r}: where {column} = {value!r} is a {type(value).__name__}, but column "
+                             f"{column!r} of table {name!r} holds {holds}")
+
+
 def check_test(test: dict, table: pd.DataFrame, claim: str) -> None:
     """A test's columns exist and its metrics are numbers; each `where` selects rows (check_selection)."""
     name = test["table"]
@@ -265,6 +281,8 @@ def check_test(test: dict, table: pd.DataFrame, claim: str) -> None:
     for column in metrics:
         if not pd.api.types.is_numeric_dtype(table[column]):
             raise InputError(f"claim {claim!r}: metric {column!r} of table {name!r} is a text column, not a number")
+    for where in wheres:
+        check_where_types(table, where, claim, name)
     check_selection(table, wheres[0], claim, f"the rows of table {name!r}")
     base = select(table, wheres[0], claim)
     if not base.empty:

@@ -7,7 +7,10 @@ through (every comparison with NaN is false).
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -26,23 +29,78 @@ class ConfigError(ValueError):
 
 # The config and claims files are a few KB; a bigger one is refused before it is parsed.
 MAX_YAML_BYTES = 1 << 20
+# The deepest of them nests 6 levels (cbo_sweep.grids.<grid>.with.<parameter>); PyYAML composes
+# nesting by recursion, and a few KB of brackets would end in a RecursionError deep in a loader.
+MAX_YAML_DEPTH = 32
+# Set at the top level, it makes Snakemake's loader (yte) evaluate the file's `?expr` values as Python.
+YTE_KEY = "__use_yte__"
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """YAML's safe loader without anchors and aliases: no file of the project needs them, and nested
-    aliases (a "billion laughs") make a few lines a structure that takes hours to walk."""
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader without anchors and aliases (no file of the project needs them, and nested
+    aliases, a "billion laughs", make a few lines a structure that takes hours to walk), nested at
+    most MAX_YAML_DEPTH levels, and with every key of a mapping given once (PyYAML keeps the last
+    of two quietly)."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._depth = 0
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             mark = self.peek_event().start_mark
             raise ConfigError(f"{mark.name}, line {mark.line + 1}: YAML aliases (*name) are not allowed here; "
                               "write the values out")
-        return super().compose_node(parent, index)
+        if self._depth >= MAX_YAML_DEPTH:
+            mark = self.peek_event().start_mark
+            raise ConfigError(f"{mark.name}, line {mark.line + 1}: nested deeper than {MAX_YAML_DEPTH} levels; "
+                              "not a file of ours")
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            first = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    earlier = first.setdefault(key, key_node)
+                except TypeError:  # an unhashable key: the constructor below names it
+                    continue
+                if earlier is not key_node:
+                    mark = key_node.start_mark
+                    raise ConfigError(f"{mark.name}, line {mark.line + 1}: key {key!r} given twice (first on line "
+                                      f"{earlier.start_mark.line + 1}); keep one")
+        return super().construct_mapping(node, deep=deep)
+
+
+def parse_yaml(text: str, name: str, what: str):
+    """YAML (or JSON) text read with load_yaml's limits but the size; `name` names it in errors."""
+    try:
+        loader = _StrictLoader(text)
+        loader.name = name
+        try:
+            data = loader.get_single_data()
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as err:
+        where = getattr(err, "problem_mark", None)
+        at = f", line {where.line + 1}" if where is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(f"the {what} {name}{at}: not valid YAML ({problem})") from err
+    if isinstance(data, Mapping) and YTE_KEY in data:
+        raise ConfigError(f"the {what} {name} sets {YTE_KEY}: a YTE template, whose values Snakemake would run as "
+                          "Python; the project's config and profile files are plain data (docs/reliability.md)")
+    return data
 
 
 def load_yaml(path: str | Path, what: str):
     """A YAML (or JSON) file of the project's configuration, read with limits: at most MAX_YAML_BYTES,
-    no aliases, safe types only. Errors are one line naming the file."""
+    no aliases, nested at most MAX_YAML_DEPTH levels, each key of a mapping once, no YTE template,
+    safe types only. Errors are one line naming the file."""
     path = Path(path)
     try:
         with open(path, "rb") as f:
@@ -52,19 +110,10 @@ def load_yaml(path: str | Path, what: str):
     if len(data) > MAX_YAML_BYTES:
         raise ConfigError(f"the {what} {path} is larger than {MAX_YAML_BYTES >> 20} MiB; not a file of ours")
     try:
-        loader = _NoAliasLoader(data.decode("utf-8"))
-        loader.name = str(path)
-        try:
-            return loader.get_single_data()
-        finally:
-            loader.dispose()
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ConfigError(f"the {what} {path} is not UTF-8 text ({err.reason} at byte {err.start})") from err
-    except yaml.YAMLError as err:
-        where = getattr(err, "problem_mark", None)
-        at = f", line {where.line + 1}" if where is not None else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ConfigError(f"the {what} {path}{at}: not valid YAML ({problem})") from err
+    return parse_yaml(text, str(path), what)
 
 
 def check_config_files(paths) -> None:
@@ -90,10 +139,31 @@ def _allowed_keys(subschema: dict, root: dict) -> list[str]:
     return sorted(keys)
 
 
+def _chosen_form(error: jsonschema.ValidationError) -> jsonschema.ValidationError | None:
+    """Of a value that fits none of a oneOf's forms, the error within the one form its constant picks
+    (a claim test's `kind: ranking`), so that the message names the key at fault in that form, not
+    the keys the other forms lack; where the constant picks no form, its enum's error (`kind: rank`)."""
+    forms: dict = {}
+    for e in error.context:
+        forms.setdefault(e.relative_schema_path[0], []).append(e)
+    if len(forms) < 2 or not any(e.validator == "const" for e in error.context):
+        return None  # no form is picked by a constant (config 'seeds': a list or a mapping)
+    picked = [errors for errors in forms.values() if not any(e.validator == "const" for e in errors)]
+    if len(picked) == 1:
+        errors = picked[0]
+        specific = [e for e in errors if e.validator not in ("unevaluatedProperties", "additionalProperties")]
+        return jsonschema.exceptions.best_match(specific or errors)
+    enums = [e for e in error.context if e.validator == "enum"]
+    return enums[0] if enums else None
+
+
 def _describe(error: jsonschema.ValidationError, root: dict, whole_config: bool) -> tuple[str, str]:
     """The key a schema violation is at, and what is wrong there."""
     key = _key(error.absolute_path)
     if error.validator in ("oneOf", "anyOf") and error.context:
+        chosen = _chosen_form(error)
+        if chosen is not None:
+            return _describe(chosen, root, whole_config)
         # a value that fits none of its forms: within the form of its type, that form's problem; else the types
         within = [e for e in error.context if e.validator != "type"]
         if within:
@@ -108,6 +178,9 @@ def _describe(error: jsonschema.ValidationError, root: dict, whole_config: bool)
         return key, f"{error.message}; on the command line give a list in brackets, e.g. --config '{key}=[0,1]'"
     if error.validator == "enum":
         return key, f"{error.instance!r} is not allowed; allowed values: {error.validator_value}"
+    if error.validator == "type" and isinstance(error.instance, str) and error.validator_value in ("number", "integer"):
+        if isinstance(yaml12_scalar(error.instance), (int, float)):  # 1e-3: a float in YAML 1.2, text in PyYAML's 1.1
+            return key, f"{error.message} (YAML reads {error.instance} as text: write it with a point, e.g. 1.0e-3)"
     if error.validator in ("additionalProperties", "unevaluatedProperties"):
         allowed = _allowed_keys(error.schema, root)
         return key, error.message + (f"; allowed keys: {allowed}" if allowed else "")
@@ -178,21 +251,112 @@ def section_problems(values: dict, definition: str) -> list[str]:
     return [f"key '{key}': {message}" for key, message in problems]
 
 
-def command_line_values(given: Mapping) -> dict:
-    """The lists and sections of Snakemake's --config, with their scalars typed as YAML types them.
+# `--config` values are a line each: a few hundred values at most. Snakemake reads them with YAML's
+# BaseLoader, aliases included, so that `--config 'x=[&a [0,0,...], &b [*a,*a,...], ...]'` is a
+# million strings in 200 characters, and typing and validating them took minutes.
+MAX_COMMAND_LINE_VALUES = 10_000
 
-    Snakemake reads `--config 'seeds=[0,1]'` with YAML's BaseLoader, which leaves every scalar a
-    string (['0', '1']); merged over the config as read here, they validate as the same values in a
-    config file would."""
-    def typed(value):
-        if isinstance(value, Mapping):
-            return {k: typed(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [typed(v) for v in value]
-        if isinstance(value, str):
-            try:
-                return yaml.safe_load(value)
-            except yaml.YAMLError:
-                return value
-        return value
-    return {key: typed(value) for key, value in given.items() if isinstance(value, (Mapping, list))}
+
+def check_command_line_size(given: Mapping) -> None:
+    """Refuse `--config` values that share a list or mapping (YAML aliases) or hold more than
+    MAX_COMMAND_LINE_VALUES values, after walking at most that many (no recursion)."""
+    seen: set[int] = set()
+    pending = list(given.items())
+    count = 0
+    while pending:
+        key, value = pending.pop()
+        count += 1
+        if count > MAX_COMMAND_LINE_VALUES:
+            raise ConfigError(f"--config: more than {MAX_COMMAND_LINE_VALUES} values (under key '{key}'); "
+                              "a config this large belongs in a file (--configfile)")
+        if isinstance(value, (Mapping, list)):
+            if id(value) in seen:
+                raise ConfigError(f"--config {key}=...: YAML aliases (*name) are not allowed; write the values out")
+            seen.add(id(value))
+            pending.extend((key, v) for v in (value.values() if isinstance(value, Mapping) else value))
+
+
+# The scalars of YAML 1.2's core schema that a config value can be: booleans, integers, floats.
+# YAML 1.1 (PyYAML's) would also make `yes`, `on` and `off` booleans and leave `1e-3` a string.
+_BOOLEANS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INTEGER = re.compile(r"[-+]?[0-9]+")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_SPECIAL_FLOATS = re.compile(r"[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
+
+
+def yaml12_scalar(text: str):
+    """A command-line string as YAML 1.2's core schema types it: a bool, an int, a float, or itself."""
+    if text in _BOOLEANS:
+        return _BOOLEANS[text]
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    if _SPECIAL_FLOATS.fullmatch(text):  # .inf, -.inf, .nan: the finite-number check names them
+        return float(text.lower().replace(".", ""))
+    return text
+
+
+def _typed(value):
+    if isinstance(value, Mapping):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return yaml12_scalar(value) if isinstance(value, str) else value
+
+
+def _as_text(value, text: str | None):
+    """A top-level --config value as the text it was given as: Snakemake made `1e3` the float 1000.0."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return text if text is not None else str(value)
+    return value
+
+
+def _merged(base, override):
+    if isinstance(base, Mapping) and isinstance(override, Mapping):
+        return {**base, **{k: _merged(base.get(k), v) for k, v in override.items()}}
+    return override
+
+
+def command_line_values(given: Mapping, config: Mapping | None = None, root: dict | None = None,
+                        arguments: Sequence[str] | None = None) -> dict:
+    """Snakemake's --config values typed as a config file's would be.
+
+    Snakemake makes a top-level value an int or a float where Python reads one, `True` and `False`
+    booleans, and leaves every other scalar a string (`tensorboard=true`, and every scalar of
+    `seeds=[0,1]`, which it reads with YAML's BaseLoader). Here every scalar is typed as YAML 1.2
+    would (yaml12_scalar), but where the schema (`root`, the workflow's by default) wants the text
+    the value was: a folder named `2020` or `1e3` for `authors_data` stays a path. `config` is the
+    config the values are merged over (a section given in part is judged whole); `arguments`, the
+    `key=value` words of --config as given (Snakemake's config_args), hold the text of each number."""
+    root = schema() if root is None else root
+    texts = dict(word.partition("=")[::2] for word in arguments or () if isinstance(word, str))
+    values = {}
+    for key, value in given.items():
+        typed = _typed(value)
+        if key in root.get("properties", {}):
+            valid = subschema_of(root, key).is_valid
+            base = (config or {}).get(key)
+            as_text = _as_text(value, texts.get(key))
+            if not valid(_merged(base, typed)) and valid(_merged(base, as_text)):
+                typed = as_text
+        values[key] = typed
+    return values
+
+
+def subschema_of(root: dict, key: str) -> jsonschema.Draft202012Validator:
+    """A validator of one top-level key of the schema, with its $defs in reach."""
+    return jsonschema.Draft202012Validator({**root["properties"][key], "$defs": root.get("$defs", {})})
+
+
+# The config values that need an optional extra of pyproject.toml: (key, module the jobs import, extra).
+OPTIONAL_EXTRAS = [("tensorboard", "tensorboard", "tensorboard")]
+
+
+def missing_extras(config: dict, _schema: dict | None = None) -> list[str]:
+    """A check for validate_config: each `key: true` whose extra is not installed where Snakemake
+    runs (and so where its jobs run, outside --sdm conda), with the command that installs it."""
+    return [f"config key '{key}': true needs the optional package '{module}', not installed for {sys.executable}; "
+            f"install it with: pip install -e '.[{extra}]' (or set {key}: false)"
+            for key, module, extra in OPTIONAL_EXTRAS
+            if config.get(key) is True and importlib.util.find_spec(module) is None]

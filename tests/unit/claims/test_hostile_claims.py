@@ -62,3 +62,41 @@ def test_a_billion_laughs_claims_file_is_refused_at_once(tmp_path):
     with pytest.raises(InputError, match=r"claims\.yaml, line 2: YAML aliases"):
         load_claims(path, ROOT / "workflow/schemas/claims.schema.yaml")
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("where, message", [
+    ({"seed": True}, r"where seed = True is a bool, but column 'seed' of table 'agents' holds numbers"),
+    ({"seed": "1"}, r"where seed = '1' is a str, but column 'seed' of table 'agents' holds numbers"),
+    ({"agent": 3}, r"where agent = 3 is a int, but column 'agent' of table 'agents' holds text"),
+])
+def test_a_where_value_of_another_type_than_its_column_is_refused(where, message):
+    """pandas compares True == 1: `seed: true` selected seed 1's rows."""
+    with pytest.raises(InputError, match=rf"claim 'c': {message}"):
+        verdict(AGENTS, share(where=where))
+    with pytest.raises(InputError, match=r"where seed = True is a bool"):
+        verdict(AGENTS, {"kind": "ranking", "table": "agents", "metric": "final_mean_return",
+                         "lower": {"seed": True}, "higher": {"seed": 0}})
+    verdict(AGENTS, share(where={"seed": 1.0}))  # a float is a number: accepted
+
+
+def test_a_ranking_with_a_misspelt_number_names_that_key(tmp_path):
+    """`margin: 1e-3` is text in YAML 1.1: the error named it, not the keys of the other kinds of test."""
+    text = (ROOT / "claims.yaml").read_text()
+    first = next(line for line in text.splitlines() if "kind: ranking" in line)
+    path = tmp_path / "claims.yaml"
+    path.write_text(text.replace(first, first.replace("kind: ranking,", "kind: ranking, margin: 1e-3,"), 1))
+    with pytest.raises(InputError) as error:
+        load_claims(path, ROOT / "workflow/schemas/claims.schema.yaml")
+    problem = str(error.value).splitlines()[1]
+    assert problem.endswith(".margin': '1e-3' is not of type 'number' (YAML reads 1e-3 as text: write it with a "
+                            "point, e.g. 1.0e-3)"), problem
+    path.write_text(text.replace(first, first.replace("kind: ranking,", "kind: rank,"), 1))
+    with pytest.raises(InputError, match=r"\.kind': 'rank' is not allowed; allowed values: \['ranking', 'share', 'ratio'\]"):
+        load_claims(path, ROOT / "workflow/schemas/claims.schema.yaml")
+
+
+def test_a_claim_key_given_twice_is_refused_with_both_lines(tmp_path):
+    path = tmp_path / "claims.yaml"
+    path.write_text((ROOT / "claims.yaml").read_text().replace("  level: 0.05", "  level: 0.05\n  level: 0.01", 1))
+    with pytest.raises(InputError, match=r"claims\.yaml, line (\d+): key 'level' given twice \(first on line \d+\); keep one"):
+        load_claims(path, ROOT / "workflow/schemas/claims.schema.yaml")

@@ -35,7 +35,7 @@ def test_the_long_runs_profile_slows_the_round_chains_and_ends_within_a_minute()
     assert "LONG_RUN := --profile workflow/profiles/long" in makefile
     for target in ("figures", "study", "report"):
         recipe = makefile.split(f"\n{target}: ", 1)[1].split("\n\n", 1)[0]
-        assert "$(BIN)/snakemake --cores all $(LONG_RUN)" in recipe, target
+        assert "$(SNAKEMAKE) --cores all $(LONG_RUN)" in recipe, target
 
 
 def test_a_run_ends_with_its_last_job_not_with_the_schedulers_last_timer(tmp_path):
