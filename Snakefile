@@ -139,12 +139,12 @@ rule agents:  # the basics agents and MPO alone: snakemake --cores all agents
 
 
 # What a person reads: the console shortens each job's inputs and reason (the log in .snakemake/log/
-# keeps them whole; src/rlstudy/core/snakemake_console.py), and the targets asked for are checked before
+# keeps them whole; src/rlstudy/runtime/console.py), and the targets asked for are checked before
 # Snakemake plans them: a misspelt one gets the nearest known targets, a run of a seed the config does
-# not list is refused (src/rlstudy/core/snakemake_targets.py).
+# not list is refused (src/rlstudy/runtime/targets.py).
 from snakemake.logging import logger as snakemake_logger  # noqa: E402
-from rlstudy.core.snakemake_console import brief_console  # noqa: E402
-from rlstudy.core.snakemake_targets import TargetError, requested_targets, target_problems  # noqa: E402
+from rlstudy.runtime.console import brief_console  # noqa: E402
+from rlstudy.runtime.targets import TargetError, requested_targets, target_problems  # noqa: E402
 
 brief_console(snakemake_logger, workflow.output_settings.verbose)
 TARGET_PROBLEMS = target_problems(requested_targets(), rules.all.input, [r.name for r in workflow.rules],

@@ -4,8 +4,8 @@ import logging
 
 from snakemake_interface_logger_plugins.common import LogEvent
 
-from rlstudy.core.snakemake_console import BriefJobInfo, brief_console, brief_files, brief_reason
-from rlstudy.core.snakemake_targets import nearest, requested_targets, target_problems
+from rlstudy.runtime.console import BriefJobInfo, brief_console, brief_files, brief_reason
+from rlstudy.runtime.targets import nearest, requested_targets, target_problems
 
 KNOWN = ["figures/ours/q_control_cbo.png", "figures/ours/q_control_cbo.pdf", "figures/ours/q_control_sgd.png",
          "results/summary.csv", *[f"results/runs/ours/control/sgd/DS/seed{s}/errors.csv" for s in (0, 1)]]
