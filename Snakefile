@@ -38,7 +38,13 @@ from rlstudy.core import warmstart  # noqa: E402
 from rlstudy.core.snakemake_exit import cancel_scheduling_timers  # noqa: E402
 from rlstudy.claims.loading import load_claims  # noqa: E402
 from rlstudy.core.config import (  # noqa: E402
-    ConfigError, check_config_files, command_line_values, load_yaml, missing_extras, validate_config)
+    ConfigError,
+    check_config_files,
+    command_line_values,
+    load_yaml,
+    missing_extras,
+    validate_config,
+)
 from rlstudy.runtime.scale import check_scale, files_scale, record_scale, recorded_scale  # noqa: E402
 
 # The raw config files first, with limits (no YAML aliases, 1 MiB, no key twice, no YTE template):
@@ -46,19 +52,26 @@ from rlstudy.runtime.scale import check_scale, files_scale, record_scale, record
 # fails the run; `make` and `python -m rlstudy.runtime.launch` refuse it before it runs.
 check_config_files(workflow.configfiles)
 # `--config tensorboard=true` or 'seeds=[0,1]' arrive as strings: read them as a config file's.
-update_config(config, command_line_values(workflow.config_settings.config, config,
-                                           arguments=workflow.config_settings.config_args))
+update_config(
+    config, command_line_values(workflow.config_settings.config, config, arguments=workflow.config_settings.config_args)
+)
 # An optional extra the config needs (tensorboard) is checked here, not in the first job that imports
 # it; under --sdm conda the jobs' environments hold their own packages.
-validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
-                checks=(*BELLMAN_CHECKS, *(() if IN_CONDA else (missing_extras,))))
+validate_config(
+    config,
+    Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
+    checks=(*BELLMAN_CHECKS, *(() if IN_CONDA else (missing_extras,))),
+)
 # The checkout's scale (results/.scale, recorded by its first run) is kept: runtime/scale.py says why.
 # The files' own scale: config.yaml's, unless a --configfile (merged over it) names one.
-FILES_SCALE = files_scale([load_yaml(path, "config file")
-                           for path in ["config.yaml", *workflow.config_settings.configfiles]])
+FILES_SCALE = files_scale(
+    [load_yaml(path, "config file") for path in ["config.yaml", *workflow.config_settings.configfiles]]
+)
 check_scale(config, FILES_SCALE, workflow.config_settings.config, workflow.configfiles)
 # The claims file too, so that a broken claim stops the workflow before any job runs.
-load_claims(Path(workflow.basedir) / "claims.yaml", Path(workflow.basedir) / "workflow" / "schemas" / "claims.schema.yaml")
+load_claims(
+    Path(workflow.basedir) / "claims.yaml", Path(workflow.basedir) / "workflow" / "schemas" / "claims.schema.yaml"
+)
 
 
 report: "workflow/report/workflow.rst"
@@ -96,8 +109,6 @@ include: "workflow/rules/mpo.smk"
 include: "workflow/rules/basics.smk"
 include: "workflow/rules/offline.smk"
 include: "workflow/rules/claims.smk"
-
-
 include: "workflow/rules/targets.smk"
 
 
@@ -147,7 +158,11 @@ from rlstudy.runtime.console import brief_console  # noqa: E402
 from rlstudy.runtime.targets import TargetError, requested_targets, target_problems  # noqa: E402
 
 brief_console(snakemake_logger, workflow.output_settings.verbose)
-TARGET_PROBLEMS = target_problems(requested_targets(), rules.all.input, [r.name for r in workflow.rules],
-                                  lambda path: any(r.is_producer(path) for r in workflow.rules))
+TARGET_PROBLEMS = target_problems(
+    requested_targets(),
+    rules.all.input,
+    [r.name for r in workflow.rules],
+    lambda path: any(r.is_producer(path) for r in workflow.rules),
+)
 if TARGET_PROBLEMS:
     raise TargetError("; ".join(TARGET_PROBLEMS))

@@ -14,24 +14,36 @@ use rule step as train_agent with:
         evaluation="results/agents/{agent}/seed{seed}/evaluation.csv",
         diagnostics="results/agents/{agent}/seed{seed}/diagnostics.csv",
         model="results/agents/{agent}/seed{seed}/model.pt",
-    wildcard_constraints:
-        agent=agents_named(model_file="model.pt"),
-    params:
-        step="rlstudy.agents.cli.train_agent",
-        args=lambda w, output: [
-            "--agent", w.agent, "--env", config[w.agent]["env"], "--params", as_json(config[w.agent]["params"]),
-            "--evaluation-episodes", config[w.agent]["evaluation_episodes"], "--run-seed", w.seed,
-            "--seed", config["seed"], "--out-dir", os.path.dirname(output.returns),
-            *tensorboard_args(f"agents/{w.agent}/seed{w.seed}")],
     log:
         "logs/agents/{agent}/seed{seed}.log",
     benchmark:
         "logs/agents/{agent}/seed{seed}.benchmark.tsv"
+    wildcard_constraints:
+        agent=agents_named(model_file="model.pt"),
+    # the deep agents are the longest jobs: start them first
+    priority: lambda w: 5 if BASICS_RUNTIME[w.agent] >= 60 else 0
     resources:
         mem_mb=2000,
         runtime=lambda w: BASICS_RUNTIME[w.agent],
-    # the deep agents are the longest jobs: start them first
-    priority: lambda w: 5 if BASICS_RUNTIME[w.agent] >= 60 else 0
+    params:
+        step="rlstudy.agents.cli.train_agent",
+        args=lambda w, output: [
+            "--agent",
+            w.agent,
+            "--env",
+            config[w.agent]["env"],
+            "--params",
+            as_json(config[w.agent]["params"]),
+            "--evaluation-episodes",
+            config[w.agent]["evaluation_episodes"],
+            "--run-seed",
+            w.seed,
+            "--seed",
+            config["seed"],
+            "--out-dir",
+            os.path.dirname(output.returns),
+            *tensorboard_args(f"agents/{w.agent}/seed{w.seed}"),
+        ],
 
 
 use rule train_agent as train_qtable with:
@@ -50,29 +62,51 @@ use rule step as agent_figures with:
         code=sources("agents.cli.plot_basics"),
     output:
         agent_figure_outputs("{agent}_value_policy"),
-        gif=report("figures/agents/{agent}_rollout.gif", caption="../report/rollout.rst", category="5. Agents",
-                   subcategory="{agent}"),
-    wildcard_constraints:
-        agent=agents_drawing("value_policy"),
-    params:
-        step="rlstudy.agents.cli.plot_basics",
-        args=lambda w: [
-            "--agent", w.agent, "--env", config[w.agent]["env"], "--params", as_json(config[w.agent]["params"]),
-            "--runs", *agent_run_dirs(w.agent), "--seed", config["seed"],
-            "--rollout-steps", config[w.agent]["rollout_steps"], "--solved-return", config[w.agent]["solved_return"],
-            *figure_args(), "--out-dir", "figures/agents"],
+        gif=report(
+            "figures/agents/{agent}_rollout.gif",
+            caption="../report/rollout.rst",
+            category="5. Agents",
+            subcategory="{agent}",
+        ),
     log:
         "logs/figures/agents/{agent}.log",
+    wildcard_constraints:
+        agent=agents_drawing("value_policy"),
     resources:
         mem_mb=2000,
         runtime=5,
+    params:
+        step="rlstudy.agents.cli.plot_basics",
+        args=lambda w: [
+            "--agent",
+            w.agent,
+            "--env",
+            config[w.agent]["env"],
+            "--params",
+            as_json(config[w.agent]["params"]),
+            "--runs",
+            *agent_run_dirs(w.agent),
+            "--seed",
+            config["seed"],
+            "--rollout-steps",
+            config[w.agent]["rollout_steps"],
+            "--solved-return",
+            config[w.agent]["solved_return"],
+            *figure_args(),
+            "--out-dir",
+            "figures/agents",
+        ],
 
 
 use rule agent_figures as dqn_figures with:
     output:
         agent_figure_outputs("{agent}_max_q"),
-        gif=report("figures/agents/{agent}_rollout.gif", caption="../report/rollout.rst", category="5. Agents",
-                   subcategory="{agent}"),
+        gif=report(
+            "figures/agents/{agent}_rollout.gif",
+            caption="../report/rollout.rst",
+            category="5. Agents",
+            subcategory="{agent}",
+        ),
     wildcard_constraints:
         agent=agents_drawing("max_q"),
 
@@ -83,10 +117,15 @@ use rule step as agents_summary with:
         code=sources("agents.cli.summarise_agents"),
     output:
         report("results/agents/summary.csv", caption="../report/agents_summary.rst", category="5. Agents"),
-    params:
-        step="rlstudy.agents.cli.summarise_agents",
-        args=["--runs", *agents_summary_runs(), "--agents",
-              as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")} for agent in CATALOGUE}),
-              "--out", "results/agents/summary.csv"],
     log:
         "logs/agents/summary.log",
+    params:
+        step="rlstudy.agents.cli.summarise_agents",
+        args=[
+            "--runs",
+            *agents_summary_runs(),
+            "--agents",
+            as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")} for agent in CATALOGUE}),
+            "--out",
+            "results/agents/summary.csv",
+        ],

@@ -39,14 +39,20 @@ def basics_figure_names(agent):
 
 def basics_targets():
     """Every figure and GIF of the basics agents (rule all builds them)."""
-    return [path for agent in BASICS_AGENTS
-            for path in [*(expand("figures/agents/{name}.{fmt}", name=basics_figure_names(agent),
-                                  fmt=config["figures"]["formats"])),
-                         f"figures/agents/{agent}_rollout.gif"]]
+    return [
+        path
+        for agent in BASICS_AGENTS
+        for path in [
+            *(expand("figures/agents/{name}.{fmt}", name=basics_figure_names(agent), fmt=config["figures"]["formats"])),
+            f"figures/agents/{agent}_rollout.gif",
+        ]
+    ]
 
 
 def agent_figure_outputs(value_figure):
     """plot_basics's figures of an agent ({agent} wildcard), its value/policy figure named `value_figure`."""
-    return [*figure_output("figures/agents/{agent}_learning_curve", "agent_figures.rst", "5. Agents", "{agent}"),
-            *figure_output("figures/agents/{agent}_diagnostics", "diagnostics.rst", "5. Agents", "{agent}"),
-            *figure_output(f"figures/agents/{value_figure}", "agent_figures.rst", "5. Agents", "{agent}")]
+    return [
+        *figure_output("figures/agents/{agent}_learning_curve", "agent_figures.rst", "5. Agents", "{agent}"),
+        *figure_output("figures/agents/{agent}_diagnostics", "diagnostics.rst", "5. Agents", "{agent}"),
+        *figure_output(f"figures/agents/{value_figure}", "agent_figures.rst", "5. Agents", "{agent}"),
+    ]

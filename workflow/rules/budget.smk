@@ -3,6 +3,7 @@
 # (regression to the exact Q), the minimiser of each estimator's population residual, the minimiser of
 # its sampled residual on our short trajectory; beside them the runs' final errors (results/summary.csv).
 
+
 rule budget_reach:
     input:
         exact=lambda w: exact_of("ours", w.task),
@@ -12,6 +13,16 @@ rule budget_reach:
         network=f"{BUDGET_DIR}/reach/q.pt",
         error=f"{BUDGET_DIR}/reach/error.csv",
         fit=f"{BUDGET_DIR}/reach/fit.csv",
+    log:
+        "logs/budget/{task}/reach.log",
+    benchmark:
+        "logs/budget/{task}/reach.benchmark.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         points=BUDGET["points"],
         fit=as_json(BUDGET["fit"]),
@@ -20,16 +31,6 @@ rule budget_reach:
         fit_weights=[],  # every point alike; budget_reach_weighted weighs them by --weights
         start=[],  # from the seeded initialisation
         out_dir=lambda w, output: str(Path(output.error).parent),
-    log:
-        "logs/budget/{task}/reach.log",
-    benchmark:
-        "logs/budget/{task}/reach.benchmark.tsv"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        ENV
     shell:
         "python -m rlstudy.core.warmstart rlstudy.bellman.cli.budget_reach --task {wildcards.task:q} --exact {input.exact:q}"
         " --points {params.points:q} --fit {params.fit:q} --seed {params.seed:q} {params.weights:q}"
@@ -49,6 +50,10 @@ use rule budget_reach as budget_reach_weighted with:
         network=f"{BUDGET_DIR}/reach_weighted/q.pt",
         error=f"{BUDGET_DIR}/reach_weighted/error.csv",
         fit=f"{BUDGET_DIR}/reach_weighted/fit.csv",
+    log:
+        "logs/budget/{task}/reach_weighted.log",
+    benchmark:
+        "logs/budget/{task}/reach_weighted.benchmark.tsv"
     params:
         points=BUDGET["points"],
         fit=as_json(BUDGET["fit"]),
@@ -57,10 +62,6 @@ use rule budget_reach as budget_reach_weighted with:
         fit_weights=["--fit-weights"],
         start=lambda w, input: ["--start", input.start],
         out_dir=lambda w, output: str(Path(output.error).parent),
-    log:
-        "logs/budget/{task}/reach_weighted.log",
-    benchmark:
-        "logs/budget/{task}/reach_weighted.benchmark.tsv"
 
 
 rule budget_population:
@@ -73,6 +74,16 @@ rule budget_population:
         network=f"{BUDGET_DIR}/population/{{estimator}}/q.pt",
         error=f"{BUDGET_DIR}/population/{{estimator}}/error.csv",
         fit=f"{BUDGET_DIR}/population/{{estimator}}/fit.csv",
+    log:
+        "logs/budget/{task}/population_{estimator}.log",
+    benchmark:
+        "logs/budget/{task}/population_{estimator}.benchmark.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         points=BUDGET["points"],
         fit=as_json(BUDGET["fit"]),
@@ -80,16 +91,6 @@ rule budget_population:
         ur_action=BUDGET["ur_action"],
         weights=lambda w: budget_weights_args(w.task),
         out_dir=lambda w, output: str(Path(output.error).parent),
-    log:
-        "logs/budget/{task}/population_{estimator}.log",
-    benchmark:
-        "logs/budget/{task}/population_{estimator}.benchmark.tsv"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        ENV
     shell:
         "python -m rlstudy.core.warmstart rlstudy.bellman.cli.budget_population --task {wildcards.task:q} --estimator {wildcards.estimator:q}"
         " --exact {input.exact:q} --start {input.start:q} --points {params.points:q} --fit {params.fit:q}"
@@ -108,6 +109,16 @@ rule budget_finite:
         network=f"{BUDGET_DIR}/finite_data/{{estimator}}/q.pt",
         error=f"{BUDGET_DIR}/finite_data/{{estimator}}/error.csv",
         fit=f"{BUDGET_DIR}/finite_data/{{estimator}}/fit.csv",
+    log:
+        "logs/budget/{task}/finite_data_{estimator}.log",
+    benchmark:
+        "logs/budget/{task}/finite_data_{estimator}.benchmark.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=15,
     params:
         trajectory=lambda w, input: str(Path(input[0]).parent),
         points=BUDGET["interpolation_points"],
@@ -118,16 +129,6 @@ rule budget_finite:
         seed=config["seed"],
         weights=lambda w: budget_weights_args(w.task),
         out_dir=lambda w, output: str(Path(output.error).parent),
-    log:
-        "logs/budget/{task}/finite_data_{estimator}.log",
-    benchmark:
-        "logs/budget/{task}/finite_data_{estimator}.benchmark.tsv"
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=15,
-    conda:
-        ENV
     shell:
         "python -m rlstudy.core.warmstart rlstudy.bellman.cli.budget_finite --task {wildcards.task:q} --estimator {wildcards.estimator:q}"
         " --trajectory {params.trajectory:q} --exact {input.exact:q} --start {input.start:q}"
@@ -143,16 +144,16 @@ rule budget_table:
         code=sources("bellman.cli.summarise_budget"),
     output:
         report("results/budget/budget.csv", caption="../report/budget_table.rst", category="4. Tables"),
-    params:
-        tasks=config["tasks"],
     log:
         "logs/budget/budget.log",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        tasks=config["tasks"],
     shell:
         "python -m rlstudy.core.warmstart rlstudy.bellman.cli.summarise_budget --parts {input.parts:q} --summary {input.summary:q}"
         " --tasks {params.tasks:q} --out {output:q} > {log:q} 2>&1"
@@ -164,9 +165,9 @@ use rule figure_template as budget_figure with:
         code=sources("bellman.cli.plot_budget"),
     output:
         figure_output("figures/ours/budget_{task}", "budget_figure.rst", "2. Q-functions learnt", "error budget"),
+    log:
+        "logs/figures/ours/budget_{task}.log",
     params:
         **FIGURE,
         step="bellman.cli.plot_budget",
         args=lambda w: ["--table", "results/budget/budget.csv", "--task", w.task],
-    log:
-        "logs/figures/ours/budget_{task}.log",

@@ -21,16 +21,16 @@ rule claims:
     output:
         claims=report("results/claims.csv", caption="../report/claims.rst", category="0. Claims and verdicts"),
         seed_power="results/seed_power.csv",
-    params:
-        tables=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
     log:
         "logs/claims.log",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        tables=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
     shell:
         "python -m rlstudy.core.warmstart rlstudy.claims.cli.evaluate_claims --claims {input.claims:q} --schema {input.schema:q}"
         " --table {params.tables:q} --out {output.claims:q} --seed-power {output.seed_power:q} > {log:q} 2>&1"

@@ -48,8 +48,13 @@ def sources(step):
 
 def trajectory_files(dataset, task, size="short"):
     """Our trajectories come in two sizes; the authors' data is one 1e6-step trajectory per task."""
-    return expand("data/trajectories/{dataset}/{task}/{size}/{array}.npy", dataset=dataset, task=task, size=size,
-                  array=["states", "action_indices", "rewards"])
+    return expand(
+        "data/trajectories/{dataset}/{task}/{size}/{array}.npy",
+        dataset=dataset,
+        task=task,
+        size=size,
+        array=["states", "action_indices", "rewards"],
+    )
 
 
 # The datasets the methods run on: our own trajectories, and the authors' published ones when config
@@ -117,8 +122,12 @@ def seeds_of(setting, task):
 
 def setting_caption(task, setting):
     """What a figure's caption says of a setting: its optimiser, parameters, estimators and seeds."""
-    return {"optimizer": SETTINGS[setting].optimizer, "params": setting_params(task, setting),
-            "estimators": list(estimators_of(setting)), "seeds": list(seeds_of(setting, task))}
+    return {
+        "optimizer": SETTINGS[setting].optimizer,
+        "params": setting_params(task, setting),
+        "estimators": list(estimators_of(setting)),
+        "seeds": list(seeds_of(setting, task)),
+    }
 
 
 def optimizer_of(setting):
@@ -149,8 +158,11 @@ def density_of(dataset, task):
 
 
 def run_dirs(dataset, task, setting):
-    return [f"results/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}"
-            for estimator in estimators_of(setting) for seed in seeds_of(setting, task)]
+    return [
+        f"results/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}"
+        for estimator in estimators_of(setting)
+        for seed in seeds_of(setting, task)
+    ]
 
 
 def dataset_run_dirs(dataset):
@@ -181,8 +193,13 @@ def figure_files(name):
 
 def q_figure_names(kind="q"):
     """A figure per dataset, task and setting: kind "q" (the Q-functions learnt) or "diagnostics"."""
-    return [f"{dataset}/{kind}_{task}_{setting}" for dataset in DATASETS for task in config["tasks"]
-            for setting in SETTINGS if estimators_of(setting)]
+    return [
+        f"{dataset}/{kind}_{task}_{setting}"
+        for dataset in DATASETS
+        for task in config["tasks"]
+        for setting in SETTINGS
+        if estimators_of(setting)
+    ]
 
 
 def gpus_of_training_job():
@@ -196,23 +213,43 @@ def reference_note(dataset, task):
     if reference_of(dataset, task) == AUTHORS_REFERENCE:
         return "Q*: the authors' published network (Q_ctrl_star.pt)"
     ref = config["reference"]
-    return (f"Q*: SGD-{ref['estimator']} ({ref['ur_action']} action) on our {config['trajectories']['long']:,}-step "
-            f"trajectory, {ref['epochs']} epochs")
+    return (
+        f"Q*: SGD-{ref['estimator']} ({ref['ur_action']} action) on our {config['trajectories']['long']:,}-step "
+        f"trajectory, {ref['epochs']} epochs"
+    )
 
 
 def exact_entries():
     """Each dataset and task's exact Q with the dynamics it was solved for (the greedy policies of
     control runs are evaluated exactly under them: bellman/greedy.py)."""
-    return [{"dataset": dataset, "task": task, "exact": exact_of(dataset, task), "dynamics": dynamics_of(dataset),
-             "density": density_of(dataset, task)} for dataset in DATASETS for task in config["tasks"]]
+    return [
+        {
+            "dataset": dataset,
+            "task": task,
+            "exact": exact_of(dataset, task),
+            "dynamics": dynamics_of(dataset),
+            "density": density_of(dataset, task),
+        }
+        for dataset in DATASETS
+        for task in config["tasks"]
+    ]
 
 
 def reference_entries():
     """Each learned Q* with the exact Q it is measured against (reference.smk, rule reference_table)."""
-    return [{"dataset": dataset, "task": task, "reference": reference_of(dataset, task),
-             "exact": exact_of(dataset, task), "dynamics": dynamics_of(dataset), "made_by": reference_note(dataset, task),
-             "density": density_of(dataset, task)}
-            for dataset in DATASETS for task in config["tasks"]]
+    return [
+        {
+            "dataset": dataset,
+            "task": task,
+            "reference": reference_of(dataset, task),
+            "exact": exact_of(dataset, task),
+            "dynamics": dynamics_of(dataset),
+            "made_by": reference_note(dataset, task),
+            "density": density_of(dataset, task),
+        }
+        for dataset in DATASETS
+        for task in config["tasks"]
+    ]
 
 
 # The CBO sweep's points by (grid, label), one run per seed (workflow/rules/sweep.smk); its base is a
@@ -222,8 +259,9 @@ SWEEP_POINTS = {(point.grid, point.label): point for point in sweep_points(SWEEP
 
 
 def sweep_curves():
-    return [f"results/sweep/{grid}/{label}/seed{seed}/errors.csv"
-            for grid, label in SWEEP_POINTS for seed in SWEEP["seeds"]]
+    return [
+        f"results/sweep/{grid}/{label}/seed{seed}/errors.csv" for grid, label in SWEEP_POINTS for seed in SWEEP["seeds"]
+    ]
 
 
 # Defaults of every rule of the bellman study. conda stays a directive of each rule (or of the template it
@@ -275,8 +313,14 @@ def budget_weights_args(task):
 def budget_parts():
     """Every fitted part's error.csv, of every task (the weighted reach only when the fits are weighted)."""
     reaches = ["reach"] if BUDGET["weights"] == "uniform" else ["reach", "reach_weighted"]
-    return [f"results/budget/{task}/{part}/error.csv" for task in config["tasks"] for part in
-            [*reaches, *[f"{kind}/{method}" for kind in ("population", "finite_data") for method in BUDGET["estimators"]]]]
+    return [
+        f"results/budget/{task}/{part}/error.csv"
+        for task in config["tasks"]
+        for part in [
+            *reaches,
+            *[f"{kind}/{method}" for kind in ("population", "finite_data") for method in BUDGET["estimators"]],
+        ]
+    ]
 
 
 def budget_outputs():
@@ -285,5 +329,8 @@ def budget_outputs():
 
 
 def budget_targets():
-    return ["results/budget/budget.csv", *budget_outputs(),
-            *[path for task in config["tasks"] for path in figure_files(f"ours/budget_{task}")]]
+    return [
+        "results/budget/budget.csv",
+        *budget_outputs(),
+        *[path for task in config["tasks"] for path in figure_files(f"ours/budget_{task}")],
+    ]

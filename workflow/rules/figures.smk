@@ -10,39 +10,71 @@ use rule figure_template as q_figure with:
         density=lambda w: density_of(w.dataset, w.task),
         code=sources("bellman.cli.plot_q"),
     output:
-        figure_output("figures/{dataset}/q_{task}_{setting}", "q_figure.rst", "2. Q-functions learnt",
-                      "{dataset} data, {task}"),
+        figure_output(
+            "figures/{dataset}/q_{task}_{setting}", "q_figure.rst", "2. Q-functions learnt", "{dataset} data, {task}"
+        ),
+    log:
+        "logs/figures/{dataset}/q_{task}_{setting}.log",
     params:
         **FIGURE,
         step="bellman.cli.plot_q",
         # for the caption (workflow/report/q_figure.rst)
         setting=lambda w: setting_caption(w.task, w.setting),
         note=lambda w: reference_note(w.dataset, w.task),
-        args=lambda w, input: ["--task", w.task, "--setting", w.setting, "--reference", input.reference,
-                               "--exact", input.exact, "--density", input.density,
-                               "--reference-note", reference_note(w.dataset, w.task),
-                               "--runs", *run_dirs(w.dataset, w.task, w.setting),
-                               "--gamma", config["problem"]["gamma"], "--dynamics", as_json(dynamics_of(w.dataset)),
-                               "--converged-below", config["summary"]["converged_below"]],
-    log:
-        "logs/figures/{dataset}/q_{task}_{setting}.log",
+        args=lambda w, input: [
+            "--task",
+            w.task,
+            "--setting",
+            w.setting,
+            "--reference",
+            input.reference,
+            "--exact",
+            input.exact,
+            "--density",
+            input.density,
+            "--reference-note",
+            reference_note(w.dataset, w.task),
+            "--runs",
+            *run_dirs(w.dataset, w.task, w.setting),
+            "--gamma",
+            config["problem"]["gamma"],
+            "--dynamics",
+            as_json(dynamics_of(w.dataset)),
+            "--converged-below",
+            config["summary"]["converged_below"],
+        ],
 
 
 use rule figure_template as diagnostics_figure with:
     input:
-        lambda w: [f"{d}/{f}" for d in run_dirs(w.dataset, w.task, w.setting) for f in ("errors.csv", "diagnostics.csv")],
+        lambda w: [
+            f"{d}/{f}" for d in run_dirs(w.dataset, w.task, w.setting) for f in ("errors.csv", "diagnostics.csv")
+        ],
         code=sources("bellman.cli.plot_diagnostics"),
     output:
-        figure_output("figures/{dataset}/diagnostics_{task}_{setting}", "diagnostics.rst", "2. Q-functions learnt",
-                      "{dataset} data, {task}"),
+        figure_output(
+            "figures/{dataset}/diagnostics_{task}_{setting}",
+            "diagnostics.rst",
+            "2. Q-functions learnt",
+            "{dataset} data, {task}",
+        ),
+    log:
+        "logs/figures/{dataset}/diagnostics_{task}_{setting}.log",
     params:
         **FIGURE,
         step="bellman.cli.plot_diagnostics",
-        args=lambda w: ["--task", w.task, "--optimizer", SETTINGS[w.setting].optimizer, "--setting", w.setting,
-                        "--runs", *run_dirs(w.dataset, w.task, w.setting),
-                        "--converged-below", config["summary"]["converged_below"]],
-    log:
-        "logs/figures/{dataset}/diagnostics_{task}_{setting}.log",
+        args=lambda w: [
+            "--task",
+            w.task,
+            "--optimizer",
+            SETTINGS[w.setting].optimizer,
+            "--setting",
+            w.setting,
+            "--runs",
+            *run_dirs(w.dataset, w.task, w.setting),
+            "--converged-below",
+            config["summary"]["converged_below"],
+        ],
 
 
 use rule figure_template as trajectory_figure with:
@@ -52,16 +84,22 @@ use rule figure_template as trajectory_figure with:
         code=sources("bellman.cli.plot_trajectory"),
     output:
         figure_output("figures/{dataset}/trajectory_{task}", "trajectory.rst", "1. Datasets", "{dataset} data"),
-    params:
-        **FIGURE,
-        step="bellman.cli.plot_trajectory",
-        args=lambda w, input: ["--task", w.task, "--trajectory", f"data/trajectories/{w.dataset}/{w.task}/short",
-                               "--density", input.density],
     log:
         "logs/figures/{dataset}/trajectory_{task}.log",
     resources:
         mem_mb=2000,
         runtime=5,
+    params:
+        **FIGURE,
+        step="bellman.cli.plot_trajectory",
+        args=lambda w, input: [
+            "--task",
+            w.task,
+            "--trajectory",
+            f"data/trajectories/{w.dataset}/{w.task}/short",
+            "--density",
+            input.density,
+        ],
 
 
 use rule figure_template as reference_figure with:
@@ -71,16 +109,24 @@ use rule figure_template as reference_figure with:
         [f"{d}/errors.csv" for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
         code=sources("bellman.cli.plot_reference"),
     output:
-        figure_output("figures/ours/reference_error", "reference_figure.rst", "2. Q-functions learnt", "against the truth"),
+        figure_output(
+            "figures/ours/reference_error", "reference_figure.rst", "2. Q-functions learnt", "against the truth"
+        ),
+    log:
+        "logs/figures/ours/reference_error.log",
     params:
         **FIGURE,
         step="bellman.cli.plot_reference",
-        args=["--reference-curves", *[f"results/reference/{task}/errors.csv" for task in config["tasks"]],
-              "--exact", *[f"{task}={exact_of('ours', task)}" for task in config["tasks"]],
-              "--runs", *[d for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
-              "--note", reference_note("ours", "control").removeprefix("Q*: ")],
-    log:
-        "logs/figures/ours/reference_error.log",
+        args=[
+            "--reference-curves",
+            *[f"results/reference/{task}/errors.csv" for task in config["tasks"]],
+            "--exact",
+            *[f"{task}={exact_of('ours', task)}" for task in config["tasks"]],
+            "--runs",
+            *[d for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
+            "--note",
+            reference_note("ours", "control").removeprefix("Q*: "),
+        ],
 
 
 use rule figure_template as fourier_error_figure with:
@@ -88,14 +134,18 @@ use rule figure_template as fourier_error_figure with:
         table="results/fourier_error.csv",
         code=sources("bellman.cli.plot_fourier_error"),
     output:
-        figure_output("figures/{dataset}/fourier_error_{task}", "fourier_error_figure.rst", "2. Q-functions learnt",
-                      "{dataset} data, {task}"),
+        figure_output(
+            "figures/{dataset}/fourier_error_{task}",
+            "fourier_error_figure.rst",
+            "2. Q-functions learnt",
+            "{dataset} data, {task}",
+        ),
+    log:
+        "logs/figures/{dataset}/fourier_error_{task}.log",
     params:
         **FIGURE,
         step="bellman.cli.plot_fourier_error",
         args=lambda w, input: ["--table", input.table, "--dataset", w.dataset, "--task", w.task],
-    log:
-        "logs/figures/{dataset}/fourier_error_{task}.log",
 
 
 rule figures:

@@ -28,22 +28,33 @@ use rule step as mpo_train with:
         evaluation=f"{MPO_RUN}/evaluation.csv",
         diagnostics=f"{MPO_RUN}/diagnostics.csv",
         model=f"{MPO_RUN}/{CATALOGUE['mpo'].model_file}",
-    params:
-        step="rlstudy.agents.cli.train_mpo",
-        args=lambda w, output: [
-            "--env", config["mpo"]["env"], "--run-seed", w.seed, "--seed", config["seed"], "--params", MPO_PARAMS,
-            "--device", config["device"], "--out-dir", os.path.dirname(output.returns),
-            *tensorboard_args(f"agents/mpo/seed{w.seed}")],
     log:
         "logs/agents/mpo/seed{seed}.log",
     benchmark:
         "logs/agents/mpo/seed{seed}.benchmark.tsv"
+    # with DDPG's, the longest jobs of `make figures` (minutes each): started first, they do not idle a core at the end
+    priority: 5
     resources:
         mem_mb=2000,
         runtime=30,
         gpu=gpus_of_training_job(),
-    # with DDPG's, the longest jobs of `make figures` (minutes each): started first, they do not idle a core at the end
-    priority: 5
+    params:
+        step="rlstudy.agents.cli.train_mpo",
+        args=lambda w, output: [
+            "--env",
+            config["mpo"]["env"],
+            "--run-seed",
+            w.seed,
+            "--seed",
+            config["seed"],
+            "--params",
+            MPO_PARAMS,
+            "--device",
+            config["device"],
+            "--out-dir",
+            os.path.dirname(output.returns),
+            *tensorboard_args(f"agents/mpo/seed{w.seed}"),
+        ],
 
 
 use rule step as mpo_figures with:
@@ -54,15 +65,27 @@ use rule step as mpo_figures with:
     output:
         figure_output("figures/agents/mpo_vs_ddpg_learning_curve", "mpo.rst", "5. Agents", "mpo"),
         figure_output("figures/agents/mpo_diagnostics", "mpo.rst", "5. Agents", "mpo"),
-    params:
-        step="rlstudy.agents.cli.plot_mpo",
-        args=["--env", config["mpo"]["env"], "--mpo-runs", *expand(MPO_RUN, seed=MPO_SEEDS),
-              "--ddpg-runs", *expand("results/agents/ddpg/seed{seed}", seed=DDPG_SEEDS),
-              "--kl-bound", config["mpo"]["mstep_kl_epsilon"], "--solved-return", config["mpo"]["solved_return"],
-              *figure_args(), "--curve-prefix", "figures/agents/mpo_vs_ddpg_learning_curve",
-              "--diagnostics-prefix", "figures/agents/mpo_diagnostics"],
     log:
         "logs/figures/agents/mpo.log",
+    params:
+        step="rlstudy.agents.cli.plot_mpo",
+        args=[
+            "--env",
+            config["mpo"]["env"],
+            "--mpo-runs",
+            *expand(MPO_RUN, seed=MPO_SEEDS),
+            "--ddpg-runs",
+            *expand("results/agents/ddpg/seed{seed}", seed=DDPG_SEEDS),
+            "--kl-bound",
+            config["mpo"]["mstep_kl_epsilon"],
+            "--solved-return",
+            config["mpo"]["solved_return"],
+            *figure_args(),
+            "--curve-prefix",
+            "figures/agents/mpo_vs_ddpg_learning_curve",
+            "--diagnostics-prefix",
+            "figures/agents/mpo_diagnostics",
+        ],
 
 
 use rule step as mpo_rollout with:
@@ -70,13 +93,24 @@ use rule step as mpo_rollout with:
         model=expand(f"{MPO_RUN}/{CATALOGUE['mpo'].model_file}", seed=MPO_SEEDS[0]),
         code=sources("agents.cli.rollout_mpo"),
     output:
-        report("figures/agents/mpo_rollout.gif", caption="../report/rollout.rst", category="5. Agents",
-               subcategory="mpo"),
+        report(
+            "figures/agents/mpo_rollout.gif", caption="../report/rollout.rst", category="5. Agents", subcategory="mpo"
+        ),
+    log:
+        "logs/figures/agents/mpo_rollout.log",
     params:
         step="rlstudy.agents.cli.rollout_mpo",
         args=lambda w, input, output: [
-            "--env", config["mpo"]["env"], "--model", *input.model,
-            "--params", MPO_PARAMS, "--seed", config["seed"],
-            "--run-seed", MPO_SEEDS[0], "--out", *output],
-    log:
-        "logs/figures/agents/mpo_rollout.log",
+            "--env",
+            config["mpo"]["env"],
+            "--model",
+            *input.model,
+            "--params",
+            MPO_PARAMS,
+            "--seed",
+            config["seed"],
+            "--run-seed",
+            MPO_SEEDS[0],
+            "--out",
+            *output,
+        ],

@@ -18,20 +18,25 @@ use rule step as offline_behavioural with:
         q=f"{OFFLINE_RUN}/behavioural/q.pt",
         evaluations=f"{OFFLINE_RUN}/behavioural/evaluations.csv",
         diagnostics=f"{OFFLINE_RUN}/behavioural/diagnostics.csv",
-    params:
-        step="rlstudy.offline.cli.train_behavioural",
-        args=lambda w, output: [*offline_run_args(w), "--steps", offline_budget(w.env, "behavioural"),
-                                "--out-dir", os.path.dirname(output.q),
-                                *tensorboard_args(f"offline/{w.env}/seed{w.seed}/behavioural")],
     log:
         "logs/offline/{env}/seed{seed}/behavioural.log",
     benchmark:
         "logs/offline/{env}/seed{seed}/behavioural.benchmark.tsv"
+    priority: 10
     resources:
         mem_mb=lambda w: offline_mem_mb(w.env),
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
-    priority: 10
+    params:
+        step="rlstudy.offline.cli.train_behavioural",
+        args=lambda w, output: [
+            *offline_run_args(w),
+            "--steps",
+            offline_budget(w.env, "behavioural"),
+            "--out-dir",
+            os.path.dirname(output.q),
+            *tensorboard_args(f"offline/{w.env}/seed{w.seed}/behavioural"),
+        ],
 
 
 use rule step as offline_buffer with:
@@ -42,21 +47,32 @@ use rule step as offline_buffer with:
         BUFFER_FILES,
         episodes=f"{OFFLINE_RUN}/buffer/episodes.csv",
         performance=f"{OFFLINE_RUN}/buffer/performance.csv",
-    params:
-        step="rlstudy.offline.cli.generate_buffer",
-        args=lambda w, input, output: [
-            *offline_run_args(w), "--policy", input.policy, "--steps", offline_budget(w.env, "buffer"),
-            "--low-noise-p", OFFLINE["low_noise_p"], "--rand-action-p", OFFLINE["rand_action_p"],
-            "--buffer-dir", os.path.dirname(output[0]), "--out-dir", os.path.dirname(output.performance)],
     log:
         "logs/offline/{env}/seed{seed}/buffer.log",
     benchmark:
         "logs/offline/{env}/seed{seed}/buffer.benchmark.tsv"
+    priority: 10
     resources:
         mem_mb=lambda w: offline_mem_mb(w.env),
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
-    priority: 10
+    params:
+        step="rlstudy.offline.cli.generate_buffer",
+        args=lambda w, input, output: [
+            *offline_run_args(w),
+            "--policy",
+            input.policy,
+            "--steps",
+            offline_budget(w.env, "buffer"),
+            "--low-noise-p",
+            OFFLINE["low_noise_p"],
+            "--rand-action-p",
+            OFFLINE["rand_action_p"],
+            "--buffer-dir",
+            os.path.dirname(output[0]),
+            "--out-dir",
+            os.path.dirname(output.performance),
+        ],
 
 
 use rule step as offline_train with:
@@ -67,22 +83,31 @@ use rule step as offline_train with:
         q=f"{OFFLINE_RUN}/{{algorithm}}/q.pt",
         evaluations=f"{OFFLINE_RUN}/{{algorithm}}/evaluations.csv",
         diagnostics=f"{OFFLINE_RUN}/{{algorithm}}/diagnostics.csv",
-    params:
-        step="rlstudy.offline.cli.train_offline",
-        args=lambda w, input, output: [
-            *offline_run_args(w), "--algorithm", w.algorithm, "--options", offline_options(w.algorithm),
-            "--iterations", offline_budget(w.env, "offline"), "--buffer-dir", os.path.dirname(input[0]),
-            "--out-dir", os.path.dirname(output.q),
-            *tensorboard_args(f"offline/{w.env}/seed{w.seed}/{w.algorithm}")],
     log:
         "logs/offline/{env}/seed{seed}/{algorithm}.log",
     benchmark:
         "logs/offline/{env}/seed{seed}/{algorithm}.benchmark.tsv"
+    priority: 10
     resources:
         mem_mb=lambda w: offline_mem_mb(w.env),
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
-    priority: 10
+    params:
+        step="rlstudy.offline.cli.train_offline",
+        args=lambda w, input, output: [
+            *offline_run_args(w),
+            "--algorithm",
+            w.algorithm,
+            "--options",
+            offline_options(w.algorithm),
+            "--iterations",
+            offline_budget(w.env, "offline"),
+            "--buffer-dir",
+            os.path.dirname(input[0]),
+            "--out-dir",
+            os.path.dirname(output.q),
+            *tensorboard_args(f"offline/{w.env}/seed{w.seed}/{w.algorithm}"),
+        ],
 
 
 use rule step as offline_figure with:
@@ -93,12 +118,21 @@ use rule step as offline_figure with:
     output:
         figure_output("figures/offline_{env}", "offline.rst", "6. Offline RL", "{env}"),
         offline_diagnostics_figures(),
-    params:
-        step="rlstudy.offline.cli.plot_offline",
-        args=lambda w: ["--env", w.env, "--runs", *offline_run_dirs(w.env), *figure_args(),
-                        "--out-prefix", f"figures/offline_{w.env}", "--diagnostics-prefix", f"figures/offline/{w.env}"],
     log:
         "logs/figures/offline_{env}.log",
+    params:
+        step="rlstudy.offline.cli.plot_offline",
+        args=lambda w: [
+            "--env",
+            w.env,
+            "--runs",
+            *offline_run_dirs(w.env),
+            *figure_args(),
+            "--out-prefix",
+            f"figures/offline_{w.env}",
+            "--diagnostics-prefix",
+            f"figures/offline/{w.env}",
+        ],
 
 
 use rule step as offline_summary with:
@@ -107,12 +141,16 @@ use rule step as offline_summary with:
         code=sources("offline.cli.summarise_offline"),
     output:
         report("results/offline/summary.csv", caption="../report/offline_summary.rst", category="4. Tables"),
-    params:
-        step="rlstudy.offline.cli.summarise_offline",
-        args=["--runs", *[d for env in OFFLINE["environments"] for d in offline_run_dirs(env)],
-              "--out", "results/offline/summary.csv"],
     log:
         "logs/offline/summary.log",
+    params:
+        step="rlstudy.offline.cli.summarise_offline",
+        args=[
+            "--runs",
+            *[d for env in OFFLINE["environments"] for d in offline_run_dirs(env)],
+            "--out",
+            "results/offline/summary.csv",
+        ],
 
 
 rule offline_all:

@@ -8,8 +8,9 @@ from rlstudy.offline.learners import DIAGNOSED, LEARNERS
 OFFLINE = config["offline"]
 OFFLINE_RUN = "results/offline/{env}/seed{seed}"
 OFFLINE_BUFFER = "data/offline/{env}/seed{seed}/buffer"
-BUFFER_FILES = [f"{OFFLINE_BUFFER}/{array}.npy"
-                for array in ("frames", "frame", "step", "action", "reward", "terminal", "cursor")]
+BUFFER_FILES = [
+    f"{OFFLINE_BUFFER}/{array}.npy" for array in ("frames", "frame", "step", "action", "reward", "terminal", "cursor")
+]
 
 
 def offline_kind(env):
@@ -38,9 +39,20 @@ def offline_runtime(env):
 
 def offline_run_args(wildcards):
     """The arguments every stage of a run takes (offline/cli/args.py), as a list for {params.args:q}."""
-    return ["--env", wildcards.env, "--run-seed", wildcards.seed, "--seed", config["seed"],
-            "--device", config["device"], "--params", offline_params(wildcards.env),
-            "--atari", as_json(OFFLINE["atari_preprocessing"])]
+    return [
+        "--env",
+        wildcards.env,
+        "--run-seed",
+        wildcards.seed,
+        "--seed",
+        config["seed"],
+        "--device",
+        config["device"],
+        "--params",
+        offline_params(wildcards.env),
+        "--atari",
+        as_json(OFFLINE["atari_preprocessing"]),
+    ]
 
 
 def offline_run_dirs(env):
@@ -62,23 +74,35 @@ def offline_options(algorithm):
 
 def offline_targets():
     envs = OFFLINE["environments"]
-    return [*[figure_files(f"offline_{env}") for env in envs],
-            *[figure_files(f"offline/{env}_{learner}_diagnostics") for env in envs for learner in OFFLINE_LEARNERS],
-            "results/offline/summary.csv"]
+    return [
+        *[figure_files(f"offline_{env}") for env in envs],
+        *[figure_files(f"offline/{env}_{learner}_diagnostics") for env in envs for learner in OFFLINE_LEARNERS],
+        "results/offline/summary.csv",
+    ]
 
 
 def offline_run_files(env):
-    return [f"results/offline/{env}/seed{seed}/{f}" for seed in OFFLINE["seeds"]
-            for f in ["buffer/performance.csv", *(f"{learner}/evaluations.csv" for learner in OFFLINE_LEARNERS)]]
+    return [
+        f"results/offline/{env}/seed{seed}/{f}"
+        for seed in OFFLINE["seeds"]
+        for f in ["buffer/performance.csv", *(f"{learner}/evaluations.csv" for learner in OFFLINE_LEARNERS)]
+    ]
 
 
 def offline_diagnostics_files(env):
-    return [f"results/offline/{env}/seed{seed}/{learner}/diagnostics.csv" for seed in OFFLINE["seeds"]
-            for learner in OFFLINE_LEARNERS]
+    return [
+        f"results/offline/{env}/seed{seed}/{learner}/diagnostics.csv"
+        for seed in OFFLINE["seeds"]
+        for learner in OFFLINE_LEARNERS
+    ]
 
 
 def offline_diagnostics_figures():
     """Each learner's diagnostics figure, in the report beside the learning curve (offline_figure makes them)."""
-    return [path for learner in OFFLINE_LEARNERS
-            for path in figure_output(f"figures/offline/{{env}}_{learner}_diagnostics", "diagnostics.rst",
-                                      "6. Offline RL", "{env}")]
+    return [
+        path
+        for learner in OFFLINE_LEARNERS
+        for path in figure_output(
+            f"figures/offline/{{env}}_{learner}_diagnostics", "diagnostics.rst", "6. Offline RL", "{env}"
+        )
+    ]

@@ -18,24 +18,38 @@ use rule run_method as sweep_run with:
         curve=f"{SWEEP_RUN}/errors.csv",
         diagnostics=f"{SWEEP_RUN}/diagnostics.csv",
         wall_time=f"{SWEEP_RUN}/wall_time.csv",
+    log:
+        "logs/sweep/{grid}/{point}/seed{seed}.log",
+    benchmark:
+        "logs/sweep/{grid}/{point}/seed{seed}.benchmark.tsv"
+    priority: 0
+    resources:
+        mem_mb=2000,
+        runtime=OPTIMIZERS["cbo"].runtime_minutes,
+        gpu=gpus_of_training_job(),
     params:
-        run=lambda w: ["--optimizer", "cbo", "--setting", "cbo-sweep", "--dataset", "ours", "--task", SWEEP["task"],
-                       "--estimator", SWEEP["estimator"], "--run-seed", w.seed, "--stop-on-divergence",
-                       "--trajectory", f"data/trajectories/ours/{SWEEP['task']}/short"],
+        run=lambda w: [
+            "--optimizer",
+            "cbo",
+            "--setting",
+            "cbo-sweep",
+            "--dataset",
+            "ours",
+            "--task",
+            SWEEP["task"],
+            "--estimator",
+            SWEEP["estimator"],
+            "--run-seed",
+            w.seed,
+            "--stop-on-divergence",
+            "--trajectory",
+            f"data/trajectories/ours/{SWEEP['task']}/short",
+        ],
         params=lambda w: as_json(SWEEP_POINTS[(w.grid, w.point)].params),
         problem=problem_of("ours"),
         seed=config["seed"],
         device=config["device"],
         out_dir=lambda w, output: str(Path(output.curve).parent),
-    log:
-        "logs/sweep/{grid}/{point}/seed{seed}.log",
-    benchmark:
-        "logs/sweep/{grid}/{point}/seed{seed}.benchmark.tsv"
-    resources:
-        mem_mb=2000,
-        runtime=OPTIMIZERS["cbo"].runtime_minutes,
-        gpu=gpus_of_training_job(),
-    priority: 0
 
 
 rule sweep_table:
@@ -44,19 +58,19 @@ rule sweep_table:
         code=sources("bellman.cli.summarise_sweep"),
     output:
         report("results/sweep/cbo_sweep.csv", caption="../report/sweep_table.rst", category="4. Tables"),
+    log:
+        "logs/sweep/table.log",
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     params:
         # In config order, not sorted: a grid's first parameter is the heatmap's columns, and the
         # table must enumerate the points (and so find their folders) exactly as SWEEP_POINTS does.
         sweep=json.dumps(recorded_sweep()),
         converged_below=config["summary"]["converged_below"],
-    log:
-        "logs/sweep/table.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    conda:
-        ENV
     shell:
         "python -m rlstudy.core.warmstart rlstudy.bellman.cli.summarise_sweep --sweep {params.sweep:q} --results-dir results/sweep"
         " --converged-below {params.converged_below:q} --out {output:q} > {log:q} 2>&1"
@@ -68,12 +82,12 @@ use rule figure_template as sweep_figure with:
         code=sources("bellman.cli.plot_sweep"),
     output:
         figure_output("figures/ours/cbo_sweep", "cbo_sweep.rst", "3. What CBO needs", "parameter sweep"),
+    log:
+        "logs/figures/ours/cbo_sweep.log",
     params:
         **FIGURE,
         step="bellman.cli.plot_sweep",
         args=lambda w, input: ["--table", input.table, "--converged-below", config["summary"]["converged_below"]],
-    log:
-        "logs/figures/ours/cbo_sweep.log",
 
 
 use rule figure_template as cost_figure with:
@@ -82,13 +96,19 @@ use rule figure_template as cost_figure with:
         code=sources("bellman.cli.plot_cost"),
     output:
         figure_output("figures/{dataset}/cost_{cost}", "cost.rst", "3. What CBO needs", "equal cost, {dataset} data"),
+    log:
+        "logs/figures/{dataset}/cost_{cost}.log",
     params:
         **FIGURE,
         step="bellman.cli.plot_cost",
-        args=lambda w: ["--cost", w.cost, "--runs", *dataset_run_dirs(w.dataset),
-                        "--optimizers", *sorted({setting.optimizer for setting in SETTINGS.values()})],
-    log:
-        "logs/figures/{dataset}/cost_{cost}.log",
+        args=lambda w: [
+            "--cost",
+            w.cost,
+            "--runs",
+            *dataset_run_dirs(w.dataset),
+            "--optimizers",
+            *sorted({setting.optimizer for setting in SETTINGS.values()}),
+        ],
 
 
 # The equal-cost table: per main run, its evaluations and the evaluations to the convergence bound.
@@ -98,9 +118,15 @@ use rule step as cost_table with:
         code=sources("bellman.cli.summarise_cost"),
     output:
         report("results/cost.csv", caption="../report/cost_table.rst", category="4. Tables"),
-    params:
-        step="rlstudy.bellman.cli.summarise_cost",
-        args=lambda w, input, output: ["--curves", *input.curves, "--bound", config["summary"]["converged_below"],
-                                       "--out", output[0]],
     log:
         "logs/cost_table.log",
+    params:
+        step="rlstudy.bellman.cli.summarise_cost",
+        args=lambda w, input, output: [
+            "--curves",
+            *input.curves,
+            "--bound",
+            config["summary"]["converged_below"],
+            "--out",
+            output[0],
+        ],

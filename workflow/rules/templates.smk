@@ -8,18 +8,18 @@
 rule figure_template:
     output:
         "figures/.template/{name}.never",
-    params:
-        **FIGURE,
-        step="",
-        args=[],
     log:
         "logs/figures/.template/{name}.log",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        **FIGURE,
+        step="",
+        args=[],
     shell:
         "python -m rlstudy.core.warmstart rlstudy.{params.step:q} {params.args:q} --formats {params.formats:q} --dpi {params.dpi:q}"
         " --out-prefix {params.prefix:q} > {log:q} 2>&1"
@@ -28,17 +28,16 @@ rule figure_template:
 # The template of every other step (the agents' and the offline stages): `use rule step as <name> with:`
 # and give its inputs, outputs, log and params (step: the module to run, args: its options as a list).
 rule step:
-    params:
-        step="rlstudy.<study>.cli.<step>",
-        args=[],
     log:
         "logs/templates/step.log",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        step="rlstudy.<study>.cli.<step>",
+        args=[],
     shell:
         "python -m rlstudy.core.warmstart {params.step:q} {params.args:q} > {log:q} 2>&1"
-
