@@ -8,8 +8,13 @@ STAMP := $(VENV)/.installed
 SNAKEMAKE_ARGS ?=
 # The long runs schedule with workflow/profiles/long (a minute's rate-limit timespan: it says why).
 LONG_RUN := --profile workflow/profiles/long
+# What was published and the checks against it (docs/ci.md): make manifest SCALE=smoke MANIFEST=...,
+#   make verify TARGETS="results/..." or make verify SAMPLE=5 SEED=0
+MANIFEST ?= docs/manifest.json
+SCALE ?= paper
+SEED ?= 0
 
-.PHONY: figures study smoke report readme test test-fast lint clean
+.PHONY: figures study smoke smoke-report report readme manifest verify test test-fast lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,12 +33,22 @@ study: $(STAMP)  ## the CBO/BFF study alone at paper scale (snakemake study: no 
 smoke: $(STAMP)  ## the same workflow at smoke scale
 	$(BIN)/snakemake --cores all --profile workflow/profiles/smoke
 
+smoke-report: smoke  ## make smoke, then its report.html (what CI uploads on every push)
+	$(BIN)/snakemake --profile workflow/profiles/smoke --report report.html
+
 report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure and table; opens offline
 	$(BIN)/snakemake --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
 	$(BIN)/snakemake --report report.html $(SNAKEMAKE_ARGS)
 
 readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.report.cli.render_readme
+	$(BIN)/python -m rlstudy.report.cli.write_manifest --scale paper --snakemake-args "$(SNAKEMAKE_ARGS)" --out $(MANIFEST)
+
+manifest: $(STAMP)  ## MANIFEST (docs/manifest.json): every artefact's sha256 and size, the runs' key numbers, seeds, platform
+	$(BIN)/python -m rlstudy.report.cli.write_manifest --scale $(SCALE) --snakemake-args "$(SNAKEMAKE_ARGS)" --out $(MANIFEST)
+
+verify: $(STAMP)  ## rebuild TARGETS="..." or a sample of SAMPLE jobs (SEED) in a scratch copy; compare with MANIFEST
+	$(BIN)/python -m rlstudy.report.cli.verify --manifest $(MANIFEST) $(if $(TARGETS),--targets $(TARGETS),--sample $(or $(SAMPLE),5)) --seed $(SEED) --snakemake-args "$(SNAKEMAKE_ARGS)"
 
 test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs (the 25 slowest listed: issue 23's budget)
 	$(BIN)/python -m pytest -q --durations=25

@@ -1,0 +1,288 @@
+"""Rebuild part of a published run in a scratch copy of the project and compare it with its manifest.
+
+`make verify TARGETS="results/..."` rebuilds the named artefacts, `make verify SAMPLE=5` a seeded
+sample of five jobs (artefacts of distinct folders whose build needs at most --max-jobs jobs), each
+with its upstream, in a scratch copy of the checkout (its Snakefile, config, workflow/ and src/: no
+data/ or results/), at the manifest's scale and with its Snakemake options. Each artefact rebuilt
+is then, against docs/manifest.json (rlstudy.report.cli.write_manifest):
+
+- identical: the manifest's sha256;
+- within tolerance: another platform, a kind whose spread across platforms was measured, inside it;
+- chaotic: another platform, a trained network's numbers (or a table or figure drawn from them), which
+  another CPU's kernels move beyond any per-number tolerance: compared through the verdicts only;
+- measured: a wall time, never compared;
+- different: anything else. On the manifest's own platform every artefact but the measured must be
+  identical.
+
+The platforms are the same when the manifest's `platform.rounding` (CPU, its BLAS flags, OpenBLAS's
+kernels, PyTorch's CPU capability, the BLAS environment, library versions) equals this machine's.
+Where results/claims.csv was rebuilt (a target downstream of every table, e.g. TARGETS=results/claims.csv)
+each claim's verdict is compared with the manifest's (compare_verdicts); a sample of runs does not
+rebuild the tables the claims read, and says so. Exits with status 1 when an artefact is different or
+a verdict moved, 2 when the manifest or the build fails.
+
+    python -m rlstudy.report.cli.verify --manifest docs/manifest.json --sample 5
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import random
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from rlstudy.claims.cli.compare_verdicts import compare, verdicts
+from rlstudy.core.cli import integer_from, parser, run
+from rlstudy.core.errors import InputError, PipelineError
+from rlstudy.core.io import PROVENANCE_SUFFIX
+from rlstudy.report.cli.write_manifest import FOLDERS, TABLES, _sha256_and_size, load_manifest, platform_record
+
+# Across platforms, per kind of artefact (write_manifest.KINDS), from the one measurement there is:
+# the same seeds at paper scale on an AMD EPYC (OpenBLAS Haswell kernels) and an Intel Xeon (AVX-512,
+# SkylakeX kernels), ../shared/FACTS.md, "Measured 2026-11-27": the learned Q*'s exact error agreed to
+# three digits, the tabular agents' returns exactly, and every trained network's numbers moved (control
+# SGD-UR finals by 19-93 % run by run, DQN seed 0 500.0 against 149.4, BCQ 141.2 against 295.7, DDPG
+# finals 1-7 %): "across platforms only the spread over seeds and the verdicts can be compared".
+RTOL_THREE_DIGITS = 5e-3
+CROSS_PLATFORM = {
+    "tabular-agent": "exact",  # the Q-table's returns agreed exactly
+    "reference-error": "rtol",  # the learned Q*'s exact error agreed to three digits
+    "reference": "chaotic",  # the learned Q*'s network itself: trained
+    "run": "chaotic",
+    "agent": "chaotic",
+    "offline": "chaotic",
+    "table": "chaotic",  # summaries of trained runs
+    "figure": "chaotic",  # drawn from them (and from a renderer's rounding)
+    # not measured across platforms: no tolerance to apply, a difference is reported as one
+    "trajectory": "unmeasured",
+    "exact": "unmeasured",
+    "authors-import": "unmeasured",
+}
+PROJECT_FILES = ("Snakefile", "config.yaml", "claims.yaml", "envs.yaml")
+PROJECT_FOLDERS = ("workflow", "src")
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+
+
+def copy_project(project: Path, scratch: Path) -> None:
+    """The files a workflow run needs (no outputs, logs or .snakemake), into scratch."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in PROJECT_FILES:
+        if not (project / name).is_file():
+            raise InputError(f"{project}: no {name}; --project names the checkout to rebuild")
+        shutil.copy(project / name, scratch / name)
+    for name in PROJECT_FOLDERS:
+        shutil.copytree(project / name, scratch / name, ignore=ignore)
+
+
+def reachable_args(args: list[str], project: Path) -> list[str]:
+    """The run's Snakemake options, less an `authors_data=PATH` whose folder is not beside this checkout
+    (a CI machine without ../shared): the authors' half is then not built, and not sampled."""
+    kept = []
+    for arg in args:
+        key, _, value = arg.partition("=")
+        if key == "authors_data" and value != "none" and not (project / value).is_dir():
+            print(f"the run's authors_data {value} is not here: its jobs are left out")
+            continue
+        kept.append(arg)
+    return [] if kept == ["--config"] else kept
+
+
+def snakemake_command(record: dict, extra: list[str], cores: str, project: Path) -> list[str]:
+    profile = ["--profile", "workflow/profiles/smoke"] if record["scale"] == "smoke" else []
+    return [SNAKEMAKE, *profile, "--cores", cores, *reachable_args(record.get("snakemake_args", []), project), *extra]
+
+
+def _snakemake(command: list[str], scratch: Path) -> subprocess.CompletedProcess:
+    # PYTHONPATH: the scratch copy's src, so that its code (edited or not) is what the jobs import
+    env = {**os.environ, "PYTHONPATH": str(scratch / "src")}
+    return subprocess.run(command, cwd=scratch, capture_output=True, text=True, env=env)
+
+
+def jobs_needed(command: list[str], scratch: Path, target: str) -> int | None:
+    """How many jobs Snakemake would run to build target in the (empty) scratch copy; None if it cannot."""
+    done = _snakemake([*command, target, "--dry-run", "--quiet", "rules"], scratch)  # --quiet takes a list: last
+    totals = re.findall(r"^total\s+(\d+)", done.stdout + done.stderr, re.M)
+    return int(totals[-1]) if done.returncode == 0 and totals else None
+
+
+def sample_targets(record: dict, count: int, seed: int, max_jobs: int, command: list[str],
+                   scratch: Path) -> list[str]:
+    """count artefacts of distinct folders, drawn with `seed`, each needing at most max_jobs jobs."""
+    candidates = sorted(path for path, entry in record["artefacts"].items() if not entry.get("measured"))
+    random.Random(seed).shuffle(candidates)
+    chosen, folders = [], set()
+    for path in candidates[:20 * count]:
+        folder = str(Path(path).parent)
+        if folder in folders:
+            continue
+        jobs = jobs_needed(command, scratch, path)
+        if jobs is not None and jobs <= max_jobs:
+            chosen.append(path)
+            folders.add(folder)
+            if len(chosen) == count:
+                break
+    if not chosen:
+        raise InputError(f"no artefact of the manifest builds within {max_jobs} jobs here; raise --max-jobs")
+    return chosen
+
+
+def differing_platform(published: dict, here: dict) -> list[str]:
+    """The keys of the rounding platform that differ between the manifest's and this machine's."""
+    keys = sorted(set(published) | set(here))
+    return [key for key in keys if published.get(key) != here.get(key)]
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def within(published: dict, rebuilt: Path, rtol: float) -> bool:
+    """A rebuilt table against its rows in the manifest: the same columns and rows, text cells equal,
+    numbers within rtol (NaN equals NaN)."""
+    with open(rebuilt, newline="") as f:
+        header, *rows = list(csv.reader(f))
+    if header != published["columns"] or len(rows) != len(published["rows"]):
+        return False
+    for row, old in zip(rows, published["rows"]):
+        for new_cell, old_cell in zip(row, old):
+            new, before = _number(new_cell), _number(old_cell)
+            if new is None or before is None:
+                if new_cell != old_cell:
+                    return False
+            elif not (math.isnan(new) and math.isnan(before)) and not math.isclose(new, before, rel_tol=rtol):
+                return False
+    return True
+
+
+def judge(path: str, rebuilt: Path, record: dict, same_platform: bool) -> tuple[str, bool]:
+    """(what the rebuilt artefact is against the manifest, whether that fails the check)."""
+    entry = record["artefacts"].get(path)
+    if entry is None:
+        return "not in the manifest", False
+    if entry.get("measured"):
+        return "measured (not compared)", False
+    if _sha256_and_size(rebuilt)[0] == entry["sha256"]:
+        return "identical", False
+    if same_platform:
+        return "different (the manifest's platform: every bit should repeat)", True
+    rule = CROSS_PLATFORM.get(entry["kind"], "unmeasured")
+    if rule == "chaotic":
+        return "chaotic (another platform: compared through the verdicts)", False
+    if rule == "rtol":
+        table = next((t for t in record["tables"].values() if t["path"] == path), None)
+        if table is not None and within(table, rebuilt, RTOL_THREE_DIGITS):
+            return f"within tolerance (another platform: rtol {RTOL_THREE_DIGITS:g})", False
+        return f"different (beyond rtol {RTOL_THREE_DIGITS:g} across platforms)", True
+    if rule == "exact":
+        return "different (another platform, but this kind repeated exactly across platforms)", True
+    return "different (another platform; this kind was never measured across platforms)", True
+
+
+def rebuilt_files(scratch: Path) -> list[str]:
+    return sorted(p.relative_to(scratch).as_posix() for folder in FOLDERS for p in (scratch / folder).rglob("*")
+                  if p.is_file() and not p.name.endswith(PROVENANCE_SUFFIX) and not p.name.startswith("."))
+
+
+def compare_claims(record: dict, scratch: Path) -> tuple[list[str], bool]:
+    """Lines on each claim's verdict, and whether one moved; a note when the claims were not rebuilt."""
+    rebuilt = scratch / TABLES["claims"]
+    if not rebuilt.is_file() or "claims" not in record["tables"]:
+        return ["verdicts: not compared (the targets did not rebuild results/claims.csv; "
+                "TARGETS=results/claims.csv rebuilds every table the claims read)"], False
+    published = scratch / "published_claims.csv"
+    with open(published, "w", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(record["tables"]["claims"]["columns"])
+        writer.writerows(record["tables"]["claims"]["rows"])
+    table = compare(verdicts(str(published)), verdicts(str(rebuilt)))
+    moved = table["moved"].dropna().astype(bool)
+    lines = [f"verdict `{claim}`: {table.at[claim, 'verdict_before']} -> {table.at[claim, 'verdict_after']} **moved**"
+             for claim in moved.index[moved]]
+    lines.append(f"verdicts: {len(moved)} claims compared, {int(moved.sum())} moved")
+    return lines, bool(moved.any())
+
+
+def verify(record: dict, project: Path, scratch: Path, targets: list[str] | None, sample: int | None,
+           seed: int, max_jobs: int, extra: list[str], cores: str) -> bool:
+    """Rebuild and print the comparison; True when everything agrees as the platform allows."""
+    here = platform_record()["rounding"]
+    differ = differing_platform(record["platform"]["rounding"], here)
+    same = "the manifest's" if not differ else f"another (differs in {', '.join(differ)})"
+    print(f"platform: {same}; this machine: {here['cpu_model']}, OpenBLAS {here['openblas_kernels']}, torch {here['torch_cpu_capability']}")
+    copy_project(project, scratch)
+    command = snakemake_command(record, extra, cores, project)
+    if targets is None:
+        targets = sample_targets(record, sample, seed, max_jobs, command, scratch)
+        print(f"sample (seed {seed}): {' '.join(targets)}")
+    done = _snakemake([*command, *targets], scratch)
+    if done.returncode != 0:
+        raise PipelineError(f"the rebuild in {scratch} failed (exit {done.returncode}): "
+                            + " | ".join((done.stderr or done.stdout).strip().splitlines()[-8:]))
+    failed = False
+    print("\n| artefact | kind | result |\n| --- | --- | --- |")
+    counts: dict[str, int] = {}
+    for path in rebuilt_files(scratch):
+        result, fails = judge(path, scratch / path, record, not differ)
+        failed |= fails
+        kind = record["artefacts"].get(path, {}).get("kind", "")
+        print(f"| `{path}` | {kind} | {result} |")
+        counts[result.split(" (")[0]] = counts.get(result.split(" (")[0], 0) + 1
+    print("\n" + ", ".join(f"{n} {result}" for result, n in sorted(counts.items())))
+    lines, moved = compare_claims(record, scratch)
+    print("\n".join(lines))
+    return not (failed or moved)
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--manifest", default="docs/manifest.json", help="the published run's manifest")
+    p.add_argument("--project", default=".", help="the checkout whose code rebuilds (copied; its outputs are not)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--targets", nargs="+", help="artefacts to rebuild, with their upstream")
+    which.add_argument("--sample", type=integer_from(1), help="rebuild this many sampled jobs, with their upstream")
+    p.add_argument("--seed", type=integer_from(0), default=0, help="the sample's seed")
+    p.add_argument("--max-jobs", type=integer_from(1), default=10,
+                   help="a sampled artefact's build runs at most this many jobs (its upstream included)")
+    p.add_argument("--snakemake-args", default="", help="more Snakemake options, after the manifest's own")
+    p.add_argument("--cores", default="all", help="Snakemake's --cores")
+    p.add_argument("--scratch", help="an empty folder to rebuild in (default: a new one beside the project, "
+                                     "so that relative paths of the options, e.g. ../shared, still resolve)")
+    p.add_argument("--keep", action="store_true", help="keep the scratch copy")
+    args = p.parse_args()
+    record = load_manifest(args.manifest)
+    project = Path(args.project).resolve()
+    if args.scratch:
+        scratch = Path(args.scratch)
+        scratch.mkdir(parents=True, exist_ok=True)
+        if any(scratch.iterdir()):
+            raise InputError(f"--scratch {scratch}: not empty")
+    else:
+        try:
+            scratch = Path(tempfile.mkdtemp(prefix=f".{project.name}-verify-", dir=project.parent))
+        except OSError:
+            scratch = Path(tempfile.mkdtemp(prefix="rlstudy-verify-"))
+    try:
+        agreed = verify(record, project, scratch, args.targets, args.sample, args.seed, args.max_jobs,
+                        shlex.split(args.snakemake_args), args.cores)
+    finally:
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+        else:
+            print(f"scratch copy kept: {scratch}")
+    print("verify: " + ("agrees with the manifest" if agreed else "DIFFERS from the manifest beyond what the platform explains"))
+    if not agreed:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    run(main)
