@@ -218,7 +218,8 @@ def verify(record: dict, project: Path, scratch: Path, targets: list[str] | None
     here = platform_record()["rounding"]
     differ = differing_platform(record["platform"]["rounding"], here)
     same = "the manifest's" if not differ else f"another (differs in {', '.join(differ)})"
-    print(f"platform: {same}; this machine: {here['cpu_model']}, OpenBLAS {here['openblas_kernels']}, torch {here['torch_cpu_capability']}")
+    print(f"platform: {same}; this machine: {here['cpu_model']}, OpenBLAS {here['openblas_kernels']}, "
+          f"torch {here['torch_cpu_capability']}")
     copy_project(project, scratch)
     command = snakemake_command(record, extra, cores, project)
     if targets is None:
@@ -279,7 +280,8 @@ def main() -> None:
             shutil.rmtree(scratch, ignore_errors=True)
         else:
             print(f"scratch copy kept: {scratch}")
-    print("verify: " + ("agrees with the manifest" if agreed else "DIFFERS from the manifest beyond what the platform explains"))
+    print("verify: " + ("agrees with the manifest" if agreed
+                        else "DIFFERS from the manifest beyond what the platform explains"))
     if not agreed:
         sys.exit(1)
 

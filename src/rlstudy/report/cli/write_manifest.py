@@ -139,7 +139,8 @@ def _seed_lists(node, where: str = "") -> dict[str, object]:
 def _merge(base: dict, over: dict) -> dict:
     merged = dict(base)
     for key, value in over.items():
-        merged[key] = _merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+        both_mappings = isinstance(value, dict) and isinstance(merged.get(key), dict)
+        merged[key] = _merge(merged[key], value) if both_mappings else value
     return merged
 
 
