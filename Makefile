@@ -9,7 +9,7 @@ SNAKEMAKE_ARGS ?=
 # The long runs schedule with workflow/profiles/long (a minute's rate-limit timespan: it says why).
 LONG_RUN := --profile workflow/profiles/long
 # What was published and the checks against it (docs/ci.md): make manifest SCALE=smoke MANIFEST=...,
-#   make verify TARGETS="results/..." or make verify SAMPLE=5 SEED=0
+#   make verify TARGETS="results/...", make verify SAMPLE=5 SEED=0, make verify RUN=. (this checkout's run)
 MANIFEST ?= docs/manifest.json
 SCALE ?= paper
 SEED ?= 0
@@ -47,8 +47,9 @@ readme: report  ## the verdicts into README.md and docs/claims.md, the results t
 manifest: $(STAMP)  ## MANIFEST (docs/manifest.json): every artefact's sha256 and size, the runs' key numbers, seeds, platform
 	$(BIN)/python -m rlstudy.report.cli.write_manifest --scale $(SCALE) --snakemake-args "$(SNAKEMAKE_ARGS)" --out $(MANIFEST)
 
-verify: $(STAMP)  ## rebuild TARGETS="..." or a sample of SAMPLE jobs (SEED) in a scratch copy; compare with MANIFEST
-	$(BIN)/python -m rlstudy.report.cli.verify --manifest $(MANIFEST) $(if $(TARGETS),--targets $(TARGETS),--sample $(or $(SAMPLE),5)) --seed $(SEED) --snakemake-args "$(SNAKEMAKE_ARGS)"
+verify: $(STAMP)  ## rebuild TARGETS="..." or SAMPLE jobs (SEED) in a scratch copy, or take RUN=. as built; compare with MANIFEST
+	$(BIN)/python -m rlstudy.report.cli.verify --manifest $(MANIFEST) --seed $(SEED) --snakemake-args "$(SNAKEMAKE_ARGS)" \
+		$(if $(RUN),--run $(RUN),$(if $(TARGETS),--targets $(TARGETS),--sample $(or $(SAMPLE),5)))
 
 test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs (the 25 slowest listed: issue 23's budget)
 	$(BIN)/python -m pytest -q --durations=25

@@ -158,3 +158,27 @@ def test_authors_data_that_is_not_here_is_left_out(tmp_path):
     (tmp_path / "shared").mkdir()
     assert verify.reachable_args(["--config", "authors_data=shared"], tmp_path) == ["--config", "authors_data=shared"]
     assert verify.reachable_args(["--config", "authors_data=../elsewhere"], tmp_path) == []
+
+
+def test_verify_compares_a_finished_run_as_it_is(run_folder):
+    """--run (make verify RUN=.): the run against its own manifest agrees; a changed byte or a moved
+    verdict does not, with status 1."""
+    assert subprocess.run([sys.executable, "-m", "rlstudy.report.cli.write_manifest", "--scale", "paper", "--out",
+                           "manifest.json"], cwd=run_folder).returncode == 0
+
+    def verify_run():
+        return subprocess.run([sys.executable, "-m", "rlstudy.report.cli.verify", "--manifest", "manifest.json",
+                               "--run", "."], cwd=run_folder, capture_output=True, text=True)
+
+    done = verify_run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "platform: the manifest's" in done.stdout and "3 identical, 1 measured" in done.stdout
+    assert "verdicts: 2 claims compared, 0 moved" in done.stdout
+    assert sorted(p.name for p in run_folder.iterdir()) == ["config.yaml", "data", "manifest.json", "results"]
+
+    import pandas as pd
+    save_csv(run_folder / "results/claims.csv", pd.DataFrame(  # rewritten by its rule: a record of the new bytes
+        {"id": ["a", "b"], "verdict": ["holds", "holds"], "evidence": ["p=0.01", "p=0.04"]}), {"parameters": {}})
+    done = verify_run()
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "`results/claims.csv` | table | different" in done.stdout and "`b`: fails -> holds **moved**" in done.stdout

@@ -3,8 +3,9 @@
 `make verify TARGETS="results/..."` rebuilds the named artefacts, `make verify SAMPLE=5` a seeded
 sample of five jobs (artefacts of distinct folders whose build needs at most --max-jobs jobs), each
 with its upstream, in a scratch copy of the checkout (its Snakefile, config, workflow/ and src/: no
-data/ or results/), at the manifest's scale and with its Snakemake options. Each artefact rebuilt
-is then, against docs/manifest.json (rlstudy.report.cli.write_manifest):
+data/ or results/), at the manifest's scale and with its Snakemake options; `make verify RUN=.`
+compares the checkout's own finished run, rebuilding nothing. Each artefact is then, against
+docs/manifest.json (rlstudy.report.cli.write_manifest):
 
 - identical: the manifest's sha256;
 - within tolerance: another platform, a kind whose spread across platforms was measured, inside it;
@@ -16,7 +17,7 @@ is then, against docs/manifest.json (rlstudy.report.cli.write_manifest):
 
 The platforms are the same when the manifest's `platform.rounding` (CPU, its BLAS flags, OpenBLAS's
 kernels, PyTorch's CPU capability, the BLAS environment, library versions) equals this machine's.
-Where results/claims.csv was rebuilt (a target downstream of every table, e.g. TARGETS=results/claims.csv)
+Where results/claims.csv was rebuilt (TARGETS=results/claims.csv, or a whole run: RUN=.)
 each claim's verdict is compared with the manifest's (compare_verdicts); a sample of runs does not
 rebuild the tables the claims read, and says so. Exits with status 1 when an artefact is different or
 a verdict moved, 2 when the manifest or the build fails.
@@ -193,18 +194,19 @@ def rebuilt_files(scratch: Path) -> list[str]:
                   if p.is_file() and not p.name.endswith(PROVENANCE_SUFFIX) and not p.name.startswith("."))
 
 
-def compare_claims(record: dict, scratch: Path) -> tuple[list[str], bool]:
+def compare_claims(record: dict, run_folder: Path) -> tuple[list[str], bool]:
     """Lines on each claim's verdict, and whether one moved; a note when the claims were not rebuilt."""
-    rebuilt = scratch / TABLES["claims"]
+    rebuilt = run_folder / TABLES["claims"]
     if not rebuilt.is_file() or "claims" not in record["tables"]:
         return ["verdicts: not compared (the targets did not rebuild results/claims.csv; "
                 "TARGETS=results/claims.csv rebuilds every table the claims read)"], False
-    published = scratch / "published_claims.csv"
-    with open(published, "w", newline="") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(record["tables"]["claims"]["columns"])
-        writer.writerows(record["tables"]["claims"]["rows"])
-    table = compare(verdicts(str(published)), verdicts(str(rebuilt)))
+    with tempfile.TemporaryDirectory() as folder:  # the manifest's claims as a table (never in the run)
+        published = Path(folder) / "claims.csv"
+        with open(published, "w", newline="") as f:
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow(record["tables"]["claims"]["columns"])
+            writer.writerows(record["tables"]["claims"]["rows"])
+        table = compare(verdicts(str(published)), verdicts(str(rebuilt)))
     moved = table["moved"].dropna().astype(bool)
     lines = [f"verdict `{claim}`: {table.at[claim, 'verdict_before']} -> {table.at[claim, 'verdict_after']} **moved**"
              for claim in moved.index[moved]]
@@ -212,14 +214,19 @@ def compare_claims(record: dict, scratch: Path) -> tuple[list[str], bool]:
     return lines, bool(moved.any())
 
 
-def verify(record: dict, project: Path, scratch: Path, targets: list[str] | None, sample: int | None,
-           seed: int, max_jobs: int, extra: list[str], cores: str) -> bool:
-    """Rebuild and print the comparison; True when everything agrees as the platform allows."""
+def platform_line(record: dict) -> bool:
+    """Print which platform this is against the manifest's; True when the same."""
     here = platform_record()["rounding"]
     differ = differing_platform(record["platform"]["rounding"], here)
     same = "the manifest's" if not differ else f"another (differs in {', '.join(differ)})"
     print(f"platform: {same}; this machine: {here['cpu_model']}, OpenBLAS {here['openblas_kernels']}, "
           f"torch {here['torch_cpu_capability']}")
+    return not differ
+
+
+def rebuild(record: dict, project: Path, scratch: Path, targets: list[str] | None, sample: int | None,
+            seed: int, max_jobs: int, extra: list[str], cores: str) -> None:
+    """The targets, or a sample, built with their upstream in a scratch copy of the project's code."""
     copy_project(project, scratch)
     command = snakemake_command(record, extra, cores, project)
     if targets is None:
@@ -229,19 +236,40 @@ def verify(record: dict, project: Path, scratch: Path, targets: list[str] | None
     if done.returncode != 0:
         raise PipelineError(f"the rebuild in {scratch} failed (exit {done.returncode}): "
                             + " | ".join((done.stderr or done.stdout).strip().splitlines()[-8:]))
+
+
+def compare_run(record: dict, run_folder: Path, same_platform: bool, whole_run: bool = False) -> bool:
+    """Print every artefact of run_folder against the manifest and the verdicts; True when everything
+    agrees as the platform allows."""
     failed = False
     print("\n| artefact | kind | result |\n| --- | --- | --- |")
     counts: dict[str, int] = {}
-    for path in rebuilt_files(scratch):
-        result, fails = judge(path, scratch / path, record, not differ)
+    found = rebuilt_files(run_folder)
+    for path in found:
+        result, fails = judge(path, run_folder / path, record, same_platform)
         failed |= fails
         kind = record["artefacts"].get(path, {}).get("kind", "")
         print(f"| `{path}` | {kind} | {result} |")
         counts[result.split(" (")[0]] = counts.get(result.split(" (")[0], 0) + 1
     print("\n" + ", ".join(f"{n} {result}" for result, n in sorted(counts.items())))
-    lines, moved = compare_claims(record, scratch)
+    if whole_run and (missing := len(set(record["artefacts"]) - set(found))):
+        print(f"{missing} artefacts of the manifest are not in {run_folder} (not compared)")
+    lines, moved = compare_claims(record, run_folder)
     print("\n".join(lines))
     return not (failed or moved)
+
+
+def make_scratch(folder: str | None, project: Path) -> Path:
+    if folder:
+        scratch = Path(folder)
+        scratch.mkdir(parents=True, exist_ok=True)
+        if any(scratch.iterdir()):
+            raise InputError(f"--scratch {scratch}: not empty")
+        return scratch
+    try:
+        return Path(tempfile.mkdtemp(prefix=f".{project.name}-verify-", dir=project.parent))
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix="rlstudy-verify-"))
 
 
 def main() -> None:
@@ -251,6 +279,8 @@ def main() -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--targets", nargs="+", help="artefacts to rebuild, with their upstream")
     which.add_argument("--sample", type=integer_from(1), help="rebuild this many sampled jobs, with their upstream")
+    which.add_argument("--run", help="compare a finished run's folder as it is, rebuilding nothing (e.g. . after "
+                                     "make report: the whole run and its verdicts against the published ones)")
     p.add_argument("--seed", type=integer_from(0), default=0, help="the sample's seed")
     p.add_argument("--max-jobs", type=integer_from(1), default=10,
                    help="a sampled artefact's build runs at most this many jobs (its upstream included)")
@@ -261,25 +291,21 @@ def main() -> None:
     p.add_argument("--keep", action="store_true", help="keep the scratch copy")
     args = p.parse_args()
     record = load_manifest(args.manifest)
-    project = Path(args.project).resolve()
-    if args.scratch:
-        scratch = Path(args.scratch)
-        scratch.mkdir(parents=True, exist_ok=True)
-        if any(scratch.iterdir()):
-            raise InputError(f"--scratch {scratch}: not empty")
+    same_platform = platform_line(record)
+    if args.run:
+        agreed = compare_run(record, Path(args.run), same_platform, whole_run=True)
     else:
+        project = Path(args.project).resolve()
+        scratch = make_scratch(args.scratch, project)
         try:
-            scratch = Path(tempfile.mkdtemp(prefix=f".{project.name}-verify-", dir=project.parent))
-        except OSError:
-            scratch = Path(tempfile.mkdtemp(prefix="rlstudy-verify-"))
-    try:
-        agreed = verify(record, project, scratch, args.targets, args.sample, args.seed, args.max_jobs,
-                        shlex.split(args.snakemake_args), args.cores)
-    finally:
-        if not args.keep:
-            shutil.rmtree(scratch, ignore_errors=True)
-        else:
-            print(f"scratch copy kept: {scratch}")
+            rebuild(record, project, scratch, args.targets, args.sample, args.seed, args.max_jobs,
+                    shlex.split(args.snakemake_args), args.cores)
+            agreed = compare_run(record, scratch, same_platform)
+        finally:
+            if not args.keep:
+                shutil.rmtree(scratch, ignore_errors=True)
+            else:
+                print(f"scratch copy kept: {scratch}")
     print("verify: " + ("agrees with the manifest" if agreed
                         else "DIFFERS from the manifest beyond what the platform explains"))
     if not agreed:
