@@ -3,13 +3,14 @@ changed kernel reported as different with a non-zero exit; and the cache of pape
 over restored outputs and Snakemake's records reruns nothing)."""
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from project_copy import copy_project, snakemake
+from project_copy import AUTHORS, copy_project, snakemake
 
 from rlstudy.report.cli.write_manifest import load_manifest
 
@@ -83,3 +84,21 @@ def test_a_restored_cache_with_snakemakes_records_reruns_nothing(built, tmp_path
     assert done.returncode == 0 and "Nothing to be done" in done.stdout + done.stderr, done.stdout
     done = snakemake(restored(built, tmp_path / "without", False), *PROFILE, "-n", *TARGETS)
     assert done.returncode == 0 and "updated input files" in done.stdout, done.stdout
+
+
+def test_a_rebuilt_runs_row_goes_into_the_published_tables_and_the_verdicts_hold(smoke_project, tmp_path):
+    """On the shared smoke run: its manifest, one Q-table seed and one SGD run rebuilt in a scratch copy;
+    their rows recomputed, put in place of theirs in the manifest's tables (bit for bit the published
+    rows), and the claims evaluated on those tables: no verdict moves."""
+    manifest = tmp_path / "manifest.json"
+    done = step("write_manifest", "--scale", "smoke", "--snakemake-args", shlex.join(AUTHORS), "--out", str(manifest),
+                cwd=smoke_project)
+    assert done.returncode == 0, done.stderr
+    done = step("verify", "--manifest", str(manifest), "--project", str(smoke_project), "--cores", "2",
+                "--scratch", str(tmp_path / "scratch"), "--targets", "results/agents/qtable/seed0/evaluation.csv",
+                "results/runs/ours/evaluation/sgd/UR/seed0/q.pt", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "summary: 1 rows of 1 rebuilt runs put in the published table (1 as published)" in done.stdout
+    assert "agents: 1 rows of 1 rebuilt runs put in the published table (1 as published)" in done.stdout
+    assert "verdicts (the published tables with the rebuilt runs' rows):" in done.stdout
+    assert ", 0 moved" in done.stdout and "different" not in done.stdout

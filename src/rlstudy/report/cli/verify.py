@@ -17,9 +17,11 @@ docs/manifest.json (rlstudy.report.cli.write_manifest):
 
 The platforms are the same when the manifest's `platform.rounding` (CPU, its BLAS flags, OpenBLAS's
 kernels, PyTorch's CPU capability, the BLAS environment, library versions) equals this machine's.
-Where results/claims.csv was rebuilt (TARGETS=results/claims.csv, or a whole run: RUN=.)
-each claim's verdict is compared with the manifest's (compare_verdicts); a sample of runs does not
-rebuild the tables the claims read, and says so. Exits with status 1 when an artefact is different or
+Each claim's verdict is compared with the manifest's (compare_verdicts): where results/claims.csv was
+rebuilt (TARGETS=results/claims.csv, a whole run: RUN=.), its verdicts; otherwise the rebuilt runs' rows,
+recomputed by their tables' steps with the published parameters and put in place of theirs in the
+manifest's tables, evaluated by evaluate_claims (on another platform: whether a chaotic run's new
+numbers would move a verdict). Exits with status 1 when an artefact is different or
 a verdict moved, 2 when the manifest or the build fails.
 
     python -m rlstudy.report.cli.verify --manifest docs/manifest.json --sample 5
@@ -28,6 +30,7 @@ a verdict moved, 2 when the manifest or the build fails.
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 import random
@@ -100,15 +103,20 @@ def snakemake_command(record: dict, extra: list[str], cores: str, project: Path)
     return [SNAKEMAKE, *profile, "--cores", cores, *reachable_args(record.get("snakemake_args", []), project), *extra]
 
 
+def with_targets(command: list[str], targets: list[str]) -> list[str]:
+    """The targets right after `snakemake`: options such as --config take every word after them."""
+    return [command[0], *targets, *command[1:]]
+
+
 def _snakemake(command: list[str], scratch: Path) -> subprocess.CompletedProcess:
     # PYTHONPATH: the scratch copy's src, so that its code (edited or not) is what the jobs import
-    env = {**os.environ, "PYTHONPATH": str(scratch / "src")}
+    env = {**os.environ, "PYTHONPATH": str(scratch / "src")} if (scratch / "src").is_dir() else None
     return subprocess.run(command, cwd=scratch, capture_output=True, text=True, env=env)
 
 
 def jobs_needed(command: list[str], scratch: Path, target: str) -> int | None:
     """How many jobs Snakemake would run to build target in the (empty) scratch copy; None if it cannot."""
-    done = _snakemake([*command, target, "--dry-run", "--quiet", "rules"], scratch)  # --quiet takes a list: last
+    done = _snakemake([*with_targets(command, [target]), "--dry-run", "--quiet", "rules"], scratch)
     totals = re.findall(r"^total\s+(\d+)", done.stdout + done.stderr, re.M)
     return int(totals[-1]) if done.returncode == 0 and totals else None
 
@@ -194,24 +202,122 @@ def rebuilt_files(scratch: Path) -> list[str]:
                   if p.is_file() and not p.name.endswith(PROVENANCE_SUFFIX) and not p.name.startswith("."))
 
 
-def compare_claims(record: dict, run_folder: Path) -> tuple[list[str], bool]:
-    """Lines on each claim's verdict, and whether one moved; a note when the claims were not rebuilt."""
-    rebuilt = run_folder / TABLES["claims"]
-    if not rebuilt.is_file() or "claims" not in record["tables"]:
-        return ["verdicts: not compared (the targets did not rebuild results/claims.csv; "
-                "TARGETS=results/claims.csv rebuilds every table the claims read)"], False
+def write_table(table: dict, path: Path) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(table["columns"])
+        writer.writerows(table["rows"])
+
+
+def verdict_lines(record: dict, claims: Path, what: str) -> tuple[list[str], bool]:
+    """Each moved verdict of claims.csv against the manifest's, a count, and whether one moved."""
     with tempfile.TemporaryDirectory() as folder:  # the manifest's claims as a table (never in the run)
         published = Path(folder) / "claims.csv"
-        with open(published, "w", newline="") as f:
-            writer = csv.writer(f, lineterminator="\n")
-            writer.writerow(record["tables"]["claims"]["columns"])
-            writer.writerows(record["tables"]["claims"]["rows"])
-        table = compare(verdicts(str(published)), verdicts(str(rebuilt)))
+        write_table(record["tables"]["claims"], published)
+        table = compare(verdicts(str(published)), verdicts(str(claims)))
     moved = table["moved"].dropna().astype(bool)
     lines = [f"verdict `{claim}`: {table.at[claim, 'verdict_before']} -> {table.at[claim, 'verdict_after']} **moved**"
              for claim in moved.index[moved]]
-    lines.append(f"verdicts: {len(moved)} claims compared, {int(moved.sum())} moved")
+    lines.append(f"verdicts{what}: {len(moved)} claims compared, {int(moved.sum())} moved")
     return lines, bool(moved.any())
+
+
+# The per-run tables a rebuilt run has a row in: the step that writes them, the run folders it reads
+# (a pattern of the rebuilt files), and the columns that name a run.
+RUN_TABLES = {
+    "summary": ("rlstudy.bellman.cli.summarise", r"(results/runs/[^/]+/[^/]+/[^/]+/[^/]+/seed\d+)/q\.pt",
+                ["dataset", "task", "setting", "estimator", "seed"]),
+    "agents": ("rlstudy.agents.cli.summarise_agents", r"(results/agents/[^/]+/seed\d+)/evaluation\.csv",
+               ["agent", "env", "seed"]),
+    "offline": ("rlstudy.offline.cli.summarise_offline", r"(results/offline/[^/]+/seed\d+)/buffer/performance\.csv",
+                ["env", "seed", "learner"]),
+}
+
+
+def table_arguments(name: str, runs: list[str], parameters: dict, out: Path) -> list[str]:
+    """The step's options for these runs alone, with the parameters the published table was made with."""
+    if name == "summary":
+        return ["--curves", *[f"{run}/errors.csv" for run in runs], "--exact", json.dumps(parameters["exact"]),
+                "--gamma", str(parameters["gamma"]), "--converged-below", str(parameters["converged_below"]),
+                "--out", str(out), "--stats-out", str(out.with_name("stats.rebuilt.csv"))]
+    if name == "agents":
+        return ["--runs", *runs, "--agents", json.dumps(parameters["agents"]), "--out", str(out)]
+    return ["--runs", *runs, "--out", str(out)]
+
+
+def project_rows(record: dict, scratch: Path, files: list[str], command: list[str], folder: Path) -> list[str]:
+    """The published tables with the rows of the runs rebuilt in scratch put in place of theirs, written
+    into folder; lines saying what was projected and what could not be."""
+    notes = []
+    for name, (step, pattern, keys) in RUN_TABLES.items():
+        runs = sorted({match.group(1) for f in files if (match := re.fullmatch(pattern, f))})
+        if not runs or name not in record["tables"]:
+            continue
+        parameters = record["tables"][name].get("parameters") or {}
+        if name == "summary":  # the exact Q and density of each run's task alone: cheap jobs, built if missing
+            entries = [entry for entry in parameters.get("exact", {}).get("rows", [])
+                       if any(run.split("/")[2:4] == [entry["dataset"], entry["task"]] for run in runs)]
+            parameters = {**parameters, "exact": {"rows": entries}}
+            needed = {entry[kind] for entry in entries for kind in ("exact", "density")}
+            missing = sorted(path for path in needed if not (scratch / path).is_file())
+            if missing and (not command or _snakemake(with_targets(command, missing), scratch).returncode != 0):
+                notes.append(f"{name}: the exact Q of its runs could not be built; not projected")
+                continue
+        out = folder / f"{name}.rebuilt.csv"
+        done = _snakemake([sys.executable, "-m", step, *table_arguments(name, runs, parameters, out)], scratch)
+        if done.returncode != 0:
+            notes.append(f"{name}: {step} refused the rebuilt runs ({(done.stderr.strip().splitlines() or ['?'])[-1]}); "
+                         "not projected")
+            continue
+        published = record["tables"][name]
+        with open(out, newline="") as f:
+            header, *rows = list(csv.reader(f))
+        if header != published["columns"]:
+            notes.append(f"{name}: the rebuilt rows have other columns than the published; not projected")
+            continue
+        at = [published["columns"].index(key) for key in keys]
+        index = {tuple(row[i] for i in at): n for n, row in enumerate(published["rows"])}
+        patched, unchanged = list(published["rows"]), 0
+        for row in rows:
+            key = tuple(row[i] for i in at)
+            if key in index:
+                unchanged += patched[index[key]] == row
+                patched[index[key]] = row
+            else:
+                patched.append(row)
+        record = {**record, "tables": {**record["tables"], name: {**published, "rows": patched}}}
+        notes.append(f"{name}: {len(rows)} rows of {len(runs)} rebuilt runs put in the published table "
+                     f"({unchanged} as published)")
+    for name, table in record["tables"].items():
+        if name != "claims":
+            write_table(table, folder / f"{name}.csv")
+    return notes
+
+
+def compare_claims(record: dict, run_folder: Path, command: list[str] | None = None) -> tuple[list[str], bool]:
+    """Lines on each claim's verdict, and whether one moved. Where results/claims.csv was not rebuilt, the
+    rebuilt runs' rows are put into the published tables and the claims evaluated on them (command: the
+    Snakemake command, to build the exact Q the bellman rows need)."""
+    rebuilt = run_folder / TABLES["claims"]
+    if "claims" not in record["tables"]:
+        return ["verdicts: not compared (the manifest has no claims)"], False
+    if rebuilt.is_file():
+        return verdict_lines(record, rebuilt, "")
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        notes = project_rows(record, run_folder, rebuilt_files(run_folder), command or [], folder)
+        if not any("rows of" in note for note in notes):
+            return [*notes, "verdicts: not compared (no rebuilt run has a row in the tables the claims read; "
+                    "TARGETS=results/claims.csv rebuilds them all)"], False
+        tables = [f"{table.stem}={table}" for table in sorted(folder.glob("*.csv")) if "." not in table.stem]
+        done = _snakemake([sys.executable, "-m", "rlstudy.claims.cli.evaluate_claims", "--claims", "claims.yaml",
+                           "--schema", "workflow/schemas/claims.schema.yaml", "--table", *tables,
+                           "--out", str(folder / "claims.csv")], run_folder)
+        if done.returncode != 0:
+            raise PipelineError(f"the claims on the published tables with the rebuilt rows: "
+                                f"{(done.stderr.strip().splitlines() or ['?'])[-1]}")
+        lines, moved = verdict_lines(record, folder / "claims.csv", " (the published tables with the rebuilt runs' rows)")
+    return [*notes, *lines], moved
 
 
 def platform_line(record: dict) -> bool:
@@ -225,22 +331,26 @@ def platform_line(record: dict) -> bool:
 
 
 def rebuild(record: dict, project: Path, scratch: Path, targets: list[str] | None, sample: int | None,
-            seed: int, max_jobs: int, extra: list[str], cores: str) -> None:
-    """The targets, or a sample, built with their upstream in a scratch copy of the project's code."""
+            seed: int, max_jobs: int, extra: list[str], cores: str) -> list[str]:
+    """The targets, or a sample, built with their upstream in a scratch copy of the project's code; the
+    Snakemake command that built them."""
     copy_project(project, scratch)
     command = snakemake_command(record, extra, cores, project)
     if targets is None:
         targets = sample_targets(record, sample, seed, max_jobs, command, scratch)
         print(f"sample (seed {seed}): {' '.join(targets)}")
-    done = _snakemake([*command, *targets], scratch)
+    done = _snakemake(with_targets(command, targets), scratch)
     if done.returncode != 0:
         raise PipelineError(f"the rebuild in {scratch} failed (exit {done.returncode}): "
                             + " | ".join((done.stderr or done.stdout).strip().splitlines()[-8:]))
+    return command
 
 
-def compare_run(record: dict, run_folder: Path, same_platform: bool, whole_run: bool = False) -> bool:
+def compare_run(record: dict, run_folder: Path, same_platform: bool, whole_run: bool = False,
+                command: list[str] | None = None) -> bool:
     """Print every artefact of run_folder against the manifest and the verdicts; True when everything
     agrees as the platform allows."""
+    claim_lines, moved = compare_claims(record, run_folder, command)  # first: it may build the exact Q
     failed = False
     print("\n| artefact | kind | result |\n| --- | --- | --- |")
     counts: dict[str, int] = {}
@@ -254,8 +364,7 @@ def compare_run(record: dict, run_folder: Path, same_platform: bool, whole_run: 
     print("\n" + ", ".join(f"{n} {result}" for result, n in sorted(counts.items())))
     if whole_run and (missing := len(set(record["artefacts"]) - set(found))):
         print(f"{missing} artefacts of the manifest are not in {run_folder} (not compared)")
-    lines, moved = compare_claims(record, run_folder)
-    print("\n".join(lines))
+    print("\n".join(claim_lines))
     return not (failed or moved)
 
 
@@ -298,9 +407,9 @@ def main() -> None:
         project = Path(args.project).resolve()
         scratch = make_scratch(args.scratch, project)
         try:
-            rebuild(record, project, scratch, args.targets, args.sample, args.seed, args.max_jobs,
-                    shlex.split(args.snakemake_args), args.cores)
-            agreed = compare_run(record, scratch, same_platform)
+            command = rebuild(record, project, scratch, args.targets, args.sample, args.seed, args.max_jobs,
+                              shlex.split(args.snakemake_args), args.cores)
+            agreed = compare_run(record, scratch, same_platform, command=command)
         finally:
             if not args.keep:
                 shutil.rmtree(scratch, ignore_errors=True)

@@ -112,14 +112,16 @@ def artefacts(project: Path) -> tuple[dict[str, dict], Counter]:
 
 
 def tables(project: Path) -> dict[str, dict]:
-    """The rows of each summary table that exists, as text."""
+    """The rows of each summary table that exists, as text, and the parameters its record gives."""
     found = {}
     for name, relative in TABLES.items():
         path = project / relative
         if path.is_file():
             with open(path, newline="") as f:
                 header, *rows = list(csv.reader(f))
-            found[name] = {"path": relative, "columns": header, "rows": rows}
+            # its step's parameters (verify recomputes a rebuilt run's row with them)
+            parameters = (read_record(path, "a summary table") or {}).get("parameters", {})
+            found[name] = {"path": relative, "parameters": parameters, "columns": header, "rows": rows}
     return found
 
 
@@ -238,6 +240,7 @@ def dumps(record: dict) -> str:
     for name, table in record["tables"].items():
         rows = ",\n    ".join(json.dumps(row) for row in table["rows"])
         table_lines.append(f'  {json.dumps(name)}: {{"path": {json.dumps(table["path"])}, '
+                           f'"parameters": {json.dumps(table["parameters"], sort_keys=True)}, '
                            f'"columns": {json.dumps(table["columns"])}, "rows": [\n    {rows}]}}')
     artefact_lines = [f"  {json.dumps(path)}: {json.dumps(entry, sort_keys=True)}"
                       for path, entry in record["artefacts"].items()]
