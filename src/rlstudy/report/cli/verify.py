@@ -45,12 +45,12 @@ from pathlib import Path
 from rlstudy.claims.cli.compare_verdicts import compare, verdicts
 from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.errors import InputError, PipelineError
-from rlstudy.core.io import PROVENANCE_SUFFIX
-from rlstudy.report.cli.write_manifest import FOLDERS, TABLES, _sha256_and_size, load_manifest, platform_record
+from rlstudy.core.io import PROVENANCE_SUFFIX, sha256_file
+from rlstudy.report.cli.write_manifest import FOLDERS, TABLES, load_manifest, platform_record
 
 # Across platforms, per kind of artefact (write_manifest.KINDS), from the one measurement there is:
-# the same seeds at paper scale on an AMD EPYC (OpenBLAS Haswell kernels) and an Intel Xeon (AVX-512,
-# SkylakeX kernels), ../shared/FACTS.md, "Measured 2026-11-27": the learned Q*'s exact error agreed to
+# the same seeds at paper scale on an AMD EPYC (OpenBLAS's Haswell kernels, pinned) and an Intel Xeon
+# (AVX-512/AMX, no pin), ../shared/FACTS.md, "Measured 2026-11-27": the learned Q*'s exact error agreed to
 # three digits, the tabular agents' returns exactly, and every trained network's numbers moved (control
 # SGD-UR finals by 19-93 % run by run, DQN seed 0 500.0 against 149.4, BCQ 141.2 against 295.7, DDPG
 # finals 1-7 %): "across platforms only the spread over seeds and the verdicts can be compared".
@@ -180,7 +180,7 @@ def judge(path: str, rebuilt: Path, record: dict, same_platform: bool) -> tuple[
         return "not in the manifest", False
     if entry.get("measured"):
         return "measured (not compared)", False
-    if _sha256_and_size(rebuilt)[0] == entry["sha256"]:
+    if sha256_file(rebuilt) == entry["sha256"]:
         return "identical", False
     if same_platform:
         return "different (the manifest's platform: every bit should repeat)", True
