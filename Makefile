@@ -17,7 +17,12 @@ SCALE_FILE = $(if $(filter smoke,$(SCALE)),workflow/profiles/smoke/scale.yaml)
 TARGET ?=
 CONFIGFILES ?=
 
-.PHONY: figures study smoke rerun report readme test test-fast lint clean
+# What was published and the checks against it (docs/ci.md): make manifest [SCALE=smoke] MANIFEST=...,
+#   make verify TARGETS="results/...", make verify SAMPLE=5 SEED=0, make verify RUN=. (this checkout's run)
+MANIFEST ?= docs/manifest.json
+SEED ?= 0
+
+.PHONY: figures study smoke smoke-report rerun report readme manifest verify test test-fast lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,12 +45,23 @@ rerun: $(STAMP)  ## rerun TARGET (files or rules, forced) at the checkout's scal
 	$(if $(TARGET),,$(error make rerun needs TARGET=<file or rule>, e.g. TARGET=figures/ours/q_control_cbo.png))
 	$(SNAKEMAKE) --cores all $(if $(SCALE_FILE),--profile workflow/profiles/smoke) $(if $(CONFIGFILES),--configfile config.yaml $(SCALE_FILE) $(CONFIGFILES)) -f $(TARGET) $(SNAKEMAKE_ARGS)
 
+smoke-report: smoke  ## make smoke, then its report.html (what CI uploads on every push)
+	$(SNAKEMAKE) --profile workflow/profiles/smoke --report report.html
+
 report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure and table; opens offline
 	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
 	$(SNAKEMAKE) --report report.html $(SNAKEMAKE_ARGS)
 
 readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.report.cli.render_readme
+	$(BIN)/python -m rlstudy.report.cli.write_manifest --scale paper --snakemake-args "$(SNAKEMAKE_ARGS)" --out $(MANIFEST)
+
+manifest: $(STAMP)  ## MANIFEST (docs/manifest.json): every artefact's sha256 and size, the runs' key numbers, seeds, platform
+	$(BIN)/python -m rlstudy.report.cli.write_manifest --scale $(SCALE) --snakemake-args "$(SNAKEMAKE_ARGS)" --out $(MANIFEST)
+
+verify: $(STAMP)  ## rebuild TARGETS="..." or SAMPLE jobs (SEED) in a scratch copy, or take RUN=. as built; compare with MANIFEST
+	$(BIN)/python -m rlstudy.report.cli.verify --manifest $(MANIFEST) --seed $(SEED) --snakemake-args "$(SNAKEMAKE_ARGS)" \
+		$(if $(RUN),--run $(RUN),$(if $(TARGETS),--targets $(TARGETS),--sample $(or $(SAMPLE),5)))
 
 test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs (the 25 slowest listed: issue 23's budget)
 	$(BIN)/python -m pytest -q --durations=25

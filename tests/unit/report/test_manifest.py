@@ -1,0 +1,184 @@
+"""The manifest of a run (report/cli/write_manifest.py) and verify's judgement of a rebuilt artefact
+against it (report/cli/verify.py); the rebuild itself: tests/workflow/test_verify.py."""
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from project_copy import MEASURED
+
+from rlstudy.core.errors import InputError
+from rlstudy.core.io import save_csv, write_artefact
+from rlstudy.report.cli import verify, write_manifest
+from rlstudy.report.cli.write_manifest import dumps, kind_of, load_manifest, manifest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_measured_files_are_the_tests_measured_files():
+    assert write_manifest.MEASURED == MEASURED
+
+
+def test_claims_read_the_tables_the_manifest_keeps():
+    """TABLES repeats claims.smk's CLAIM_TABLES (the claims' inputs) and adds the verdicts."""
+    text = (ROOT / "workflow/rules/claims.smk").read_text()
+    block = text.split("CLAIM_TABLES = {", 1)[1].split("}", 1)[0]
+    assert {name: path for name, path in write_manifest.TABLES.items() if name != "claims"} == \
+        dict(line.strip().rstrip(",").replace('"', "").split(": ") for line in block.strip().splitlines())
+
+
+@pytest.mark.parametrize("path, kind", [
+    ("figures/ours/q_control_sgd.png", "figure"),
+    ("data/trajectories/ours/control/short/states.npy", "trajectory"),
+    ("data/trajectories/authors/control/short/states.npy", "authors-import"),
+    ("results/exact/control/reward_next/q_exact.npy", "exact"),
+    ("results/reference/error_exact.csv", "reference-error"),
+    ("results/reference/control/q_star.pt", "reference"),
+    ("results/agents/qtable/seed0/returns.csv", "tabular-agent"),
+    ("results/agents/dqn/seed0/returns.csv", "agent"),
+    ("results/agents/summary.csv", "table"),
+    ("results/runs/ours/control/sgd/UR/seed0/errors.csv", "run"),
+    ("results/sweep/kick/beta=1/seed100/errors.csv", "run"),
+    ("results/offline/CartPole-v1/seed0/bcq/q.pt", "offline"),
+    ("results/summary.csv", "table"),
+])
+def test_kinds(path, kind):
+    assert kind_of(path) == kind
+    assert kind in verify.CROSS_PLATFORM
+
+
+@pytest.fixture
+def run_folder(tmp_path):
+    """A tiny run: an artefact with its record, a measured wall time, the references and claims tables."""
+    (tmp_path / "config.yaml").write_text("seed: 7\nseeds: [0, 1]\nagents:\n  seeds: [3]\n")
+    record = {"git_commit": "a" * 40, "parameters": {}}
+    write_artefact(tmp_path / "data/trajectories/ours/control/short/states.npy", b"states", record)
+    write_artefact(tmp_path / "results/runs/ours/control/sgd/UR/seed0/wall_time.csv", b"seconds\n1.5\n", record)
+    write_artefact(tmp_path / "results/reference/error_exact.csv", b"task,error\ncontrol,0.1234\n", record)
+    import pandas as pd
+    save_csv(tmp_path / "results/claims.csv", pd.DataFrame(
+        {"id": ["a", "b"], "verdict": ["holds", "fails"], "evidence": ["p=0.01", "p=0.4"]}), record)
+    (tmp_path / "results/.gitkeep").write_text("")
+    return tmp_path
+
+
+def test_a_manifest_lists_every_artefact_once_with_its_sha256(run_folder):
+    record = manifest(run_folder, "paper", ["--config", "authors_data=x"])
+    states = run_folder / "data/trajectories/ours/control/short/states.npy"
+    assert record["artefacts"]["data/trajectories/ours/control/short/states.npy"] == {
+        "sha256": hashlib.sha256(b"states").hexdigest(), "size": 6, "kind": "trajectory"}
+    assert states.with_name("states.npy.provenance.json").exists()
+    assert not any(path.endswith(".provenance.json") or path.endswith(".gitkeep") for path in record["artefacts"])
+    assert record["artefacts"]["results/runs/ours/control/sgd/UR/seed0/wall_time.csv"]["measured"] is True
+    assert record["counts"]["provenance_records"] == 4 and record["counts"]["artefacts"] == 4
+    assert record["commits_of_artefacts"] == {"a" * 40: 4}
+    assert record["tables"]["references"]["rows"] == [["control", "0.1234"]]
+    assert record["verdicts"] == {"a": "holds", "b": "fails"}
+    assert record["seed"] == 7 and record["seed_block"] == {"seed": 7, "seeds": [0, 1], "agents.seeds": [3]}
+    assert record["snakemake_args"] == ["--config", "authors_data=x"]
+    rounding = record["platform"]["rounding"]
+    assert {"cpu_model", "blas_flags", "openblas_kernels", "torch_cpu_capability", "versions"} <= set(rounding)
+    assert json.loads(dumps(record)) == record
+
+
+def test_an_empty_run_and_a_foreign_file_are_refused(tmp_path):
+    (tmp_path / "config.yaml").write_text("seed: 1\n")
+    with pytest.raises(InputError, match="no artefact"):
+        manifest(tmp_path, "paper", [])
+    (tmp_path / "m.json").write_text('{"format": 99}')
+    with pytest.raises(InputError, match="not a manifest"):
+        load_manifest(tmp_path / "m.json")
+
+
+def test_the_command_writes_the_manifest(run_folder):
+    done = subprocess.run([sys.executable, "-m", "rlstudy.report.cli.write_manifest", "--scale", "paper",
+                           "--out", "docs/manifest.json"], cwd=run_folder, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "4 artefacts (1 measured" in done.stdout
+    assert load_manifest(run_folder / "docs/manifest.json")["scale"] == "paper"
+
+
+@pytest.fixture
+def published(run_folder):
+    return manifest(run_folder, "paper", [])
+
+
+def rebuilt(tmp_path, name, data: bytes) -> Path:
+    path = tmp_path / "rebuilt" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def test_judge_on_the_manifests_platform_wants_every_bit(published, tmp_path):
+    path = "data/trajectories/ours/control/short/states.npy"
+    assert verify.judge(path, rebuilt(tmp_path, "a", b"states"), published, True) == ("identical", False)
+    assert verify.judge(path, rebuilt(tmp_path, "b", b"statez"), published, True)[1] is True
+    wall = "results/runs/ours/control/sgd/UR/seed0/wall_time.csv"
+    assert verify.judge(wall, rebuilt(tmp_path, "c", b"2.0"), published, True) == ("measured (not compared)", False)
+
+
+def test_judge_on_another_platform_applies_the_measured_tolerances(published, tmp_path):
+    references = "results/reference/error_exact.csv"
+    close = rebuilt(tmp_path, "r1", b"task,error\ncontrol,0.1236\n")  # three digits agree
+    far = rebuilt(tmp_path, "r2", b"task,error\ncontrol,0.1300\n")
+    assert verify.judge(references, close, published, False)[1] is False
+    assert verify.judge(references, close, published, False)[0].startswith("within tolerance")
+    assert verify.judge(references, far, published, False)[1] is True
+    assert verify.judge(references, close, published, True)[1] is True  # the same platform: not within anything
+    # a trajectory was never measured across platforms: a difference is one
+    assert verify.judge("data/trajectories/ours/control/short/states.npy", rebuilt(tmp_path, "t", b"x"),
+                        published, False)[1] is True
+    run = "results/runs/ours/control/sgd/UR/seed0/errors.csv"
+    published["artefacts"][run] = {"sha256": "0" * 64, "size": 1, "kind": "run"}
+    result, fails = verify.judge(run, rebuilt(tmp_path, "e", b"x"), published, False)
+    assert result.startswith("chaotic") and not fails
+
+
+def test_the_platform_differs_by_any_rounding_key():
+    here = write_manifest.platform_record()["rounding"]
+    assert verify.differing_platform(here, dict(here)) == []
+    assert verify.differing_platform(here, {**here, "openblas_kernels": "SkylakeX"}) == ["openblas_kernels"]
+
+
+def test_a_moved_verdict_is_reported(published, tmp_path):
+    tmp_path = tmp_path / "scratch"
+    (tmp_path / "results").mkdir(parents=True)
+    (tmp_path / "results/claims.csv").write_text("id,verdict,evidence\na,holds,p=0.01\nb,holds,p=0.04\n")
+    lines, moved = verify.compare_claims(published, tmp_path)
+    assert moved and any("`b`: fails -> holds" in line for line in lines)
+    (tmp_path / "results/claims.csv").write_text("id,verdict,evidence\na,holds,p=0.02\nb,fails,p=0.5\n")
+    assert verify.compare_claims(published, tmp_path)[1] is False
+
+
+def test_authors_data_that_is_not_here_is_left_out(tmp_path):
+    (tmp_path / "shared").mkdir()
+    assert verify.reachable_args(["--config", "authors_data=shared"], tmp_path) == ["--config", "authors_data=shared"]
+    assert verify.reachable_args(["--config", "authors_data=../elsewhere"], tmp_path) == []
+
+
+def test_verify_compares_a_finished_run_as_it_is(run_folder):
+    """--run (make verify RUN=.): the run against its own manifest agrees; a changed byte or a moved
+    verdict does not, with status 1."""
+    assert subprocess.run([sys.executable, "-m", "rlstudy.report.cli.write_manifest", "--scale", "paper", "--out",
+                           "manifest.json"], cwd=run_folder).returncode == 0
+
+    def verify_run():
+        return subprocess.run([sys.executable, "-m", "rlstudy.report.cli.verify", "--manifest", "manifest.json",
+                               "--run", "."], cwd=run_folder, capture_output=True, text=True)
+
+    done = verify_run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "platform: the manifest's" in done.stdout and "3 identical, 1 measured" in done.stdout
+    assert "verdicts: 2 claims compared, 0 moved" in done.stdout
+    assert sorted(p.name for p in run_folder.iterdir()) == ["config.yaml", "data", "manifest.json", "results"]
+
+    import pandas as pd
+    save_csv(run_folder / "results/claims.csv", pd.DataFrame(  # rewritten by its rule: a record of the new bytes
+        {"id": ["a", "b"], "verdict": ["holds", "holds"], "evidence": ["p=0.01", "p=0.04"]}), {"parameters": {}})
+    done = verify_run()
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "`results/claims.csv` | table | different" in done.stdout and "`b`: fails -> holds **moved**" in done.stdout

@@ -1,0 +1,104 @@
+"""make verify at smoke scale: a manifest of a small build, its rebuild in a scratch copy identical, and a
+changed kernel reported as different with a non-zero exit; and the cache of paper.yml (a fresh checkout
+over restored outputs and Snakemake's records reruns nothing)."""
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from project_copy import AUTHORS, copy_project, snakemake
+
+from rlstudy.report.cli.write_manifest import load_manifest
+
+pytestmark = pytest.mark.integration
+
+PROFILE = ["--profile", "workflow/profiles/smoke", "--cores", "2"]
+# two jobs: a trajectory (bellman/sde.py) and the exact Q on its grid (which imports sde.py too)
+TARGETS = ["data/trajectories/ours/evaluation/short/states.npy", "results/exact/evaluation/reward_next/q_exact.npy"]
+KERNEL = Path("src/rlstudy/bellman/sde.py")
+REWARD = "return np.sin(s) + 1.0\n"
+
+
+def step(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", f"rlstudy.report.cli.{module}", *args], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    project = copy_project(tmp_path_factory.mktemp("verify") / "project")
+    done = snakemake(project, *PROFILE, *TARGETS)
+    assert done.returncode == 0, done.stderr[-3000:]
+    done = step("write_manifest", "--scale", "smoke", "--out", "manifest.json", cwd=project)
+    assert done.returncode == 0, done.stderr
+    return project
+
+
+def test_the_manifest_of_the_build(built):
+    record = load_manifest(built / "manifest.json")
+    assert set(record["artefacts"]) == {f"data/trajectories/ours/evaluation/short/{a}.npy"
+                                        for a in ("states", "action_indices", "rewards")} | {
+        "results/exact/evaluation/reward_next/q_exact.npy", "results/exact/evaluation/reward_next/refinement.csv"}
+    assert record["scale"] == "smoke" and record["seed_block"]["seeds"] == [0, 1]
+
+
+def test_a_rebuild_is_identical_and_a_changed_kernel_is_not(built, tmp_path):
+    done = step("verify", "--manifest", "manifest.json", "--targets", TARGETS[0], "--cores", "2",
+                "--scratch", str(tmp_path / "same"), cwd=built)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "platform: the manifest's" in done.stdout
+    assert "3 identical" in done.stdout and "verify: agrees" in done.stdout
+
+    kernel = built / KERNEL
+    text = kernel.read_text()
+    assert text.count(REWARD) == 1
+    kernel.write_text(text.replace(REWARD, "return np.sin(s) + 1.0000001\n"))  # within the steps' 1e-6 check
+    try:
+        done = step("verify", "--manifest", "manifest.json", "--sample", "2", "--max-jobs", "3", "--cores", "2",
+                    "--scratch", str(tmp_path / "changed"), cwd=built)
+    finally:
+        kernel.write_text(text)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "`data/trajectories/ours/evaluation/short/rewards.npy` | trajectory | different" in done.stdout
+    assert "`data/trajectories/ours/evaluation/short/states.npy` | trajectory | identical" in done.stdout
+    assert "DIFFERS" in done.stdout
+
+
+def restored(built: Path, target: Path, records: bool) -> Path:
+    """A fresh copy of the sources (new mtimes, as a checkout) over the build's outputs copied with
+    their mtimes (as actions/cache restores them), with or without Snakemake's records."""
+    copy_project(target)
+    for source in target.rglob("*"):  # copy_project keeps the worktree's mtimes: a checkout's are now
+        os.utime(source)
+    for folder in ("data", "results", *([".snakemake/metadata"] if records else [])):
+        shutil.copytree(built / folder, target / folder, copy_function=shutil.copy2)
+    return target
+
+
+def test_a_restored_cache_with_snakemakes_records_reruns_nothing(built, tmp_path):
+    done = snakemake(restored(built, tmp_path / "with", True), *PROFILE, "-n", *TARGETS)
+    assert done.returncode == 0 and "Nothing to be done" in done.stdout + done.stderr, done.stdout
+    done = snakemake(restored(built, tmp_path / "without", False), *PROFILE, "-n", *TARGETS)
+    assert done.returncode == 0 and "updated input files" in done.stdout, done.stdout
+
+
+def test_a_rebuilt_runs_row_goes_into_the_published_tables_and_the_verdicts_hold(smoke_project, tmp_path):
+    """On the shared smoke run: its manifest, one Q-table seed and one SGD run rebuilt in a scratch copy;
+    their rows recomputed, put in place of theirs in the manifest's tables (bit for bit the published
+    rows), and the claims evaluated on those tables: no verdict moves."""
+    manifest = tmp_path / "manifest.json"
+    done = step("write_manifest", "--scale", "smoke", "--snakemake-args", shlex.join(AUTHORS), "--out", str(manifest),
+                cwd=smoke_project)
+    assert done.returncode == 0, done.stderr
+    done = step("verify", "--manifest", str(manifest), "--project", str(smoke_project), "--cores", "2",
+                "--scratch", str(tmp_path / "scratch"), "--targets", "results/agents/qtable/seed0/evaluation.csv",
+                "results/runs/ours/evaluation/sgd/UR/seed0/q.pt", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "summary: 1 rows of 1 rebuilt runs put in the published table (1 as published)" in done.stdout
+    assert "agents: 1 rows of 1 rebuilt runs put in the published table (1 as published)" in done.stdout
+    assert "verdicts (the published tables with the rebuilt runs' rows):" in done.stdout
+    assert ", 0 moved" in done.stdout and "different" not in done.stdout
