@@ -1,5 +1,5 @@
 # Stage 4: every figure of the notebook, in config `figures.formats`. Each rule derives from
-# common.smk's figure_template: its inputs, outputs, log, and the step with its own options.
+# templates.smk's figure_template: its inputs, outputs, log, and the step with its own options.
 
 
 use rule figure_template as q_figure with:
