@@ -99,8 +99,8 @@ use rule step as reference_table with:
         args=lambda w, output: [
             "--entries",
             as_json({"rows": reference_entries()}),
-            "--gamma",
-            config["problem"]["gamma"],
+            "--problem",
+            as_json(config["problem"]),
             "--out",
             output[0],
         ],

@@ -37,10 +37,9 @@ def main() -> None:
     p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--solved-return", type=finite_float, required=True,
                    help="config <agent>.solved_return: a seed whose mean greedy return is below it is marked failing")
-    p.add_argument("--rollout-steps", type=integer_from(1), default=100)
+    p.config_option("--rollout-steps", "{agent}.rollout_steps", type=integer_from(1), help="steps of the rollout GIF")
     p.add_argument("--out-dir", required=True, help="figures/agents: <agent>_*.<fmt> and <agent>_rollout.gif")
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=integer_from(1), default=150)
+    style.add_format_options(p)
     args = p.parse_args()
     setup_torch("cpu")
     agent = BASICS[args.agent]
