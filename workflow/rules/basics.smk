@@ -21,10 +21,10 @@ use rule step as train_agent with:
     wildcard_constraints:
         agent=agents_named(model_file="model.pt"),
     # the deep agents are the longest jobs: start them first
-    priority: lambda w: 5 if BASICS_RUNTIME[w.agent] >= 60 else 0
+    priority: lambda w: 5 if CATALOGUE[w.agent].runtime_minutes >= 60 else 0
     resources:
         mem_mb=2000,
-        runtime=lambda w: BASICS_RUNTIME[w.agent],
+        runtime=lambda w: CATALOGUE[w.agent].runtime_minutes,
     params:
         step="rlstudy.agents.cli.train_agent",
         args=lambda w, output: [

@@ -6,7 +6,6 @@ import os
 from rlstudy.agents.catalogue import CATALOGUE
 
 BASICS_AGENTS = [agent for agent, files in CATALOGUE.items() if files.train_step == "train_agent"]
-BASICS_RUNTIME = {"qtable": 15, "linear_q": 30, "dqn": 60, "ddpg": 60}  # minutes, at notebook scale, shared CPU
 RUN_FILES = ("returns.csv", "evaluation.csv", "diagnostics.csv")
 
 

@@ -36,7 +36,7 @@ use rule step as mpo_train with:
     priority: 5
     resources:
         mem_mb=2000,
-        runtime=30,
+        runtime=CATALOGUE["mpo"].runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
         step="rlstudy.agents.cli.train_mpo",

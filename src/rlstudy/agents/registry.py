@@ -2,9 +2,9 @@
 step treats the agents alike; the basics notebook's four agents (trained by train_agent, drawn by
 plot_basics) add their training function and their value/policy maps.
 
-Adding an agent: its module (or folder, as agents/mpo/), its parameter dataclass with its schema
-definition and config section, and one class and one line of AGENTS here. The rules' list of the
-agents and their files (workflow/rules/basics_common.smk) is checked against AGENTS by a test."""
+Adding an agent: its module (or folder, as agents/mpo/) with its parameter dataclass, one class and
+one line of AGENTS here, its line in catalogue.py (what the rules read: files and runtime; a test
+checks it against AGENTS), its config section, schema and smoke scale: docs/agents.md lists the files."""
 
 from __future__ import annotations
 

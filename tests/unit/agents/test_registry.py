@@ -13,10 +13,11 @@ def test_the_workflow_catalogue_lists_the_registry_agents_in_order_with_their_fi
         assert (files.train_step, files.model_file) == (agent.train_step, agent.model_file), name
         expected_figure = agent.value_figure_name if isinstance(agent, BasicsAgent) else None
         assert files.value_figure == expected_figure, name
+        assert isinstance(files.runtime_minutes, int) and files.runtime_minutes > 0, name  # the rules' runtime
 
 
 def test_basics_agents_are_trained_by_train_agent_and_draw_a_known_map():
-    assert list(BASICS) == ["qtable", "linear_q", "dqn", "ddpg"]
+    assert list(BASICS) == [name for name, files in CATALOGUE.items() if files.train_step == "train_agent"]
     for agent in BASICS.values():
         assert agent.train_step == "train_agent" and agent.value_map in VALUE_MAPS
     assert AGENTS["mpo"].train_step == "train_mpo" and "mpo" not in BASICS
