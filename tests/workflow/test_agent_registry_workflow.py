@@ -1,9 +1,11 @@
 """Adding an agent touches the files docs/agents.md lists, and nothing else: on a temporary copy of
-the project a toy agent is added so (its class and registry line, its catalogue line, its config
-section, its schema entry, its smoke scale), the workflow plans its training, figures and summary row,
+the project a toy agent is added so (its module, its registry line, its config section, its schema
+entry, its smoke scale), the workflow plans its training, figures and summary row,
 and its training job runs through the workflow at smoke scale."""
 
 import json
+import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -12,24 +14,9 @@ from project_copy import copy_project, snakemake
 
 pytestmark = pytest.mark.integration
 
-# A toy basics agent: the Q-table with a discount of zero (each cell learns its next reward alone),
-# its own name, files and figures. Only its plumbing is under test.
-TOY_AGENT = '''
-
-class MyopicTable(QTable):
-    """A toy of the tests: the Q-table with a discount of zero."""
-
-    name = "toy"
-
-    def train(self, env, params, seed, rng, generator, log=None):
-        import dataclasses
-
-        return tabular.train_qtable(env, dataclasses.replace(params, gamma=0.0), seed, rng, log)
-
-
-'''
-REGISTRY_LINE = "AGENTS: dict[str, Agent] = {agent.name: agent for agent in (QTable(), LinearQ(), DQN(), DDPG(), MPO())}"
-CATALOGUE_END = '    "mpo": AgentFiles("train_mpo", "model.pt", None, 30),\n'
+HERE = Path(__file__).parent
+REGISTRY_END = '    AgentEntry("mpo", "kinds", "MPO", "train_mpo", "model.pt", None, 30),\n'
+TOY_LINE = '    AgentEntry("toy", "toy_agent", "MyopicTable", "train_agent", "q_table.npy", "toy_value_policy", 5),\n'
 TOY_CONFIG = """
 toy:
   env: MountainCar-v0
@@ -68,8 +55,8 @@ def edit(path, old, new):
 def toy_project(tmp_path_factory):
     workdir = copy_project(tmp_path_factory.mktemp("agents"))
     agents = workdir / "src" / "rlstudy" / "agents"
-    edit(agents / "registry.py", REGISTRY_LINE, TOY_AGENT.lstrip("\n") + REGISTRY_LINE.replace("MPO())", "MPO(), MyopicTable())"))
-    edit(agents / "catalogue.py", CATALOGUE_END, CATALOGUE_END + '    "toy": AgentFiles("train_agent", "q_table.npy", "toy_value_policy", 5),\n')
+    shutil.copy(HERE / "toy_agent.py", agents / "toy_agent.py")  # the toy (tests/workflow/toy_agent.py)
+    edit(agents / "registry.py", REGISTRY_END, REGISTRY_END + TOY_LINE)
     with open(workdir / "config.yaml", "a") as config:
         config.write(TOY_CONFIG)
     with open(workdir / "workflow" / "profiles" / "smoke" / "scale.yaml", "a") as smoke:

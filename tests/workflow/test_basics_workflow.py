@@ -25,7 +25,8 @@ AGENTS = ("qtable", "linear_q", "dqn", "ddpg")
 ])
 def test_bad_input_is_a_clear_error_naming_the_config_key(args, message, monkeypatch, capsys, tmp_path):
     agent = args[args.index("--agent") + 1]  # its shipped parameters (a later --params replaces them)
-    monkeypatch.setattr(sys, "argv", ["train_agent", "--run-seed", "0", "--seed", "1", "--params",
+    monkeypatch.setattr(sys, "argv", ["train_agent", "--run-seed", "0", "--seed", "1", "--evaluation-episodes", "1",
+                                      "--params",
                                       json.dumps(CONFIG[agent]["params"]), "--out-dir", str(tmp_path), *args])
     with pytest.raises(SystemExit) as stop:
         run(train_agent.main)

@@ -11,7 +11,7 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # classic-control renders thr
 
 from rlstudy.agents import figures  # noqa: E402
 from rlstudy.agents.episodes import load_evaluation, load_returns  # noqa: E402
-from rlstudy.agents.registry import BASICS  # noqa: E402
+from rlstudy.agents.registry import BASICS, build_agent  # noqa: E402
 from rlstudy.agents.rollout import greedy_rollout, save_gif  # noqa: E402
 from rlstudy.core import seeding  # noqa: E402
 from rlstudy.core.cli import finite_float, integer_from, json_arg, parser, run, setup_torch  # noqa: E402
@@ -42,7 +42,7 @@ def main() -> None:
     style.add_format_options(p)
     args = p.parse_args()
     setup_torch("cpu")
-    agent = BASICS[args.agent]
+    agent = build_agent(args.agent)
     params = agent_params(agent, args.params)
     runs = sorted((Path(r) for r in args.runs), key=run_seed)
     out = Path(args.out_dir)
