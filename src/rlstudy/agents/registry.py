@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # a built agent imports torch and gymnasium
-    from .kinds import Agent
 
 
 @dataclass(frozen=True)
@@ -34,7 +30,10 @@ class AgentEntry:
     value_figure: str | None
     runtime_minutes: int
 
-    def build(self) -> Agent:
+    def build(self):
+        """The agent, a kinds.Agent: its class imported now (with torch and gymnasium). Not imported for
+        typing either: the rules list the modules a step imports as its code, and the class's module
+        is the entry's own (basics_common.smk: agent_sources)."""
         return getattr(importlib.import_module(f"rlstudy.agents.{self.module}"), self.cls)(self)
 
 
@@ -49,6 +48,6 @@ AGENTS: dict[str, AgentEntry] = {entry.name: entry for entry in (
 BASICS: tuple[str, ...] = tuple(name for name, entry in AGENTS.items() if entry.train_step == "train_agent")
 
 
-def build_agent(name: str) -> Agent:
+def build_agent(name: str):
     """The agent registered as `name`, built (its class imported now)."""
     return AGENTS[name].build()
