@@ -34,8 +34,9 @@ def main() -> None:
     p.add_argument("--density", required=True,
                    help="the stationary density of the task's behaviour policy (stationary_density.npy)")
     p.add_argument("--reference-note", default="", help="how Q* was made, for the title")
-    p.config_option("--problem", "problem", type=json_arg,
-                    help="JSON of the problem (sde.Problem): the dynamics the exact Q was solved for, and gamma")
+    p.add_argument("--problem", type=json_arg, required=True,
+                   help="JSON of the problem (sde.Problem) its runs assume: config 'problem' with the dataset's "
+                        "dynamics (bellman.datasets.dataset_dynamics), which the exact Q was solved for")
     p.add_argument("--runs", nargs="+", required=True, help="run folders, each with q.pt and errors.csv")
     p.config_option("--converged-below", "summary.converged_below", type=finite_float,
                     help="a run counts as converged when its final e_k/e_0 is at most this")
