@@ -99,6 +99,7 @@ onerror:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/templates.smk"
+include: "workflow/rules/bellman_common.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/reference.smk"
 include: "workflow/rules/methods.smk"

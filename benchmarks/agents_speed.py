@@ -21,7 +21,7 @@ import torch
 from rlstudy.agents.mpo import environment as mpo_environment
 from rlstudy.agents.mpo import loop as mpo_loop
 from rlstudy.agents.mpo.config import MPOParams
-from rlstudy.agents.registry import BASICS
+from rlstudy.agents.registry import BASICS, build_agent
 
 from bellman_problem import shipped
 
@@ -63,7 +63,7 @@ def time_mpo(scale: float) -> None:
 def main() -> None:
     scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     torch.set_num_threads(1)
-    for name, agent in BASICS.items():
+    for name, agent in ((name, build_agent(name)) for name in BASICS):
         params = shipped(agent.params, name, "params", **budget(name, scale))
         env = agent.make_env(ENVS[name], params)
         start = time.perf_counter()

@@ -7,13 +7,15 @@ import pandas as pd
 import pytest
 
 from rlstudy.agents.cli import train_agent
+from rlstudy.agents.registry import AGENTS as REGISTRY
+from rlstudy.agents.registry import BASICS
 from rlstudy.agents.cli.summarise_agents import summary_row
 from rlstudy.core.cli import run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import save_csv
 from shipped_params import CONFIG
 
-AGENTS = ("qtable", "linear_q", "dqn", "ddpg")
+AGENTS = BASICS  # the registry's basics agents
 
 
 @pytest.mark.parametrize("args, message", [
@@ -25,7 +27,8 @@ AGENTS = ("qtable", "linear_q", "dqn", "ddpg")
 ])
 def test_bad_input_is_a_clear_error_naming_the_config_key(args, message, monkeypatch, capsys, tmp_path):
     agent = args[args.index("--agent") + 1]  # its shipped parameters (a later --params replaces them)
-    monkeypatch.setattr(sys, "argv", ["train_agent", "--run-seed", "0", "--seed", "1", "--params",
+    monkeypatch.setattr(sys, "argv", ["train_agent", "--run-seed", "0", "--seed", "1", "--evaluation-episodes", "1",
+                                      "--params",
                                       json.dumps(CONFIG[agent]["params"]), "--out-dir", str(tmp_path), *args])
     with pytest.raises(SystemExit) as stop:
         run(train_agent.main)
@@ -55,8 +58,7 @@ def test_smoke_profile_builds_every_agent_figure_and_run_file(smoke_project):
     workdir = smoke_project
 
     figures = workdir / "figures" / "agents"
-    names = [f"{a}_learning_curve" for a in AGENTS] + ["qtable_value_policy", "linear_q_value_policy",
-                                                        "ddpg_value_policy", "dqn_max_q"]
+    names = [f"{a}_learning_curve" for a in AGENTS] + [REGISTRY[a].value_figure for a in AGENTS]
     for name in names:
         for fmt in ("png", "pdf"):
             assert (figures / f"{name}.{fmt}").stat().st_size > 10_000, name
@@ -64,7 +66,7 @@ def test_smoke_profile_builds_every_agent_figure_and_run_file(smoke_project):
         assert (figures / f"{agent}_rollout.gif").read_bytes()[:6] == b"GIF89a"
 
     for folder in sorted((workdir / "results" / "agents").glob("*/seed*")):
-        model = "q_table.npy" if folder.parent.name == "qtable" else "model.pt"
+        model = REGISTRY[folder.parent.name].model_file
         for name in ("returns.csv", "evaluation.csv", model):
             assert (folder / f"{name}.provenance.json").is_file(), folder / name
         returns = pd.read_csv(folder / "returns.csv")
@@ -78,4 +80,4 @@ def test_smoke_profile_builds_every_agent_figure_and_run_file(smoke_project):
     assert list(summary.columns) == ["agent", "env", "seed", "episodes", "steps", "final_mean_return",
                                      "solved_return", "solved"]
     assert (summary["solved"] == (summary["final_mean_return"] >= summary["solved_return"])).all()
-    assert sorted(set(summary["agent"])) == sorted([*AGENTS, "mpo"])
+    assert sorted(set(summary["agent"])) == sorted(REGISTRY)

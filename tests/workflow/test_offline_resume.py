@@ -120,7 +120,7 @@ def test_killed_cli_run_resumes_and_writes_the_same_artefacts(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": "1"}
 
     def command(cli, *args):
-        return [sys.executable, "-m", f"rlstudy.offline.cli.{cli}", "--env", "CartPole-v1", "--run-seed", "0", "--seed", "7",
+        return [sys.executable, "-m", f"rlstudy.offline.cli.{cli}", "--env", "CartPole-v1", "--run-seed", "0", "--seed", "7", "--device", "cpu",
                 "--params", json.dumps(params), "--atari", json.dumps(vars(RUN.atari)), *args]
 
     subprocess.run(command("train_behavioural", "--steps", "400", "--out-dir", str(tmp_path / "behavioural")),

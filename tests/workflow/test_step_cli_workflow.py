@@ -18,7 +18,17 @@ pytestmark = pytest.mark.integration
 SMOKE = ["--profile", "workflow/profiles/smoke", "--cores", "1"]  # without the authors' data: ours alone
 TARGETS = {"rlstudy.agents.cli.train_agent": "results/agents/dqn/seed1/returns.csv",
            "rlstudy.bellman.cli.make_trajectory": "data/trajectories/ours/control/short/states.npy",
-           "rlstudy.bellman.cli.run_method": "results/runs/ours/evaluation/cbo/UR/seed0/errors.csv"}
+           "rlstudy.bellman.cli.run_method": "results/runs/ours/evaluation/cbo/UR/seed0/errors.csv",
+           # the steps whose defaults repeated config values, or took gamma beside --problem
+           "rlstudy.bellman.cli.solve_exact": "results/exact/control/reward_current/q_exact.npy",
+           "rlstudy.bellman.cli.train_reference": "results/reference/control/q_star.pt",
+           "rlstudy.bellman.cli.summarise": "results/summary.csv",
+           "rlstudy.bellman.cli.fourier_error": "results/fourier_error.csv",
+           "rlstudy.bellman.cli.summarise_references": "results/reference/error_exact.csv",
+           "rlstudy.bellman.cli.plot_q": "figures/ours/q_control_sgd.png",
+           "rlstudy.agents.cli.plot_basics": "figures/agents/dqn_max_q.png",
+           "rlstudy.agents.cli.plot_mpo": "figures/agents/mpo_diagnostics.png",
+           "rlstudy.offline.cli.train_behavioural": "results/offline/CartPole-v1/seed0/behavioural/q.pt"}
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +58,12 @@ def parse(monkeypatch, module: str, args: list[str]):
 
 
 def without_options(args: list[str], flags: set[str]) -> list[str]:
+    """args without the given options and their values (every value up to the next option: --formats png pdf)."""
     kept, skip = [], False
     for arg in args:
-        if skip:
-            skip = False
-        elif arg in flags:
-            skip = True
-        else:
+        if arg.startswith("--"):
+            skip = arg in flags
+        if not skip:
             kept.append(arg)
     return kept
 

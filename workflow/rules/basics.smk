@@ -8,7 +8,7 @@ include: "basics_common.smk"
 
 use rule step as train_agent with:
     input:
-        code=sources("agents.cli.train_agent"),
+        code=lambda w: agent_sources("agents.cli.train_agent", w.agent),
     output:
         returns="results/agents/{agent}/seed{seed}/returns.csv",
         evaluation="results/agents/{agent}/seed{seed}/evaluation.csv",
@@ -21,10 +21,10 @@ use rule step as train_agent with:
     wildcard_constraints:
         agent=agents_named(model_file="model.pt"),
     # the deep agents are the longest jobs: start them first
-    priority: lambda w: 5 if BASICS_RUNTIME[w.agent] >= 60 else 0
+    priority: lambda w: 5 if AGENTS[w.agent].runtime_minutes >= 60 else 0
     resources:
         mem_mb=2000,
-        runtime=lambda w: BASICS_RUNTIME[w.agent],
+        runtime=lambda w: AGENTS[w.agent].runtime_minutes,
     params:
         step="rlstudy.agents.cli.train_agent",
         args=lambda w, output: [
@@ -59,7 +59,7 @@ use rule train_agent as train_qtable with:
 use rule step as agent_figures with:
     input:
         lambda w: agent_run_files(w.agent),
-        code=sources("agents.cli.plot_basics"),
+        code=lambda w: agent_sources("agents.cli.plot_basics", w.agent),
     output:
         agent_figure_outputs("{agent}_value_policy"),
         gif=report(
@@ -125,7 +125,7 @@ use rule step as agents_summary with:
             "--runs",
             *agents_summary_runs(),
             "--agents",
-            as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")} for agent in CATALOGUE}),
+            as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")} for agent in AGENTS}),
             "--out",
             "results/agents/summary.csv",
         ],

@@ -1,23 +1,28 @@
-# Helpers of the agents' rules (basics.smk, mpo.smk): the registry's agents (rlstudy.agents.catalogue,
-# checked against rlstudy.agents.registry by a test), their run folders, files and figures.
+# Helpers of the agents' rules (basics.smk, mpo.smk): the registry's agents (rlstudy.agents.registry,
+# read without torch), their run folders, files, figures and code.
 
 import os
 
-from rlstudy.agents.catalogue import CATALOGUE
+from rlstudy.agents.registry import AGENTS, BASICS
 
-BASICS_AGENTS = [agent for agent, files in CATALOGUE.items() if files.train_step == "train_agent"]
-BASICS_RUNTIME = {"qtable": 15, "linear_q": 30, "dqn": 60, "ddpg": 60}  # minutes, at notebook scale, shared CPU
+BASICS_AGENTS = list(BASICS)
 RUN_FILES = ("returns.csv", "evaluation.csv", "diagnostics.csv")
+
+
+def agent_sources(step, agent):
+    """The code of an agent's job: the step's and its agent's class's module (the registry names the
+    class; the step imports it when it builds the agent)."""
+    return list(dict.fromkeys([*sources(step), *sources(f"agents.{AGENTS[agent].module}")]))
 
 
 def agents_named(model_file):
     """A wildcard constraint: the basics agents whose model file is `model_file`."""
-    return "|".join(agent for agent in BASICS_AGENTS if CATALOGUE[agent].model_file == model_file)
+    return "|".join(agent for agent in BASICS_AGENTS if AGENTS[agent].model_file == model_file)
 
 
 def agents_drawing(suffix):
     """A wildcard constraint: the basics agents whose value/policy figure is <agent>_<suffix>."""
-    return "|".join(agent for agent in BASICS_AGENTS if CATALOGUE[agent].value_figure == f"{agent}_{suffix}")
+    return "|".join(agent for agent in BASICS_AGENTS if AGENTS[agent].value_figure == f"{agent}_{suffix}")
 
 
 def agent_run_dirs(agent):
@@ -25,16 +30,16 @@ def agent_run_dirs(agent):
 
 
 def agent_run_files(agent):
-    return [f"{d}/{f}" for d in agent_run_dirs(agent) for f in (*RUN_FILES, CATALOGUE[agent].model_file)]
+    return [f"{d}/{f}" for d in agent_run_dirs(agent) for f in (*RUN_FILES, AGENTS[agent].model_file)]
 
 
 def agents_summary_runs():
     """The run folders of every agent of the registry, in its order, for results/agents/summary.csv."""
-    return [d for agent in CATALOGUE for d in agent_run_dirs(agent)]
+    return [d for agent in AGENTS for d in agent_run_dirs(agent)]
 
 
 def basics_figure_names(agent):
-    return [f"{agent}_learning_curve", f"{agent}_diagnostics", CATALOGUE[agent].value_figure]
+    return [f"{agent}_learning_curve", f"{agent}_diagnostics", AGENTS[agent].value_figure]
 
 
 def basics_targets():

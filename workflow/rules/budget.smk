@@ -4,67 +4,47 @@
 # its sampled residual on our short trajectory; beside them the runs' final errors (results/summary.csv).
 
 
-rule budget_reach:
+# The network's reach (`reach`: every point alike, from the seeded initialisation) and the reach where
+# the data are (`reach_weighted`: its points weighted as the residual fits weigh them, started from the
+# uniform reach; planned only when config budget.weights is not uniform: budget_parts).
+use rule step as budget_reach with:
     input:
         exact=lambda w: exact_of("ours", w.task),
         weights=lambda w: budget_weights(w.task),
+        start=lambda w: [f"results/budget/{w.task}/reach/q.pt"] if w.reach == "reach_weighted" else [],
         code=sources("bellman.cli.budget_reach"),
     output:
-        network=f"{BUDGET_DIR}/reach/q.pt",
-        error=f"{BUDGET_DIR}/reach/error.csv",
-        fit=f"{BUDGET_DIR}/reach/fit.csv",
+        network=f"{BUDGET_DIR}/{{reach}}/q.pt",
+        error=f"{BUDGET_DIR}/{{reach}}/error.csv",
+        fit=f"{BUDGET_DIR}/{{reach}}/fit.csv",
     log:
-        "logs/budget/{task}/reach.log",
+        "logs/budget/{task}/{reach}.log",
     benchmark:
-        "logs/budget/{task}/reach.benchmark.tsv"
-    conda:
-        ENV
-    threads: 1
+        "logs/budget/{task}/{reach}.benchmark.tsv"
     resources:
         mem_mb=1000,
         runtime=10,
     params:
-        points=BUDGET["points"],
-        fit=as_json(BUDGET["fit"]),
-        seed=config["seed"],
-        weights=lambda w: budget_weights_args(w.task),
-        fit_weights=[],  # every point alike; budget_reach_weighted weighs them by --weights
-        start=[],  # from the seeded initialisation
-        out_dir=lambda w, output: str(Path(output.error).parent),
-    shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.budget_reach --task {wildcards.task:q} --exact {input.exact:q}"
-        " --points {params.points:q} --fit {params.fit:q} --seed {params.seed:q} {params.weights:q}"
-        " {params.fit_weights:q} {params.start:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        step="rlstudy.bellman.cli.budget_reach",
+        args=lambda w, input, output: [
+            "--task",
+            w.task,
+            "--exact",
+            input.exact,
+            "--points",
+            BUDGET["points"],
+            "--fit",
+            as_json(BUDGET["fit"]),
+            "--seed",
+            config["seed"],
+            *budget_weights_args(w.task),
+            *(["--fit-weights", "--start", *input.start] if w.reach == "reach_weighted" else []),
+            "--out-dir",
+            str(Path(output.error).parent),
+        ],
 
 
-# The reach where the data are: the same regression, its points weighted as the residual fits weigh
-# them, started from the uniform reach (planned only when config budget.weights is not uniform:
-# budget_parts).
-use rule budget_reach as budget_reach_weighted with:
-    input:
-        exact=lambda w: exact_of("ours", w.task),
-        weights=lambda w: budget_weights(w.task),
-        start=f"{BUDGET_DIR}/reach/q.pt",
-        code=sources("bellman.cli.budget_reach"),
-    output:
-        network=f"{BUDGET_DIR}/reach_weighted/q.pt",
-        error=f"{BUDGET_DIR}/reach_weighted/error.csv",
-        fit=f"{BUDGET_DIR}/reach_weighted/fit.csv",
-    log:
-        "logs/budget/{task}/reach_weighted.log",
-    benchmark:
-        "logs/budget/{task}/reach_weighted.benchmark.tsv"
-    params:
-        points=BUDGET["points"],
-        fit=as_json(BUDGET["fit"]),
-        seed=config["seed"],
-        weights=lambda w: budget_weights_args(w.task),
-        fit_weights=["--fit-weights"],
-        start=lambda w, input: ["--start", input.start],
-        out_dir=lambda w, output: str(Path(output.error).parent),
-
-
-rule budget_population:
+use rule step as budget_population with:
     input:
         exact=lambda w: exact_of("ours", w.task),
         start=f"{BUDGET_DIR}/reach/q.pt",
@@ -78,27 +58,35 @@ rule budget_population:
         "logs/budget/{task}/population_{estimator}.log",
     benchmark:
         "logs/budget/{task}/population_{estimator}.benchmark.tsv"
-    conda:
-        ENV
-    threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
     params:
-        points=BUDGET["points"],
-        fit=as_json(BUDGET["fit"]),
-        problem=problem_of("ours"),
-        ur_action=BUDGET["ur_action"],
-        weights=lambda w: budget_weights_args(w.task),
-        out_dir=lambda w, output: str(Path(output.error).parent),
-    shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.budget_population --task {wildcards.task:q} --estimator {wildcards.estimator:q}"
-        " --exact {input.exact:q} --start {input.start:q} --points {params.points:q} --fit {params.fit:q}"
-        " --problem {params.problem:q} --ur-action {params.ur_action:q} {params.weights:q}"
-        " --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        step="rlstudy.bellman.cli.budget_population",
+        args=lambda w, input, output: [
+            "--task",
+            w.task,
+            "--estimator",
+            w.estimator,
+            "--exact",
+            input.exact,
+            "--start",
+            input.start,
+            "--points",
+            BUDGET["points"],
+            "--fit",
+            as_json(BUDGET["fit"]),
+            "--problem",
+            problem_of("ours"),
+            "--ur-action",
+            BUDGET["ur_action"],
+            *budget_weights_args(w.task),
+            "--out-dir",
+            str(Path(output.error).parent),
+        ],
 
 
-rule budget_finite:
+use rule step as budget_finite with:
     input:
         trajectory_files("ours", "{task}"),
         exact=lambda w: exact_of("ours", w.task),
@@ -113,31 +101,41 @@ rule budget_finite:
         "logs/budget/{task}/finite_data_{estimator}.log",
     benchmark:
         "logs/budget/{task}/finite_data_{estimator}.benchmark.tsv"
-    conda:
-        ENV
-    threads: 1
     resources:
         mem_mb=3000,
         runtime=15,
     params:
-        trajectory=lambda w, input: str(Path(input[0]).parent),
-        points=BUDGET["interpolation_points"],
-        max_transitions=BUDGET["max_transitions"],
-        fit=as_json(BUDGET["finite_fit"]),
-        problem=problem_of("ours"),
-        ur_action=BUDGET["ur_action"],
-        seed=config["seed"],
-        weights=lambda w: budget_weights_args(w.task),
-        out_dir=lambda w, output: str(Path(output.error).parent),
-    shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.budget_finite --task {wildcards.task:q} --estimator {wildcards.estimator:q}"
-        " --trajectory {params.trajectory:q} --exact {input.exact:q} --start {input.start:q}"
-        " --points {params.points:q} --max-transitions {params.max_transitions:q} --fit {params.fit:q}"
-        " --problem {params.problem:q} --ur-action {params.ur_action:q} --seed {params.seed:q} {params.weights:q}"
-        " --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        step="rlstudy.bellman.cli.budget_finite",
+        args=lambda w, input, output: [
+            "--task",
+            w.task,
+            "--estimator",
+            w.estimator,
+            "--trajectory",
+            str(Path(input[0]).parent),
+            "--exact",
+            input.exact,
+            "--start",
+            input.start,
+            "--points",
+            BUDGET["interpolation_points"],
+            "--max-transitions",
+            BUDGET["max_transitions"],
+            "--fit",
+            as_json(BUDGET["finite_fit"]),
+            "--problem",
+            problem_of("ours"),
+            "--ur-action",
+            BUDGET["ur_action"],
+            "--seed",
+            config["seed"],
+            *budget_weights_args(w.task),
+            "--out-dir",
+            str(Path(output.error).parent),
+        ],
 
 
-rule budget_table:
+use rule step as budget_table with:
     input:
         parts=budget_parts(),
         summary="results/summary.csv",
@@ -146,17 +144,18 @@ rule budget_table:
         report("results/budget/budget.csv", caption="../report/budget_table.rst", category="4. Tables"),
     log:
         "logs/budget/budget.log",
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
     params:
-        tasks=config["tasks"],
-    shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.summarise_budget --parts {input.parts:q} --summary {input.summary:q}"
-        " --tasks {params.tasks:q} --out {output:q} > {log:q} 2>&1"
+        step="rlstudy.bellman.cli.summarise_budget",
+        args=lambda w, input, output: [
+            "--parts",
+            *input.parts,
+            "--summary",
+            input.summary,
+            "--tasks",
+            *config["tasks"],
+            "--out",
+            output[0],
+        ],
 
 
 use rule figure_template as budget_figure with:

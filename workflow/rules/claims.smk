@@ -12,7 +12,7 @@ CLAIM_TABLES = {
 }
 
 
-rule claims:
+use rule step as claims with:
     input:
         claims="claims.yaml",
         schema="workflow/schemas/claims.schema.yaml",
@@ -23,14 +23,17 @@ rule claims:
         seed_power="results/seed_power.csv",
     log:
         "logs/claims.log",
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
     params:
-        tables=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
-    shell:
-        "python -m rlstudy.core.warmstart rlstudy.claims.cli.evaluate_claims --claims {input.claims:q} --schema {input.schema:q}"
-        " --table {params.tables:q} --out {output.claims:q} --seed-power {output.seed_power:q} > {log:q} 2>&1"
+        step="rlstudy.claims.cli.evaluate_claims",
+        args=lambda w, input, output: [
+            "--claims",
+            input.claims,
+            "--schema",
+            input.schema,
+            "--table",
+            *[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
+            "--out",
+            output.claims,
+            "--seed-power",
+            output.seed_power,
+        ],

@@ -1,15 +1,10 @@
-# Helpers shared by the rules: names of runs, their parameters, and the command of each step; the
-# defaults shared by the bellman study's rules (ENV, FIGURE; their templates are in templates.smk).
-import functools
+# Helpers shared by every study's rules: parameters as JSON, the code a step runs, the figures'
+# files and options, the defaults of every rule (ENV, FIGURE; their templates are in templates.smk).
+# Each study's own helpers are in its *_common.smk (bellman_common.smk, basics_common.smk,
+# offline_common.smk).
 import json
 import re
 
-from rlstudy.bellman import authors_files
-from rlstudy.bellman.datasets import dataset_dynamics
-from rlstudy.bellman.estimators import ESTIMATORS
-from rlstudy.bellman.optimizers import OPTIMIZERS, all_settings
-from rlstudy.bellman.sweep import resolve_sweep, sweep_points
-from rlstudy.core.errors import InputError
 from rlstudy.core.sources import module_sources
 
 
@@ -18,21 +13,8 @@ def one_of(names):
     return "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
 
 
-# Every optimiser's settings by name (sgd, cbo, cbo-adaptive, ...): the registries name the runs.
-SETTINGS = all_settings(config)
-
-
 wildcard_constraints:
-    dataset="ours|authors",
-    task="evaluation|control",
-    size="short|long",
-    estimator=one_of(ESTIMATORS),
-    reward_of="current|next",
     seed=r"\d+",
-    setting=one_of(SETTINGS),
-    grid=r"[A-Za-z0-9_]+",
-    point=r"[^/]+",
-    cost="evaluations|seconds",
 
 
 def as_json(values):
@@ -44,133 +26,6 @@ def sources(step):
     """The code a step runs, as inputs: its script and every module of the package it imports
     (core/sources.py), so that editing any of them reruns exactly the jobs that run it."""
     return [str(path.relative_to(SRC.parent)) for path in module_sources(f"rlstudy.{step}", SRC)]
-
-
-def trajectory_files(dataset, task, size="short"):
-    """Our trajectories come in two sizes; the authors' data is one 1e6-step trajectory per task."""
-    return expand(
-        "data/trajectories/{dataset}/{task}/{size}/{array}.npy",
-        dataset=dataset,
-        task=task,
-        size=size,
-        array=["states", "action_indices", "rewards"],
-    )
-
-
-# The datasets the methods run on: our own trajectories, and the authors' published ones when config
-# `authors_data` says where to find them.
-DATASETS = ["ours"] if config["authors_data"] == "none" else ["ours", "authors"]
-AUTHORS_REFERENCE = "data/reference/authors/control/q_star.pt"
-
-
-def authors_source_paths():
-    """The files of a local authors_data folder (none for 'none' and 'download'), looked at, not opened:
-    a FIFO, a device, a link out of the folder, a file over authors_files.MAX_FILE_BYTES or a path too
-    long for the system stops the workflow here, by name, before any job."""
-    source = config["authors_data"]
-    if source in ("none", "download"):
-        return []
-    try:
-        return [str(path) for path in authors_files.source_files(source)]
-    except InputError as err:
-        raise ConfigError(f"config key 'authors_data': {err}") from None
-
-
-def authors_source_files():
-    """The authors' files as inputs whose modification time does not count (ancient): a copy mounted
-    afresh (a new mtime, the same bytes) reruns nothing; their contents do count, by
-    authors_source_digests as a parameter, so replacing one reruns the import and what follows."""
-    return [ancient(path) for path in AUTHORS_SOURCE_PATHS]
-
-
-AUTHORS_SOURCE_PATHS = authors_source_paths()
-
-
-@functools.cache
-def _authors_source_digests():
-    try:
-        return {Path(path).name: authors_files.sha256(path) for path in AUTHORS_SOURCE_PATHS}
-    except InputError as err:
-        raise ConfigError(f"config key 'authors_data': {err}") from None
-
-
-def authors_source_digests(wildcards):
-    """The sha256 of each of the authors' files, the import rules' parameter: read (as the import step
-    reads them) once, when the DAG first holds an import job, and not at all for targets that need none."""
-    return _authors_source_digests()
-
-
-def reference_of(dataset, task):
-    """Q* the errors are measured against: the authors' published network for control on their data
-    (they published no evaluation Q*), our own Q* otherwise."""
-    if dataset == "authors" and task == "control":
-        return AUTHORS_REFERENCE
-    return f"results/reference/{task}/q_star.pt"
-
-
-def setting_params(task, setting):
-    return SETTINGS[setting].params[task]
-
-
-def estimators_of(setting):
-    return SETTINGS[setting].estimators
-
-
-def seeds_of(setting, task):
-    return SETTINGS[setting].seeds[task]
-
-
-def setting_caption(task, setting):
-    """What a figure's caption says of a setting: its optimiser, parameters, estimators and seeds."""
-    return {
-        "optimizer": SETTINGS[setting].optimizer,
-        "params": setting_params(task, setting),
-        "estimators": list(estimators_of(setting)),
-        "seeds": list(seeds_of(setting, task)),
-    }
-
-
-def optimizer_of(setting):
-    return OPTIMIZERS[SETTINGS[setting].optimizer]
-
-
-def dynamics_of(dataset):
-    """The dynamics a dataset's runs assume (bellman/datasets.py: run_method's --from-config reads them too)."""
-    return dataset_dynamics(config, dataset)
-
-
-def problem_of(dataset, reward_of=None):
-    """config `problem` with a dataset's dynamics (or another reward_of), as the steps read it (--problem)."""
-    dynamics = dynamics_of(dataset) if reward_of is None else {**config["problem"]["dynamics"], "reward_of": reward_of}
-    return as_json({"dynamics": dynamics, "gamma": config["problem"]["gamma"]})
-
-
-def exact_of(dataset, task):
-    """The exact Q a dataset's runs are measured against (reference.smk, rule exact_q)."""
-    return f"results/exact/{task}/reward_{dynamics_of(dataset)['reward_of']}/q_exact.npy"
-
-
-def density_of(dataset, task):
-    """Where a dataset's data of a task are: the stationary density of the task's behaviour policy
-    (reference.smk, rule stationary_density). It depends on the dynamics' dt and sigma, not on the
-    reward, and the authors' trajectories follow our policies, so both datasets share one file."""
-    return f"results/exact/{task}/stationary_density.npy"
-
-
-def run_dirs(dataset, task, setting):
-    return [
-        f"results/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}"
-        for estimator in estimators_of(setting)
-        for seed in seeds_of(setting, task)
-    ]
-
-
-def dataset_run_dirs(dataset):
-    return [d for task in config["tasks"] for setting in SETTINGS for d in run_dirs(dataset, task, setting)]
-
-
-def all_run_dirs():
-    return [d for dataset in DATASETS for d in dataset_run_dirs(dataset)]
 
 
 def tensorboard_args(run):
@@ -191,17 +46,6 @@ def figure_files(name):
     return expand("figures/{name}.{fmt}", name=name, fmt=config["figures"]["formats"])
 
 
-def q_figure_names(kind="q"):
-    """A figure per dataset, task and setting: kind "q" (the Q-functions learnt) or "diagnostics"."""
-    return [
-        f"{dataset}/{kind}_{task}_{setting}"
-        for dataset in DATASETS
-        for task in config["tasks"]
-        for setting in SETTINGS
-        if estimators_of(setting)
-    ]
-
-
 def gpus_of_training_job():
     """GPUs a training job (Q*, SGD and CBO runs) asks for: one when config `device` is cuda, so that
     the SLURM executor adds --gpus=1; none otherwise (0 adds nothing, and a local run without
@@ -209,62 +53,7 @@ def gpus_of_training_job():
     return 1 if config["device"] == "cuda" else 0
 
 
-def reference_note(dataset, task):
-    if reference_of(dataset, task) == AUTHORS_REFERENCE:
-        return "Q*: the authors' published network (Q_ctrl_star.pt)"
-    ref = config["reference"]
-    return (
-        f"Q*: SGD-{ref['estimator']} ({ref['ur_action']} action) on our {config['trajectories']['long']:,}-step "
-        f"trajectory, {ref['epochs']} epochs"
-    )
-
-
-def exact_entries():
-    """Each dataset and task's exact Q with the dynamics it was solved for (the greedy policies of
-    control runs are evaluated exactly under them: bellman/greedy.py)."""
-    return [
-        {
-            "dataset": dataset,
-            "task": task,
-            "exact": exact_of(dataset, task),
-            "dynamics": dynamics_of(dataset),
-            "density": density_of(dataset, task),
-        }
-        for dataset in DATASETS
-        for task in config["tasks"]
-    ]
-
-
-def reference_entries():
-    """Each learned Q* with the exact Q it is measured against (reference.smk, rule reference_table)."""
-    return [
-        {
-            "dataset": dataset,
-            "task": task,
-            "reference": reference_of(dataset, task),
-            "exact": exact_of(dataset, task),
-            "dynamics": dynamics_of(dataset),
-            "made_by": reference_note(dataset, task),
-            "density": density_of(dataset, task),
-        }
-        for dataset in DATASETS
-        for task in config["tasks"]
-    ]
-
-
-# The CBO sweep's points by (grid, label), one run per seed (workflow/rules/sweep.smk); its base is a
-# CBO setting's parameters with the sweep's overrides (bellman/sweep.py).
-SWEEP = resolve_sweep(config)
-SWEEP_POINTS = {(point.grid, point.label): point for point in sweep_points(SWEEP)}
-
-
-def sweep_curves():
-    return [
-        f"results/sweep/{grid}/{label}/seed{seed}/errors.csv" for grid, label in SWEEP_POINTS for seed in SWEEP["seeds"]
-    ]
-
-
-# Defaults of every rule of the bellman study. conda stays a directive of each rule (or of the template it
+# Defaults of every rule. conda stays a directive of each rule (or of the template it
 # derives from): Snakemake's workflow-level `conda:` injects an environment into Snakemake itself, not
 # into the jobs, and `snakemake --lint` asks for one per rule.
 ENV = "../../envs.yaml"
@@ -279,58 +68,3 @@ FIGURE = {
 def figure_args():
     """A plotting step's --formats and --dpi (config `figures`), for a rule derived from `step`."""
     return ["--formats", *FIGURE["formats"], "--dpi", FIGURE["dpi"]]
-
-
-def recorded_sweep():
-    """The sweep as its table records it (columns and provenance): the resolved base with the
-    problem's gamma where the base once held its own, after beta (the table's column order)."""
-    base = {}
-    for key, value in SWEEP["base"].items():
-        base[key] = value
-        if key == "beta":
-            base["gamma"] = config["problem"]["gamma"]
-    return {**SWEEP, "base": base}
-
-
-# The error budget (budget.smk): its config section, folders and files.
-BUDGET = config["budget"]
-BUDGET_DIR = "results/budget/{task}"
-
-
-def budget_weights(task):
-    """The states' weights of a task's budget: none (uniform), or the behaviour policy's stationary
-    density (density_of; config `budget.weights: stationary`)."""
-    if BUDGET["weights"] == "uniform":
-        return []
-    return [density_of("ours", task)]
-
-
-def budget_weights_args(task):
-    """--weights PATH, or nothing; a list of arguments, each quoted by the rule's `{params.weights:q}`."""
-    return ["--weights", *budget_weights(task)] if budget_weights(task) else []
-
-
-def budget_parts():
-    """Every fitted part's error.csv, of every task (the weighted reach only when the fits are weighted)."""
-    reaches = ["reach"] if BUDGET["weights"] == "uniform" else ["reach", "reach_weighted"]
-    return [
-        f"results/budget/{task}/{part}/error.csv"
-        for task in config["tasks"]
-        for part in [
-            *reaches,
-            *[f"{kind}/{method}" for kind in ("population", "finite_data") for method in BUDGET["estimators"]],
-        ]
-    ]
-
-
-def budget_outputs():
-    """Every file of the fitted parts (the default target asks for them: targets.smk explains why)."""
-    return [path.replace("error.csv", f) for path in budget_parts() for f in ("q.pt", "error.csv", "fit.csv")]
-
-
-def budget_targets():
-    return [
-        "results/budget/budget.csv",
-        *budget_outputs(),
-        *[path for task in config["tasks"] for path in figure_files(f"ours/budget_{task}")],
-    ]

@@ -2,7 +2,7 @@
 # and, when config `authors_data` names a source, the authors' published trajectories and control Q*.
 
 
-rule trajectory:
+use rule step as trajectory with:
     input:
         code=sources("bellman.cli.make_trajectory"),
     output:
@@ -11,23 +11,28 @@ rule trajectory:
         "logs/trajectory/{task}_{size}.log",
     benchmark:
         "logs/trajectory/{task}_{size}.benchmark.tsv"
-    conda:
-        ENV
-    threads: 1
     resources:
         mem_mb=lambda w: 4000 if w.size == "long" else 1000,
         runtime=10,
     params:
-        steps=lambda w: config["trajectories"][w.size],
-        dynamics=as_json(config["problem"]["dynamics"]),
-        seed=config["seed"],
-    shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.make_trajectory --task {wildcards.task:q} --size {wildcards.size:q}"
-        " --steps {params.steps:q} --dynamics {params.dynamics:q} --seed {params.seed:q}"
-        " --out-dir data/trajectories/ours/{wildcards.task:q}/{wildcards.size:q} > {log:q} 2>&1"
+        step="rlstudy.bellman.cli.make_trajectory",
+        args=lambda w: [
+            "--task",
+            w.task,
+            "--size",
+            w.size,
+            "--steps",
+            config["trajectories"][w.size],
+            "--dynamics",
+            as_json(config["problem"]["dynamics"]),
+            "--seed",
+            config["seed"],
+            "--out-dir",
+            f"data/trajectories/ours/{w.task}/{w.size}",
+        ],
 
 
-rule authors_trajectory:
+use rule step as authors_trajectory with:
     input:
         authors_source_files(),
         code=sources("bellman.cli.import_authors_data"),
@@ -35,22 +40,25 @@ rule authors_trajectory:
         trajectory_files("authors", "{task}"),
     log:
         "logs/trajectory/authors_{task}.log",
-    conda:
-        ENV
-    threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
     params:
-        source=config["authors_data"],
+        step="rlstudy.bellman.cli.import_authors_data",
         digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
-        steps=config["trajectories"]["authors"],
-    shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.import_authors_data --task {wildcards.task:q} --source {params.source:q}"
-        " --steps {params.steps:q} --trajectory-out data/trajectories/authors/{wildcards.task:q}/short > {log:q} 2>&1"
+        args=lambda w: [
+            "--task",
+            w.task,
+            "--source",
+            config["authors_data"],
+            "--steps",
+            config["trajectories"]["authors"],
+            "--trajectory-out",
+            f"data/trajectories/authors/{w.task}/short",
+        ],
 
 
-rule authors_reference:
+use rule step as authors_reference with:
     input:
         authors_source_files(),
         code=sources("bellman.cli.import_authors_data"),
@@ -58,15 +66,10 @@ rule authors_reference:
         AUTHORS_REFERENCE,
     log:
         "logs/reference/authors_control.log",
-    conda:
-        ENV
-    threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
     params:
-        source=config["authors_data"],
+        step="rlstudy.bellman.cli.import_authors_data",
         digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
-    shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.import_authors_data --task control --source {params.source:q}"
-        " --reference-out {output:q} > {log:q} 2>&1"
+        args=["--task", "control", "--source", config["authors_data"], "--reference-out", AUTHORS_REFERENCE],

@@ -1,5 +1,5 @@
 # Stage 4: every figure of the notebook, in config `figures.formats`. Each rule derives from
-# common.smk's figure_template: its inputs, outputs, log, and the step with its own options.
+# templates.smk's figure_template: its inputs, outputs, log, and the step with its own options.
 
 
 use rule figure_template as q_figure with:
@@ -36,10 +36,8 @@ use rule figure_template as q_figure with:
             reference_note(w.dataset, w.task),
             "--runs",
             *run_dirs(w.dataset, w.task, w.setting),
-            "--gamma",
-            config["problem"]["gamma"],
-            "--dynamics",
-            as_json(dynamics_of(w.dataset)),
+            "--problem",
+            problem_of(w.dataset),
             "--converged-below",
             config["summary"]["converged_below"],
         ],

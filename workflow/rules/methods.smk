@@ -1,10 +1,10 @@
 # Stage 3: every optimiser setting x residual estimator x seed on the short trajectory, and the summary
-# table. The settings and estimators come from the registries (common.smk: SETTINGS, ESTIMATORS).
+# table. The settings and estimators come from the registries (bellman_common.smk: SETTINGS, ESTIMATORS).
 
 RUN = "results/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}"
 
 
-rule run_method:
+use rule step as run_method with:
     input:
         lambda w: trajectory_files(w.dataset, w.task),
         reference=lambda w: reference_of(w.dataset, w.task),
@@ -20,43 +20,35 @@ rule run_method:
     benchmark:
         "logs/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}.benchmark.tsv"
     priority: lambda w: optimizer_of(w.setting).priority
-    conda:
-        ENV
-    threads: 1
     resources:
         mem_mb=2000,
         runtime=lambda w: optimizer_of(w.setting).runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
-        # The run: its optimiser, setting, dataset, task, estimator and replicate seed.
-        run=lambda w: [
-            "--optimizer",
-            SETTINGS[w.setting].optimizer,
-            "--setting",
-            w.setting,
-            "--dataset",
-            w.dataset,
-            "--task",
-            w.task,
-            "--estimator",
-            w.estimator,
-            "--run-seed",
-            w.seed,
-            "--trajectory",
-            f"data/trajectories/{w.dataset}/{w.task}/short",
-        ],
-        params=lambda w: as_json(setting_params(w.task, w.setting)),
-        problem=lambda w: problem_of(w.dataset),
-        seed=config["seed"],
-        device=config["device"],
-        out_dir=lambda w, output: str(Path(output.curve).parent),
-    shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.run_method {params.run:q} --params {params.params:q} --problem {params.problem:q}"
-        " --seed {params.seed:q} --device {params.device:q} --reference {input.reference:q} --exact {input.exact:q}"
-        " --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        step="rlstudy.bellman.cli.run_method",
+        args=run_method_args(
+            run=lambda w: [
+                "--optimizer",
+                SETTINGS[w.setting].optimizer,
+                "--setting",
+                w.setting,
+                "--dataset",
+                w.dataset,
+                "--task",
+                w.task,
+                "--estimator",
+                w.estimator,
+                "--run-seed",
+                w.seed,
+                "--trajectory",
+                f"data/trajectories/{w.dataset}/{w.task}/short",
+            ],
+            params=lambda w: setting_params(w.task, w.setting),
+            problem=lambda w: problem_of(w.dataset),
+        ),
 
 
-rule summary:
+use rule step as summary with:
     input:
         curves=[f"{d}/errors.csv" for d in all_run_dirs()],
         networks=[f"{d}/q.pt" for d in all_run_dirs()],
@@ -68,23 +60,25 @@ rule summary:
         stats=report("results/summary_stats.csv", caption="../report/summary_stats.rst", category="4. Tables"),
     log:
         "logs/summary.log",
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
     params:
-        converged_below=config["summary"]["converged_below"],
-        exact=as_json({"rows": exact_entries()}),
-        gamma=config["problem"]["gamma"],
-    shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.summarise --curves {input.curves:q} --exact {params.exact:q} --gamma {params.gamma:q}"
-        " --converged-below {params.converged_below:q}"
-        " --out {output.table:q} --stats-out {output.stats:q} > {log:q} 2>&1"
+        step="rlstudy.bellman.cli.summarise",
+        args=lambda w, input, output: [
+            "--curves",
+            *input.curves,
+            "--exact",
+            as_json({"rows": exact_entries()}),
+            "--problem",
+            as_json(config["problem"]),
+            "--converged-below",
+            config["summary"]["converged_below"],
+            "--out",
+            output.table,
+            "--stats-out",
+            output.stats,
+        ],
 
 
-rule fourier_error:
+use rule step as fourier_error with:
     input:
         curves=[f"{d}/errors.csv" for d in all_run_dirs()],
         networks=[f"{d}/q.pt" for d in all_run_dirs()],
@@ -94,16 +88,16 @@ rule fourier_error:
         report("results/fourier_error.csv", caption="../report/fourier_error.rst", category="4. Tables"),
     log:
         "logs/fourier_error.log",
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
     params:
+        step="rlstudy.bellman.cli.fourier_error",
         # the density is not the step's input: left out, so that its provenance names only what it read
-        exact=as_json({"rows": [{k: v for k, v in entry.items() if k != "density"} for entry in exact_entries()]}),
-        gamma=config["problem"]["gamma"],
-    shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.fourier_error --curves {input.curves:q} --exact {params.exact:q}"
-        " --gamma {params.gamma:q} --out {output:q} > {log:q} 2>&1"
+        args=lambda w, input, output: [
+            "--curves",
+            *input.curves,
+            "--exact",
+            as_json({"rows": [{k: v for k, v in entry.items() if k != "density"} for entry in exact_entries()]}),
+            "--problem",
+            as_json(config["problem"]),
+            "--out",
+            output[0],
+        ],

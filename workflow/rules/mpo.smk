@@ -27,7 +27,7 @@ use rule step as mpo_train with:
         returns=f"{MPO_RUN}/returns.csv",
         evaluation=f"{MPO_RUN}/evaluation.csv",
         diagnostics=f"{MPO_RUN}/diagnostics.csv",
-        model=f"{MPO_RUN}/{CATALOGUE['mpo'].model_file}",
+        model=f"{MPO_RUN}/{AGENTS['mpo'].model_file}",
     log:
         "logs/agents/mpo/seed{seed}.log",
     benchmark:
@@ -36,7 +36,7 @@ use rule step as mpo_train with:
     priority: 5
     resources:
         mem_mb=2000,
-        runtime=30,
+        runtime=AGENTS["mpo"].runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
         step="rlstudy.agents.cli.train_mpo",
@@ -90,8 +90,8 @@ use rule step as mpo_figures with:
 
 use rule step as mpo_rollout with:
     input:
-        model=expand(f"{MPO_RUN}/{CATALOGUE['mpo'].model_file}", seed=MPO_SEEDS[0]),
-        code=sources("agents.cli.rollout_mpo"),
+        model=expand(f"{MPO_RUN}/{AGENTS['mpo'].model_file}", seed=MPO_SEEDS[0]),
+        code=agent_sources("agents.cli.rollout_mpo", "mpo"),
     output:
         report(
             "figures/agents/mpo_rollout.gif", caption="../report/rollout.rst", category="5. Agents", subcategory="mpo"

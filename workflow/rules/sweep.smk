@@ -28,31 +28,31 @@ use rule run_method as sweep_run with:
         runtime=OPTIMIZERS["cbo"].runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
-        run=lambda w: [
-            "--optimizer",
-            "cbo",
-            "--setting",
-            "cbo-sweep",
-            "--dataset",
-            "ours",
-            "--task",
-            SWEEP["task"],
-            "--estimator",
-            SWEEP["estimator"],
-            "--run-seed",
-            w.seed,
-            "--stop-on-divergence",
-            "--trajectory",
-            f"data/trajectories/ours/{SWEEP['task']}/short",
-        ],
-        params=lambda w: as_json(SWEEP_POINTS[(w.grid, w.point)].params),
-        problem=problem_of("ours"),
-        seed=config["seed"],
-        device=config["device"],
-        out_dir=lambda w, output: str(Path(output.curve).parent),
+        step="rlstudy.bellman.cli.run_method",
+        args=run_method_args(
+            run=lambda w: [
+                "--optimizer",
+                "cbo",
+                "--setting",
+                "cbo-sweep",
+                "--dataset",
+                "ours",
+                "--task",
+                SWEEP["task"],
+                "--estimator",
+                SWEEP["estimator"],
+                "--run-seed",
+                w.seed,
+                "--stop-on-divergence",
+                "--trajectory",
+                f"data/trajectories/ours/{SWEEP['task']}/short",
+            ],
+            params=lambda w: SWEEP_POINTS[(w.grid, w.point)].params,
+            problem=lambda w: problem_of("ours"),
+        ),
 
 
-rule sweep_table:
+use rule step as sweep_table with:
     input:
         curves=sweep_curves(),
         code=sources("bellman.cli.summarise_sweep"),
@@ -60,20 +60,20 @@ rule sweep_table:
         report("results/sweep/cbo_sweep.csv", caption="../report/sweep_table.rst", category="4. Tables"),
     log:
         "logs/sweep/table.log",
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
     params:
+        step="rlstudy.bellman.cli.summarise_sweep",
         # In config order, not sorted: a grid's first parameter is the heatmap's columns, and the
         # table must enumerate the points (and so find their folders) exactly as SWEEP_POINTS does.
-        sweep=json.dumps(recorded_sweep()),
-        converged_below=config["summary"]["converged_below"],
-    shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.summarise_sweep --sweep {params.sweep:q} --results-dir results/sweep"
-        " --converged-below {params.converged_below:q} --out {output:q} > {log:q} 2>&1"
+        args=lambda w, output: [
+            "--sweep",
+            json.dumps(recorded_sweep()),
+            "--results-dir",
+            "results/sweep",
+            "--converged-below",
+            config["summary"]["converged_below"],
+            "--out",
+            output[0],
+        ],
 
 
 use rule figure_template as sweep_figure with:

@@ -28,7 +28,7 @@ def run_outputs():
             *(trajectory_files("authors", task) if "authors" in DATASETS else []),
         ]
     ]
-    agents = [path for agent in CATALOGUE for path in agent_run_files(agent)]
+    agents = [path for agent in AGENTS for path in agent_run_files(agent)]
     offline = [
         path.format(env=env, seed=seed)
         for env in OFFLINE["environments"]

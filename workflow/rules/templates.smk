@@ -25,8 +25,9 @@ rule figure_template:
         " --out-prefix {params.prefix:q} > {log:q} 2>&1"
 
 
-# The template of every other step (the agents' and the offline stages): `use rule step as <name> with:`
-# and give its inputs, outputs, log and params (step: the module to run, args: its options as a list).
+# The template of every other step, of every study: `use rule step as <name> with:` and give its inputs,
+# outputs, log and params (step: the module to run, args: its options as a list, each quoted for the shell;
+# params other than these two only rerun the rule when they change).
 rule step:
     log:
         "logs/templates/step.log",

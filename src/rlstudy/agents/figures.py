@@ -155,4 +155,4 @@ class ValueMap:
 
 VALUE_MAPS = {"grid": ValueMap(grid_maps, True), "max_q": ValueMap(max_q_map, False),
               "pendulum": ValueMap(pendulum_maps, True)}
-"""By the registry's `value_map` of an agent (agents/registry.py)."""
+"""By the registry's `value_map` of an agent (agents/kinds.py)."""

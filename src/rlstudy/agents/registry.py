@@ -1,208 +1,53 @@
-"""Each agent's environment, greedy policy and model file, behind one interface, so that every
-step treats the agents alike; the basics notebook's four agents (trained by train_agent, drawn by
-plot_basics) add their training function and their value/policy maps.
+"""The agents, registered once: one line each in AGENTS. Readable without torch (the workflow reads
+it at parse time): an entry names its class, rlstudy.agents.<module>.<cls>, and builds it on demand,
+as the offline learners' registry does (offline/learners.py). Each entry holds what the rules and
+steps must know of the agent: its training step, its model file, its value/policy figure (a basics
+agent's, drawn by plot_basics) and its training job's runtime.
 
-Adding an agent: its module (or folder, as agents/mpo/), its parameter dataclass with its schema
-definition and config section, and one class and one line of AGENTS here. The rules' list of the
-agents and their files (workflow/rules/basics_common.smk) is checked against AGENTS by a test."""
+Adding an agent: its class (kinds.py, or a module of its own), one line here, its config section,
+schema and smoke scale: docs/agents.md, "Adding an agent", lists the files."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable
-
-import gymnasium as gym
-import numpy as np
-import torch
-from torch import nn
-
-from rlstudy.core.diagnostics import DiagnosticsLog
-from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_npy, load_tensors, save_npy, save_tensors
-
-from . import ddpg, dqn, tabular
-from .episodes import make_env
-from .mpo import environment as mpo_environment
-from .mpo import networks as mpo_networks
-from .mpo.config import MPOParams
+import importlib
+from dataclasses import dataclass
 
 
-class Agent(ABC):
-    """What every step needs of an agent: its environment, its greedy policy, its model file."""
+@dataclass(frozen=True)
+class AgentEntry:
+    """name: its config section and folder (results/agents/<name>/seed<N>); module, cls: its class,
+    rlstudy.agents.<module>.<cls> (named, not imported; the rules list the module's sources as its
+    jobs' inputs); train_step: agents/cli/<train_step>.py trains it (train_agent: a basics agent);
+    model_file: results/agents/<name>/seed<N>/<model_file>; value_figure: figures/agents/<value_figure>.<fmt>,
+    drawn by plot_basics (None: not a basics agent); runtime_minutes: its training job's runtime at
+    notebook scale on a shared CPU (SLURM's -t; an hour or more starts the job first)."""
 
     name: str
-    params: type
-    model_file = "model.pt"
-    train_step = "train_agent"  # the step (agents/cli/<train_step>.py) that trains it
-    curve_x = "step"  # the x axis of its learning curves: "step" (a budget of steps) or "episode"
+    module: str
+    cls: str
+    train_step: str
+    model_file: str
+    value_figure: str | None
+    runtime_minutes: int
 
-    @abstractmethod
-    def make_env(self, env_id: str, params, render_mode: str | None = None) -> gym.Env: ...
-
-    @abstractmethod
-    def policy(self, model) -> Callable[[object], object]:
-        """The greedy action of an observation."""
-
-    @abstractmethod
-    def save(self, path, model, record: dict) -> None: ...
-
-    @abstractmethod
-    def load(self, path, env: gym.Env, params): ...
+    def build(self):
+        """The agent, a kinds.Agent: its class imported now (with torch and gymnasium). Not imported for
+        typing either: the rules list the modules a step imports as its code, and the class's module
+        is the entry's own (basics_common.smk: agent_sources)."""
+        return getattr(importlib.import_module(f"rlstudy.agents.{self.module}"), self.cls)(self)
 
 
-class BasicsAgent(Agent):
-    """An agent of the basics notebook: train_agent trains it, plot_basics draws its maps."""
-
-    value_map: str  # the kind of its value/policy maps (figures.VALUE_MAPS: grid, max_q, pendulum)
-    value_figure_suffix = "value_policy"  # their file: figures/agents/<name>_<suffix>.<fmt>
-
-    @abstractmethod
-    def train(self, env: gym.Env, params, seed: int, rng: np.random.Generator, generator: torch.Generator,
-              log: DiagnosticsLog | None = None):
-        """(model, Returns); each update's statistics go to `log`."""
-
-    @property
-    def value_figure_name(self) -> str:
-        return f"{self.name}_{self.value_figure_suffix}"
+AGENTS: dict[str, AgentEntry] = {entry.name: entry for entry in (
+    AgentEntry("qtable", "kinds", "QTable", "train_agent", "q_table.npy", "qtable_value_policy", 15),
+    AgentEntry("linear_q", "kinds", "LinearQ", "train_agent", "model.pt", "linear_q_value_policy", 30),
+    AgentEntry("dqn", "kinds", "DQN", "train_agent", "model.pt", "dqn_max_q", 60),
+    AgentEntry("ddpg", "kinds", "DDPG", "train_agent", "model.pt", "ddpg_value_policy", 60),
+    AgentEntry("mpo", "kinds", "MPO", "train_mpo", "model.pt", None, 30),
+)}
+# The basics agents (trained by train_agent, drawn by plot_basics), in the registry's order.
+BASICS: tuple[str, ...] = tuple(name for name, entry in AGENTS.items() if entry.train_step == "train_agent")
 
 
-class NetworkAgent(Agent):
-    """An agent whose model is a torch module, saved as its state dict."""
-
-    @abstractmethod
-    def build(self, env: gym.Env, params) -> nn.Module:
-        """An untrained model of the right shape, to load a state dict into."""
-
-    def save(self, path, model: nn.Module, record: dict) -> None:
-        save_tensors(path, model.state_dict(), record)
-
-    def load(self, path, env: gym.Env, params):
-        model = self.build(env, params)
-        try:
-            model.load_state_dict(load_tensors(path, f"{self.name} model"))
-        except RuntimeError as err:
-            raise InputError(f"{path}: not a {self.name} model for this config ({err})") from err
-        return model.eval()
-
-
-class GridAgent(BasicsAgent):
-    """An agent of the discretised MountainCar: its model gives a table Q(cell, action)."""
-
-    params = tabular.TabularParams
-    curve_x, value_map = "episode", "grid"  # its budget is episodes
-
-    def make_env(self, env_id, params, render_mode=None):
-        return tabular.make_grid_env(env_id, params, self.name, render_mode)
-
-    @abstractmethod
-    def table(self, model) -> np.ndarray: ...
-
-    def grid(self, params) -> tabular.Grid:
-        return tabular.Grid.of(params)
-
-    def policy(self, model):
-        table = self.table(model)
-        return lambda cell: int(np.argmax(table[cell]))
-
-
-class QTable(GridAgent):
-    name, model_file = "qtable", "q_table.npy"
-
-    def train(self, env, params, seed, rng, generator, log=None):
-        return tabular.train_qtable(env, params, seed, rng, log)
-
-    def table(self, model):
-        return model
-
-    def save(self, path, model, record):
-        save_npy(path, model, record)
-
-    def load(self, path, env, params):
-        table = load_npy(path, "Q-table")
-        if table.shape != (env.observation_space.n, env.action_space.n):
-            raise InputError(f"{path}: Q-table of shape {table.shape}, the config's grid needs "
-                             f"{(env.observation_space.n, env.action_space.n)}")
-        if table.dtype.kind != "f" or not np.isfinite(table).all():
-            raise InputError(f"{path}: a Q-table of finite numbers expected (dtype {table.dtype}); rerun its rule")
-        return table
-
-
-class LinearQ(GridAgent, NetworkAgent):
-    name = "linear_q"
-
-    def train(self, env, params, seed, rng, generator, log=None):
-        return tabular.train_linear_q(env, params, seed, rng, generator, log)
-
-    def table(self, model):
-        return tabular.linear_q_table(model)
-
-    def build(self, env, params):
-        return tabular.linear_q_network(env, torch.Generator())
-
-
-class DQN(BasicsAgent, NetworkAgent):
-    name, params = "dqn", dqn.DQNParams
-    value_map, value_figure_suffix = "max_q", "max_q"
-
-    def make_env(self, env_id, params, render_mode=None):
-        return make_env(env_id, gym.spaces.Discrete, self.name, render_mode=render_mode)
-
-    def train(self, env, params, seed, rng, generator, log=None):
-        return dqn.train_dqn(env, params, seed, rng, generator, log)
-
-    def policy(self, model):
-        return lambda observation: dqn.greedy_action(model, observation)
-
-    def build(self, env, params):
-        return dqn.q_network(env, params, torch.Generator())
-
-
-class DDPG(BasicsAgent, NetworkAgent):
-    name, params, value_map = "ddpg", ddpg.DDPGParams, "pendulum"
-
-    def make_env(self, env_id, params, render_mode=None):
-        return make_env(env_id, gym.spaces.Box, self.name, render_mode=render_mode)
-
-    def train(self, env, params, seed, rng, generator, log=None):
-        return ddpg.train_ddpg(env, params, seed, rng, generator, log)
-
-    def policy(self, model):
-        return lambda observation: ddpg.greedy_action(model, observation)
-
-    def build(self, env, params):
-        return ddpg.ActorCritic(env, params, torch.Generator())
-
-
-class MPO(Agent):
-    """MPO (agents/mpo/): its own training step (train_mpo: its seed streams and records), figures
-    (plot_mpo, beside DDPG) and rollout (rollout_mpo). Its model file holds the whole learner's
-    state; loaded, it is the trained Gaussian policy, acting with its (clipped) mean."""
-
-    name, params, train_step = "mpo", MPOParams, "train_mpo"
-
-    def make_env(self, env_id, params, render_mode=None):
-        return mpo_environment.make_env(env_id, render_mode=render_mode)
-
-    def policy(self, model):
-        def act(observation):
-            with torch.no_grad():
-                mean, _ = model(torch.as_tensor(observation, dtype=torch.float32).unsqueeze(0))
-                return model.clip(mean)[0].numpy()
-        return act
-
-    def save(self, path, model, record):
-        save_tensors(path, model.state_dict(), record)
-
-    def load(self, path, env, params):
-        try:
-            policy = mpo_networks.policy_from_state_dict(load_tensors(path, "MPO model"), params.policy_layer_sizes)
-        except (KeyError, RuntimeError) as err:
-            raise InputError(f"{path}: not an MPO model for this config ({err})") from err
-        if policy.low.shape != env.action_space.shape:
-            raise InputError(f"{path}: an MPO policy of {policy.low.shape} actions, {env.spec.id} takes "
-                             f"{env.action_space.shape}")
-        return policy
-
-
-AGENTS: dict[str, Agent] = {agent.name: agent for agent in (QTable(), LinearQ(), DQN(), DDPG(), MPO())}
-BASICS: dict[str, BasicsAgent] = {name: agent for name, agent in AGENTS.items() if isinstance(agent, BasicsAgent)}
+def build_agent(name: str):
+    """The agent registered as `name`, built (its class imported now)."""
+    return AGENTS[name].build()

@@ -6,7 +6,11 @@ generated blocks, after every block is checked):
   weights' effective sample size and the swarm's spread along the notebook setting's runs
   (results/summary.csv, the runs' errors.csv);
 - `sweep`: every sweep point's final e_k/e_0 over the sweep's seeds (results/sweep/cbo_sweep.csv);
-- `cost`: CBO against SGD at equal cost (results/cost.csv).
+- `cost`: CBO against SGD at equal cost (results/cost.csv);
+
+and the error budget's block (`budget-results`, "The error budget": render_budget, from
+results/budget/budget.csv; report/study_tables.py registers it). The results block of the study's
+summary (`results`) is still rendered by report/cli/render_readme.py (render_results).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from rlstudy.bellman.error_curves import load_error_curve
-from rlstudy.core.markdown import cells_of, code, markers, text
+from rlstudy.core.markdown import cells_of, code, generated_note, markers, text
 from rlstudy.core.io import load_csv
 
 NAMES = ("cbo-needs", "sweep", "cost")
@@ -110,3 +114,74 @@ def blocks(commit_of: Callable[[str], str], summary: Path = Path("results/summar
     with cells_of(cost):
         costs = render_cost(cost_table, f"{code(cost)} (commit {text(commit_of(str(cost)))})")
     return {"cbo-needs": needs, "sweep": swept, "cost": costs}
+
+
+def render_budget(budget: pd.DataFrame, commit: str, start: str, end: str) -> str:
+    """One row per task, part, estimator and optimiser setting, in the table's order (reach, population,
+    finite data, the runs): the distance to the exact Q each part's own fit reached, weighted by where the
+    data are when the table has that column, and whether the fit had stopped moving."""
+    weighted = "error_exact_weighted_normalised" in budget.columns
+    lines = [start, generated_note("results/budget/budget.csv", commit,
+                          "each part of the distance to the exact Q measured by its own fit (docs above); the "
+                          "runs' rows are the median over seeds, with the min and max."), "",
+             "| task | part | estimator | setting | distance to the exact Q " + ("| weighted by the data " if weighted else "")
+             + "| fit stopped moving |",
+             "| --- | --- | --- | --- | --- " + ("| --- " if weighted else "") + "| --- |"]
+    for row in budget.itertuples():
+        distance = f"{row.error_exact_normalised:.3f}"
+        if row.part == "optimiser":
+            distance += f" [{row.error_exact_normalised_min:.3f}, {row.error_exact_normalised_max:.3f}]"
+            stopped = f"{int(row.runs)} runs"
+        else:
+            stopped = "yes" if bool(row.converged) else "**no**"
+        extra = f"| {row.error_exact_weighted_normalised:.3f} " if weighted else ""
+        setting = row.setting if isinstance(row.setting, str) else ""  # the fitted parts have none (NaN in a CSV)
+        lines.append(f"| {text(row.task)} | {text(row.part)} | {text(row.estimator)} | {text(setting)} "
+                     f"| {distance} {extra}| {stopped} |")
+    return "\n".join([*lines, *budget_reading(budget), end])
+
+
+BUDGET_METRICS = (("error_exact_normalised", "reach", "in the uniform metric"),
+                  ("error_exact_weighted_normalised", "reach_weighted", "weighted by where the data are, from the "
+                   "weighted reach"))
+
+
+def budget_reading(budget: pd.DataFrame) -> list[str]:
+    """Why each setting's runs end where they end: the chain reach -> population -> finite data -> runs
+    of its estimator, as the factor each step multiplies the distance by, and the step with the largest
+    factor; in the uniform metric from the reach, and in the weighted one from the weighted reach when
+    the table has it. A fit that had not stopped moving is marked: its factor is a bound, not a
+    measurement of the minimiser."""
+    parts = budget[budget["part"] != "optimiser"].set_index(["task", "part", "estimator"])
+    lines = []
+    for metric, reach, where in BUDGET_METRICS:
+        if metric not in budget.columns or not (budget["part"] == reach).any():
+            continue
+        lines += ["", f"Where each setting's distance comes from, {where} (medians of its runs; each factor is one "
+                  "step of the chain reach -> population -> finite data -> runs, the largest in bold; * a fit that "
+                  "had not stopped moving, whose distance is where it stopped):", "",
+                  "| task | estimator | setting | reach | x population | x finite data | x optimiser | runs |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for row in budget[budget["part"] == "optimiser"].itertuples():
+            keys = [(row.task, reach, "any"), (row.task, "population", row.estimator),
+                    (row.task, "finite_data", row.estimator)]
+            if not all(key in parts.index for key in keys):
+                continue  # an estimator the budget did not fit (config budget.estimators)
+            chain = [float(parts.loc[key, metric]) for key in keys] + [getattr(row, metric)]
+            marks = ["" if bool(parts.loc[key, "converged"]) else "*" for key in keys] + [""]
+            factors = [chain[i + 1] / chain[i] for i in range(3)]
+            largest = max(range(3), key=lambda i: factors[i])
+            cells = [f"**x{f:.2g}**{marks[i + 1]}" if i == largest else f"x{f:.2g}{marks[i + 1]}"
+                     for i, f in enumerate(factors)]
+            lines.append(f"| {text(row.task)} | {text(row.estimator)} | {text(row.setting)} | {chain[0]:.3f}{marks[0]} "
+                         f"| {' | '.join(cells)} | {chain[3]:.3f} |")
+    return lines
+
+
+def budget_scale(path: str, parameters: dict, config: dict) -> tuple[dict, dict]:
+    """(what config.yaml asks of a budget part's fit, what its record says was used): its grid and its
+    fit's limits (the finite-data fit has its own)."""
+    budget = config["budget"]
+    if parameters["part"] == "finite_data":
+        return {"points": budget["interpolation_points"], "fit": budget["finite_fit"]}, parameters
+    return {"points": budget["points"], "fit": budget["fit"]}, parameters

@@ -40,8 +40,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from rlstudy.agents.registry import AGENTS
+from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.core.errors import InputError
 from rlstudy.core.statistics import SHARE_INTERVAL, compare, power_to_decide, share_interval
+from rlstudy.offline.learners import DIAGNOSED
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 
@@ -238,9 +241,9 @@ KINDS = {"ranking": rank_verdict, "share": share, "ratio": rank_verdict}
 KNOWN_VALUES = {
     "dataset": {"ours", "authors"},
     "task": {"evaluation", "control"},
-    "estimator": {"DS", "UR", "BFF", "BFF-matched"},
-    "agent": {"qtable", "linear_q", "dqn", "ddpg", "mpo"},
-    "learner": {"behavioural", "bcq", "dqn"},
+    "estimator": set(ESTIMATORS),  # the registries': a registered estimator, agent or learner is known
+    "agent": set(AGENTS),
+    "learner": set(DIAGNOSED),
 }
 GROUPS = ("lower", "higher", "numerator", "denominator")
 

@@ -102,7 +102,7 @@ class StepParser(argparse.ArgumentParser):
         for option in self.config_options:
             given = getattr(args, option.dest)
             if config is not None and (given is None or option.merge):
-                value = self._typed(option, self._config_value(config, option, args))
+                value = self._typed(option, self._config_value(config, option, args), args)
                 setattr(args, option.dest, {**value, **given} if option.merge and given is not None else value)
             elif given is None:
                 missing.append(f"{option.flag} ({option.where(args)})")
@@ -140,10 +140,17 @@ class StepParser(argparse.ArgumentParser):
             value = value[part]
         return value
 
-    def _typed(self, option: ConfigOption, value):
+    def _typed(self, option: ConfigOption, value, args: argparse.Namespace):
         """The value as the option reads it from the rule's command, where each value is text: checked
         by the option's type and choices as a value given on the command line would be."""
         action = next(a for a in self._actions if a.dest == option.dest)
+        if action.nargs in ("+", "*"):  # a list option (--formats png pdf): each item as one value
+            if not isinstance(value, list) or (action.nargs == "+" and not value):
+                self.error(f"--from-config: {option.where(args)} for {option.flag} is {value!r}, not a list")
+            return [self._typed_one(action, option, item, args) for item in value]
+        return self._typed_one(action, option, value, args)
+
+    def _typed_one(self, action: argparse.Action, option: ConfigOption, value, args: argparse.Namespace):
         convert = action.type or str
         try:
             text = json.dumps(value, sort_keys=True) if isinstance(value, dict) else str(value)
@@ -243,10 +250,11 @@ def build(cls: type[T], values: dict, where: str, fill: str = "") -> T:
 DEVICES = ("auto", "cpu", "cuda")
 
 
-def add_device_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device", choices=DEVICES, default="cpu",
-                   help="where the networks and data live: cpu, cuda, or auto (cuda when available); "
-                        "random numbers are drawn on the CPU either way")
+def add_device_argument(p: StepParser) -> None:
+    """--device, from config `device` (its one default, in config.yaml) under --from-config."""
+    p.config_option("--device", "device", choices=DEVICES,
+                    help="where the networks and data live: cpu, cuda, or auto (cuda when available); "
+                         "random numbers are drawn on the CPU either way")
 
 
 def add_tensorboard_argument(p: argparse.ArgumentParser) -> None:

@@ -38,8 +38,13 @@ def figure_record(**params) -> dict:
 def add_output_options(p) -> None:
     """A figure step's outputs, as save() writes them: --out-prefix, --formats, --dpi."""
     p.add_argument("--out-prefix", required=True, help="written as <prefix>.<format> for each of --formats")
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=integer_from(1), default=150)
+    add_format_options(p)
+
+
+def add_format_options(p) -> None:
+    """--formats and --dpi, from config `figures` (their one home) under --from-config."""
+    p.config_option("--formats", "figures.formats", nargs="+", help="the files' formats")
+    p.config_option("--dpi", "figures.dpi", type=integer_from(1), help="the raster formats' resolution")
 
 
 def save(fig: plt.Figure, prefix: str | Path, formats=("png", "pdf"), dpi: int = 150) -> list[Path]:

@@ -71,7 +71,8 @@ def exact_json(root, **changes) -> str:
 
 def fourier_args(root, out, *, exact=None, modes=50, gamma=GAMMA):
     return ["--curves", root / "seed0" / "errors.csv", root / "seed1" / "errors.csv",
-            "--exact", exact or exact_json(root), "--gamma", gamma, "--modes", modes, "--out", out]
+            "--exact", exact or exact_json(root),
+            "--problem", json.dumps({"dynamics": dataclasses.asdict(dynamics()), "gamma": gamma}), "--modes", modes, "--out", out]
 
 
 @pytest.fixture(scope="module")
@@ -155,8 +156,8 @@ def test_a_bad_input_file_is_named_and_nothing_is_written(made, tmp_path, cli, w
 @pytest.mark.parametrize("change, fragments", [
     ({"modes": 51}, ["--modes", "at most 50"]),
     ({"modes": 0}, ["--modes"]),
-    ({"gamma": "nan"}, ["--gamma", "finite"]),
-    ({"gamma": 1.5}, ["--gamma", "(0, 1)"]),
+    ({"gamma": math.nan}, ["--problem", "gamma"]),
+    ({"gamma": 1.5}, ["--problem", "gamma"]),
     ({"exact": '{"rows": []}'}, ["--exact", "at least one row"]),
     ({"exact": '{"rows": [{"dataset": "ours"}]}'}, ["--exact", "keys"]),
     ({"exact": "not json"}, ["--exact", "JSON"]),
@@ -214,7 +215,7 @@ def test_the_figure_draws_each_estimators_median_over_seeds_and_the_contraction(
 def test_the_plot_step_refuses_a_table_missing_a_column_by_name(tmp_path, cli, column):  # noqa: F811
     save_csv(tmp_path / "fourier_error.csv", tiny_table().drop(columns=column), provenance({}, None, {}))
     status, err = cli("bellman.cli.plot_fourier_error", "--table", tmp_path / "fourier_error.csv", "--dataset", "ours",
-                      "--task", "evaluation", "--out-prefix", tmp_path / "fig" / "f", "--formats", "png")
+                      "--task", "evaluation", "--out-prefix", tmp_path / "fig" / "f", "--formats", "png", "--dpi", 30)
     one_line_error(status, err, "fourier_error.csv", column)
     assert nothing_written(tmp_path / "fig")
 
@@ -222,7 +223,7 @@ def test_the_plot_step_refuses_a_table_missing_a_column_by_name(tmp_path, cli, c
 def test_the_plot_step_refuses_a_dataset_the_table_does_not_hold(tmp_path, cli):  # noqa: F811
     save_csv(tmp_path / "fourier_error.csv", tiny_table(), provenance({}, None, {}))
     status, err = cli("bellman.cli.plot_fourier_error", "--table", tmp_path / "fourier_error.csv", "--dataset",
-                      "authors", "--task", "evaluation", "--out-prefix", tmp_path / "fig" / "f", "--formats", "png")
+                      "authors", "--task", "evaluation", "--out-prefix", tmp_path / "fig" / "f", "--formats", "png", "--dpi", 30)
     one_line_error(status, err, "no rows of dataset 'authors'")
     assert nothing_written(tmp_path / "fig")
 
@@ -241,8 +242,8 @@ def test_the_q_figure_is_given_the_uniform_and_the_weighted_exact_error(made, tm
     monkeypatch.setattr(plot_q, "plot_q_figure", spy)
     status, err = cli("bellman.cli.plot_q", "--task", "evaluation", "--setting", "sgd", "--reference", root / "q_star.pt",
                       "--exact", root / "q_exact.npy", "--density", root / "density.npy",
-                      "--runs", root / "seed0", root / "seed1", "--gamma", GAMMA,
-                      "--dynamics", json.dumps(dataclasses.asdict(dynamics())), "--out-prefix", tmp_path / "q",
+                      "--runs", root / "seed0", root / "seed1", "--problem", json.dumps({"dynamics": dataclasses.asdict(dynamics()), "gamma": GAMMA}),
+                      "--converged-below", 0.5, "--out-prefix", tmp_path / "q",
                       "--formats", "png", "--dpi", 30)
     assert status == 0, err
     assert (tmp_path / "q.png").stat().st_size > 1000

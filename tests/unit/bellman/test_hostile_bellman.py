@@ -40,6 +40,8 @@ from rlstudy.core.io import (
 from bellman_fixtures import dynamics
 from hostile import Payload, ROOT, SCHEMA, SHARED, cli, marker, needs_shared, nothing_written, one_line_error
 
+PROBLEM = json.dumps({"dynamics": dataclasses.asdict(dynamics()), "gamma": 0.9})  # a step's --problem
+
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
@@ -98,7 +100,7 @@ def bellman_project(tmp_path_factory):
     for seed in (0, 1):
         sys.argv = ["run_method", "--dataset", "ours", "--optimizer", "sgd", "--setting", "sgd", "--task", "control",
                     "--estimator", "DS",
-                    "--run-seed", str(seed), "--seed", "3", "--trajectory", str(root / "traj"),
+                    "--run-seed", str(seed), "--seed", "3", "--device", "cpu", "--trajectory", str(root / "traj"),
                     "--reference", str(root / "q_star.pt"), "--exact", str(root / "q_exact.npy"),
                     "--params", json.dumps(SGD_PARAMS),
                     "--problem", problem_json(), "--out-dir", str(root / f"seed{seed}")]
@@ -125,7 +127,7 @@ def project(bellman_project, tmp_path):
 
 def run_method_args(project, **change):
     args = {"--dataset": "ours", "--optimizer": "sgd", "--setting": "sgd", "--task": "control", "--estimator": "DS",
-            "--run-seed": 0,
+            "--run-seed": 0, "--device": "cpu",
             "--seed": 3, "--trajectory": project / "traj", "--reference": project / "q_star.pt",
             "--exact": project / "q_exact.npy",
             "--params": json.dumps(SGD_PARAMS), "--problem": problem_json(),
@@ -143,7 +145,8 @@ def test_a_nan_weight_in_a_run_network_fails_the_figure_by_name(project, cli):
     status, err = cli("bellman.cli.plot_q", "--task", "control", "--setting", "sgd", "--reference",
                       project / "q_star.pt", "--exact", project / "q_exact.npy", "--density", project / "density.npy",
                       "--runs", project / "seed0", project / "seed1",
-                      "--gamma", 0.9, "--dynamics", "{}", "--out-prefix", project / "fig")
+                      "--problem", PROBLEM, "--converged-below", 0.5, "--formats", "png", "--dpi", 30,
+                      "--out-prefix", project / "fig")
     one_line_error(status, err, "seed1/q.pt", "'fc2.weight' holds NaN or inf")
     assert not list(project.glob("fig*"))
 
@@ -181,7 +184,7 @@ def cut_lines(path: Path, keep: int) -> None:
 
 def test_summarise_refuses_a_truncated_curve(project, cli):
     curves = [project / f"seed{seed}" / "errors.csv" for seed in (0, 1)]
-    args = ["--curves", *curves, "--exact", '{"rows": []}', "--gamma", 0.9, "--converged-below", 0.5,
+    args = ["--curves", *curves, "--exact", '{"rows": []}', "--problem", PROBLEM, "--converged-below", 0.5,
             "--out", project / "summary.csv", "--stats-out", project / "summary_stats.csv"]
     cut_lines(curves[1], 4)  # its provenance record names it
     one_line_error(*cli("bellman.cli.summarise", *args), "seed1/errors.csv", "changed or truncated")
@@ -308,7 +311,7 @@ def test_summarise_checks_both_outputs_before_writing_either(project, cli):
     (project / "a_file").write_text("not a folder")
     curves = [project / f"seed{seed}" / "errors.csv" for seed in (0, 1)]
     for stats_out in (project / "a_file" / "stats.csv", project / "seed0"):
-        status, err = cli("bellman.cli.summarise", "--curves", *curves, "--exact", '{"rows": []}', "--gamma", 0.9,
+        status, err = cli("bellman.cli.summarise", "--curves", *curves, "--exact", '{"rows": []}', "--problem", PROBLEM,
                           "--converged-below", 0.5,
                           "--out", project / "summary.csv", "--stats-out", stats_out)
         one_line_error(status, err, "cannot write")
@@ -338,7 +341,7 @@ def test_import_authors_data_refuses_steps_beyond_the_data_or_too_few(tmp_path, 
      "keys ['dynamics'] must be text (dynamics: an object)"),
 ])
 def test_summarise_references_checks_its_entries_given_by_hand(tmp_path, cli, entries, message):
-    one_line_error(*cli("bellman.cli.summarise_references", "--entries", entries, "--gamma", 0.9,
+    one_line_error(*cli("bellman.cli.summarise_references", "--entries", entries, "--problem", PROBLEM,
                         "--out", tmp_path / "t.csv"),
                    "--entries", message)
     assert not (tmp_path / "t.csv").exists()

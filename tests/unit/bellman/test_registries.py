@@ -23,7 +23,7 @@ from bellman_fixtures import dynamics
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
 SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
-COMMON = (ROOT / "workflow/rules/common.smk").read_text()
+COMMON = (ROOT / "workflow/rules/bellman_common.smk").read_text()
 
 TOY = Estimator("TOY", "s_{m+1} itself, under another name", second_state=lambda draw: None, lookahead=1,
                 rows_per_sample=2)
@@ -102,7 +102,7 @@ def test_a_setting_name_used_twice_is_refused():
 
 
 def test_the_workflow_wildcards_derive_from_the_registries():
-    """common.smk spells no estimator, setting or optimiser name: its wildcards are one_of(registry)."""
+    """bellman_common.smk spells no estimator, setting or optimiser name: its wildcards are one_of(registry)."""
     constraints = COMMON[COMMON.index("wildcard_constraints:"):]
     constraints = constraints[:constraints.index("\n\n")]
     assert "estimator=one_of(ESTIMATORS)" in constraints and "setting=one_of(SETTINGS)" in constraints

@@ -51,7 +51,8 @@ def tables(tmp_path_factory):
             save_csv(folder / "errors.csv", curve, provenance({}, None, {}))
             curves.append(str(folder / "errors.csv"))
     argv = sys.argv
-    sys.argv = ["summarise", "--curves", *curves, "--exact", json.dumps({"rows": entries}), "--gamma", "0.9",
+    sys.argv = ["summarise", "--curves", *curves, "--exact", json.dumps({"rows": entries}),
+                "--problem", json.dumps({"dynamics": dataclasses.asdict(shipped_dynamics()), "gamma": 0.9}),
                 "--converged-below", "0.6", "--out", str(root / "summary.csv"),
                 "--stats-out", str(root / "stats.csv")]
     summarise.main()

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from rlstudy.agents.mpo.config import MPOParams
-from rlstudy.agents.registry import AGENTS
+from rlstudy.agents.registry import BASICS, build_agent
 from rlstudy.bellman.cbo import CBOParams
 from rlstudy.bellman.sde import Dynamics
 from rlstudy.bellman.sgd import SGDParams
@@ -65,7 +65,7 @@ SECTIONS = [
     (("sgd", "control"), SGDParams, set()),
     *[(("cbo", "settings", name, "params"), CBOParams, set()) for name in CONFIG["cbo"]["settings"]],
     (("mpo",), MPOParams, {"env", "seeds", "solved_return"}),  # the run's, not the learner's
-    *[((agent, "params"), AGENTS[agent].params, set()) for agent in ("qtable", "linear_q", "dqn", "ddpg")],
+    *[((agent, "params"), build_agent(agent).params, set()) for agent in BASICS],
     (("offline", "regular"), LearnerParams, set()),
     (("offline", "atari"), LearnerParams, set()),
     (("offline", "atari_preprocessing"), AtariPreprocessing, set()),

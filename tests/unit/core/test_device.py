@@ -163,7 +163,7 @@ def device_of(artefact):
 @pytest.mark.skipif(CUDA, reason="on a GPU machine auto is cuda, whose bits differ from the CPU's")
 def test_auto_on_a_cpu_machine_trains_on_the_cpu_with_the_cpu_bytes(tmp_path, monkeypatch, trajectory):
     reference = tmp_path / "cpu" / "q_star.pt"
-    ref_bytes = train(monkeypatch, trajectory, reference)  # the default: cpu
+    ref_bytes = train(monkeypatch, trajectory, reference, "--device", "cpu")  # config.yaml's device
     assert device_of(reference) == {"requested": "cpu", "used": "cpu"}
     auto_reference = tmp_path / "auto" / "q_star.pt"
     assert train(monkeypatch, trajectory, auto_reference, "--device", "auto") == ref_bytes

@@ -85,10 +85,10 @@ def test_counts_and_probabilities_on_the_command_line_are_checked(cli, module, a
 def test_every_parameter_dataclass_names_the_schema_definition_of_its_section():
     schema = yaml.safe_load(SCHEMA.read_text())
     from rlstudy.agents.mpo.config import MPOParams
-    from rlstudy.agents.registry import AGENTS
+    from rlstudy.agents.registry import BASICS, build_agent
     from rlstudy.bellman.cbo import CBOParams
     classes = [Dynamics, SGDParams, CBOParams, LearnerParams, AtariPreprocessing, MPOParams,
-               *{AGENTS[name].params for name in ("qtable", "linear_q", "dqn", "ddpg")}]
+               *{build_agent(name).params for name in BASICS}]
     for cls in classes:
         assert set(schema["$defs"][cls.SCHEMA]["properties"]) == {f.name for f in dataclasses.fields(cls)}, cls
 

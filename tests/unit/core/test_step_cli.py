@@ -50,7 +50,48 @@ def test_help_says_which_config_key_each_value_comes_from(capsys, monkeypatch):
         assert fragment in text, fragment
     text = " ".join(help_text(capsys, monkeypatch, "bellman.cli.run_method").split())
     assert "config: the parameters of setting <setting> for <task>" in text
-    assert "(default: cpu)" in text  # a real default is still shown
+    assert "random numbers are drawn on the CPU either way; config 'device'" in text  # its one default: config.yaml
+
+
+def test_no_step_repeats_a_config_value_as_its_default(capsys, monkeypatch):
+    """The figures' formats and resolution, the convergence bound, the exact solver's tolerance and the
+    device have one home, the config: a step takes them from the rule or from --from-config."""
+    for step, flag, key in [("bellman.cli.plot_q", "--formats", "figures.formats"),
+                            ("bellman.cli.plot_q", "--dpi", "figures.dpi"),
+                            ("bellman.cli.plot_q", "--converged-below", "summary.converged_below"),
+                            ("agents.cli.plot_basics", "--formats", "figures.formats"),
+                            ("agents.cli.plot_basics", "--rollout-steps", "<agent>.rollout_steps"),
+                            ("agents.cli.plot_mpo", "--dpi", "figures.dpi"),
+                            ("bellman.cli.solve_exact", "--rtol", "exact.rtol"),
+                            ("bellman.cli.train_reference", "--device", "device"),
+                            ("offline.cli.train_behavioural", "--device", "device")]:
+        text = " ".join(help_text(capsys, monkeypatch, step).split())
+        help_of_flag = text[text.index(f" {flag} ", text.index("options:")):]
+        where = help_of_flag.index(f"config '{key}'") + len(f"config '{key}'")
+        assert not help_of_flag[where:].startswith(" (default:"), (step, flag)  # argparse appends a default
+
+
+def test_a_list_option_takes_its_items_from_the_config():
+    from rlstudy.core.cli import parser
+    from rlstudy.plotting import style
+
+    p = parser("a figure")
+    style.add_format_options(p)
+    args = p.parse_args(["--from-config", CONFIG])
+    assert args.formats == ["png", "pdf"] and args.dpi == 150
+    assert p.parse_args(["--from-config", CONFIG, "--formats", "svg"]).formats == ["svg"]
+
+
+def test_gamma_reaches_the_steps_only_inside_problem():
+    """No rule passes a bare --gamma (nor plot_q a bare --dynamics): the discount is config `problem`'s,
+    given as --problem, so a step cannot be handed one gamma beside another."""
+    rules = "".join(path.read_text() for path in (ROOT / "workflow" / "rules").glob("*.smk"))
+    assert '"--gamma"' not in rules and "--gamma " not in rules
+    q_figure = rules[rules.index("as q_figure with:"):]
+    assert '"--dynamics"' not in q_figure[:q_figure.index("\n\n\n")]
+    for step in STEPS:
+        source = (ROOT / "src" / "rlstudy" / step.split(".")[0] / "cli" / f"{step.split('.')[-1]}.py").read_text()
+        assert '"--gamma"' not in source, step
 
 
 def test_train_agent_takes_what_params_lacks_from_the_config(cli, tmp_path, one_thread):

@@ -6,7 +6,10 @@ import pandas as pd
 import pytest
 
 from rlstudy.report.cli.render_readme import markers, replace_block
-from rlstudy.report.study_tables import STUDY_TABLES, budget_reading, render_agents, render_budget, render_offline
+from rlstudy.agents.doc_blocks import render_agents
+from rlstudy.bellman.doc_blocks import budget_reading, render_budget
+from rlstudy.offline.doc_blocks import render_offline
+from rlstudy.report.study_tables import STUDY_TABLES
 
 ROOT = Path(__file__).resolve().parents[3]
 AGENTS = pd.DataFrame({"agent": ["dqn", "mpo"], "env": ["CartPole-v1", "Pendulum-v1"], "seed": [0, 1],

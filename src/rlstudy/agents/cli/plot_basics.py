@@ -11,7 +11,7 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # classic-control renders thr
 
 from rlstudy.agents import figures  # noqa: E402
 from rlstudy.agents.episodes import load_evaluation, load_returns  # noqa: E402
-from rlstudy.agents.registry import BASICS  # noqa: E402
+from rlstudy.agents.registry import BASICS, build_agent  # noqa: E402
 from rlstudy.agents.rollout import greedy_rollout, save_gif  # noqa: E402
 from rlstudy.core import seeding  # noqa: E402
 from rlstudy.core.cli import finite_float, integer_from, json_arg, parser, run, setup_torch  # noqa: E402
@@ -37,13 +37,12 @@ def main() -> None:
     p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--solved-return", type=finite_float, required=True,
                    help="config <agent>.solved_return: a seed whose mean greedy return is below it is marked failing")
-    p.add_argument("--rollout-steps", type=integer_from(1), default=100)
+    p.config_option("--rollout-steps", "{agent}.rollout_steps", type=integer_from(1), help="steps of the rollout GIF")
     p.add_argument("--out-dir", required=True, help="figures/agents: <agent>_*.<fmt> and <agent>_rollout.gif")
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.add_argument("--dpi", type=integer_from(1), default=150)
+    style.add_format_options(p)
     args = p.parse_args()
     setup_torch("cpu")
-    agent = BASICS[args.agent]
+    agent = build_agent(args.agent)
     params = agent_params(agent, args.params)
     runs = sorted((Path(r) for r in args.runs), key=run_seed)
     out = Path(args.out_dir)

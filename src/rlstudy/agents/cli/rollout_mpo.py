@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from rlstudy.agents.mpo.config import MPOParams
-from rlstudy.agents.registry import AGENTS
+from rlstudy.agents.registry import build_agent
 from rlstudy.agents.rollout import greedy_rollout, save_gif
 from rlstudy.core import seeding
 from rlstudy.core.cli import build, integer_from, json_arg, parser, run
@@ -25,7 +25,7 @@ def main() -> None:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # pygame renders without a display
-    agent, params = AGENTS["mpo"], build(MPOParams, args.params, "config 'mpo'")
+    agent, params = build_agent("mpo"), build(MPOParams, args.params, "config 'mpo'")
     env = agent.make_env(args.env, params, render_mode="rgb_array")
     act = agent.policy(agent.load(args.model, env, params))
     rollout_seed = seeding.stream_seed(args.seed, "mpo", "rollout", str(args.run_seed))

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from rlstudy.agents.episodes import evaluate, evaluation_frame
-from rlstudy.agents.registry import BASICS
+from rlstudy.agents.registry import BASICS, build_agent
 from rlstudy.core import seeding
 from rlstudy.core.cli import (
     FILL_FROM_CONFIG,
@@ -54,7 +54,7 @@ def main() -> None:
     add_tensorboard_argument(p)
     args = p.parse_args()
     setup_torch("cpu")  # networks this small train fastest on the CPU
-    agent = BASICS[args.agent]
+    agent = build_agent(args.agent)
     params = agent_params(agent, args.params)
     names = (agent.name, str(args.run_seed))
     env = agent.make_env(args.env, params)

@@ -23,8 +23,8 @@ from rlstudy.bellman.error_curves import RUN_KEYS, load_error_curves
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.metrics import GRID_POINTS, centred_norm, error_by_mode, q_on_grid
 from rlstudy.bellman.qnet import load_network
-from rlstudy.bellman.sde import Dynamics
-from rlstudy.core.cli import build, finite_float, integer_from, json_arg, parser, run
+from rlstudy.bellman.sde import Dynamics, Problem
+from rlstudy.core.cli import build, integer_from, json_arg, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import provenance, save_csv
 
@@ -42,12 +42,12 @@ def main() -> None:
     p.add_argument("--exact", type=json_arg, required=True,
                    help='JSON {"rows": [{"dataset", "task", "exact": q_exact.npy, "dynamics": sde.Dynamics}, ...]} '
                         "(further keys, such as the rule's density, are ignored)")
-    p.add_argument("--gamma", type=finite_float, required=True, help="the discount (config problem.gamma)")
+    p.config_option("--problem", "problem", type=json_arg,
+                    help="JSON of the problem (sde.Problem); its gamma is every run's discount, each row gives its dataset's dynamics")
     p.add_argument("--modes", type=integer_from(1), default=12, help="the highest Fourier mode K tabulated")
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    if not 0 < args.gamma < 1:
-        raise InputError(f"--gamma must be in (0, 1), got {args.gamma} (config key 'problem.gamma')")
+    gamma = Problem.from_config(args.problem, "--problem").gamma
     if args.modes > GRID_POINTS // 2:
         raise InputError(f"--modes must be at most {GRID_POINTS // 2} (the metric's grid), got {args.modes}")
     entries = args.exact.get("rows")
@@ -74,12 +74,12 @@ def main() -> None:
         q = q_on_grid(load_network(Path(path).parent / "q.pt", "a run's network")).double().numpy()
         error = error_by_mode(q, exact, args.modes)
         rows.append(pd.DataFrame({**keys, "mode": modes, "error": error, "error_normalised": error / norm,
-                                  "bellman_contraction": bellman_contraction(modes, args.gamma, dynamics)}))
+                                  "bellman_contraction": bellman_contraction(modes, gamma, dynamics)}))
     table = pd.concat(rows).sort_values([*RUN_KEYS, "mode"], kind="stable").reset_index(drop=True)
     print(table.groupby(["dataset", "task", "setting", "estimator", "mode"])["error_normalised"].median().to_string())
     inputs = {f"exact {e['dataset']} {e['task']}": e["exact"] for e in entries}
     inputs |= {name: name for path in args.curves for name in (path, str(Path(path).parent / "q.pt"))}
-    save_csv(args.out, table, provenance({"gamma": args.gamma, "modes": args.modes, "exact": args.exact,
+    save_csv(args.out, table, provenance({"gamma": gamma, "modes": args.modes, "exact": args.exact,
                                          "grid_points": GRID_POINTS}, None, inputs))
 
 

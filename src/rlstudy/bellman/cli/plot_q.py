@@ -17,10 +17,9 @@ from rlstudy.bellman.figures.q import plot_q_figure
 from rlstudy.bellman.greedy import GreedyJudge
 from rlstudy.bellman.metrics import GRID_POINTS, exact_scores, q_on_grid
 from rlstudy.bellman.qnet import load_network
-from rlstudy.bellman.sde import TASKS, Dynamics
+from rlstudy.bellman.sde import TASKS, Problem
 from rlstudy.bellman.stationary import load_density
-from rlstudy.core.cli import build, finite_float, json_arg, parser, run
-from rlstudy.core.errors import InputError
+from rlstudy.core.cli import finite_float, json_arg, parser, run
 from rlstudy.plotting import style
 
 EXACT_POINTS_DRAWN = 200  # every grid solve_exact writes has a multiple of 100 points, doubled at least once
@@ -35,10 +34,12 @@ def main() -> None:
     p.add_argument("--density", required=True,
                    help="the stationary density of the task's behaviour policy (stationary_density.npy)")
     p.add_argument("--reference-note", default="", help="how Q* was made, for the title")
-    p.add_argument("--gamma", type=finite_float, required=True, help="the discount (config problem.gamma)")
-    p.add_argument("--dynamics", type=json_arg, required=True, help="JSON of sde.Dynamics the exact Q was solved for")
+    p.add_argument("--problem", type=json_arg, required=True,
+                   help="JSON of the problem (sde.Problem) its runs assume: config 'problem' with the dataset's "
+                        "dynamics (bellman.datasets.dataset_dynamics), which the exact Q was solved for")
     p.add_argument("--runs", nargs="+", required=True, help="run folders, each with q.pt and errors.csv")
-    p.add_argument("--converged-below", type=finite_float, default=0.5)
+    p.config_option("--converged-below", "summary.converged_below", type=finite_float,
+                    help="a run counts as converged when its final e_k/e_0 is at most this")
     style.add_output_options(p)
     args = p.parse_args()
     folders = sorted(args.runs)
@@ -48,9 +49,7 @@ def main() -> None:
     data = style.DATASET_NAMES[curves[0]["dataset"].iloc[0]]
     title = (f"Q-{args.task}, {args.setting.upper()} on {data}"
              + (f"; {args.reference_note}" if args.reference_note else ""))
-    if not 0 < args.gamma < 1:
-        raise InputError(f"--gamma must be in (0, 1), got {args.gamma} (config key 'problem.gamma')")
-    dynamics = build(Dynamics, args.dynamics, "config 'dynamics'")
+    problem = Problem.from_config(args.problem, "--problem")
     reference = load_network(args.reference, "reference Q*")
     exact = load_exact(args.exact, EXACT_POINTS_DRAWN)  # refuses a grid the metric's 100 points do not divide
     whole = load_exact(args.exact, None)
@@ -60,7 +59,7 @@ def main() -> None:
                     for estimator, thetas in everyone}
     greedy = None
     if args.task == "control":
-        judge = GreedyJudge.build(whole, args.gamma, dynamics)
+        judge = GreedyJudge.build(whole, problem.gamma, problem.dynamics)
         greedy = {estimator: [judge.score(q_on_grid(theta, judge.n).double().numpy()) for theta in thetas]
                   for estimator, thetas in everyone}
     fig = plot_q_figure(reference, exact, dict(networks), pd.concat(curves), title, args.converged_below, greedy,

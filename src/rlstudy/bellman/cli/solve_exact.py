@@ -25,7 +25,7 @@ def main() -> None:
                    help="evaluation: Q of the evaluation policy; control: the optimal Q")
     p.add_argument("--problem", type=json_arg, required=True,
                    help="JSON of config 'problem': the dynamics (reward_of included) and the discount gamma")
-    p.add_argument("--rtol", type=finite_float, default=1e-6, help="stop doubling the grid once Q moves less than this")
+    p.config_option("--rtol", "exact.rtol", type=finite_float, help="stop doubling the grid once Q moves less than this")
     p.add_argument("--out-dir", required=True)
     args = p.parse_args()
     problem = Problem.from_config(args.problem)

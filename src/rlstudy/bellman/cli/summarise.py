@@ -27,7 +27,7 @@ from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.greedy import GreedyJudge
 from rlstudy.bellman.metrics import GRID_POINTS, exact_scores
 from rlstudy.bellman.qnet import load_network
-from rlstudy.bellman.sde import Dynamics
+from rlstudy.bellman.sde import Dynamics, Problem
 from rlstudy.bellman.stationary import load_density
 from rlstudy.core.cli import build, finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
@@ -114,26 +114,26 @@ def main() -> None:
                    help='JSON {"rows": [{"dataset", "task", "exact": q_exact.npy, "dynamics": sde.Dynamics, '
                         '"density": stationary_density.npy}, ...]}: the exact Q each dataset and task\'s runs are '
                         "measured against, and where their data are")
-    p.add_argument("--gamma", type=finite_float, required=True, help="the discount of every run (config problem.gamma)")
+    p.config_option("--problem", "problem", type=json_arg,
+                    help="JSON of the problem (sde.Problem); its gamma is every run's discount, each row gives its dataset's dynamics")
     p.add_argument("--converged-below", type=finite_float, required=True,
                    help="a run counts as converged when its final e_k/e_0 is at most this")
     p.add_argument("--out", required=True, help="the per-run table (csv)")
     p.add_argument("--stats-out", required=True, help="the per-group table over seeds (csv)")
     args = p.parse_args()
-    if not 0 < args.gamma < 1:
-        raise InputError(f"--gamma must be in (0, 1), got {args.gamma} (config key 'problem.gamma')")
+    gamma = Problem.from_config(args.problem, "--problem").gamma
     ensure_writable_paths(args.out, args.stats_out)  # both, before either is written
     loaded = load_error_curves(args.curves)
     table = summarise(pd.concat(loaded), args.converged_below)
     network_of = {tuple(curve[KEYS].iloc[0]): Path(path).parent / "q.pt" for path, curve in zip(args.curves, loaded)}
     networks = [network_of[tuple(row)] for row in table[KEYS].itertuples(index=False)]
-    table = final_exact_scores(table, networks, ExactReferences(args.exact.get("rows", []), args.gamma))
+    table = final_exact_scores(table, networks, ExactReferences(args.exact.get("rows", []), gamma))
     stats = summary_stats(table)
     print(table.to_string(index=False))
     print(stats.to_string(index=False))
     exact_files = {f"{kind} {e['dataset']} {e['task']}": e[kind] for e in args.exact.get("rows", [])
                    for kind in ("exact", "density")}
-    record = provenance({"converged_below": args.converged_below, "gamma": args.gamma, "exact": args.exact}, None,
+    record = provenance({"converged_below": args.converged_below, "gamma": gamma, "exact": args.exact}, None,
                         {path: path for path in [*args.curves, *map(str, networks)]} | exact_files)
     save_csv(args.out, table, record)
     save_csv(args.stats_out, stats, record)

@@ -25,9 +25,9 @@ from rlstudy.bellman.metrics import (
     q_on_grid,
 )
 from rlstudy.bellman.qnet import load_network
-from rlstudy.bellman.sde import Dynamics
+from rlstudy.bellman.sde import Dynamics, Problem
 from rlstudy.bellman.stationary import load_density
-from rlstudy.core.cli import build, finite_float, json_arg, parser, run
+from rlstudy.core.cli import build, json_arg, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import provenance, save_csv
 
@@ -57,11 +57,11 @@ def main() -> None:
     p.add_argument("--entries", type=json_arg, required=True,
                    help='JSON {"rows": [{"dataset", "task", "reference": Q* .pt, "exact": q_exact.npy, '
                         '"dynamics": sde.Dynamics, "made_by": how Q* was made, "density": stationary_density.npy}, ...]}')
-    p.add_argument("--gamma", type=finite_float, required=True, help="the discount (config problem.gamma)")
+    p.config_option("--problem", "problem", type=json_arg,
+                    help="JSON of the problem (sde.Problem); its gamma is every run's discount, each row gives its dataset's dynamics")
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    if not 0 < args.gamma < 1:
-        raise InputError(f"--gamma must be in (0, 1), got {args.gamma} (config key 'problem.gamma')")
+    gamma = Problem.from_config(args.problem, "--problem").gamma
     entries = args.entries.get("rows")
     if not isinstance(entries, list) or not entries:
         raise InputError('--entries: expected {"rows": [...]} with at least one row')
@@ -73,10 +73,10 @@ def main() -> None:
         if not_text or not isinstance(entry["dynamics"], dict):
             raise InputError(f"--entries: row {entry.get('dataset')!r} {entry.get('task')!r}: keys "
                              f"{not_text or ['dynamics']} must be text (dynamics: an object)")
-    table = pd.DataFrame([reference_row(entry, args.gamma) for entry in entries])
+    table = pd.DataFrame([reference_row(entry, gamma) for entry in entries])
     print(table.to_string(index=False))
     inputs = {f"{e['dataset']} {e['task']} {kind}": e[kind] for e in entries for kind in ("reference", "exact", "density")}
-    save_csv(args.out, table, provenance({"rows": entries, "gamma": args.gamma}, None, inputs))
+    save_csv(args.out, table, provenance({"rows": entries, "gamma": gamma}, None, inputs))
 
 
 if __name__ == "__main__":
