@@ -17,7 +17,7 @@ SCALE_FILE = $(if $(filter smoke,$(SCALE)),workflow/profiles/smoke/scale.yaml)
 TARGET ?=
 CONFIGFILES ?=
 
-.PHONY: figures study smoke rerun report readme test test-fast lint clean
+.PHONY: figures study smoke rerun report readme protocol test test-fast lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,9 @@ report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure 
 
 readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.report.cli.render_readme
+
+protocol: $(STAMP)  ## write protocol.lock (the claims, the confirmatory seed plan, the analysis code); commit it before the confirmatory run (docs/reliability.md)
+	$(BIN)/python -m rlstudy.report.cli.write_protocol
 
 test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs (the 25 slowest listed: issue 23's budget)
 	$(BIN)/python -m pytest -q --durations=25
