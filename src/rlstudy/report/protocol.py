@@ -197,6 +197,7 @@ class Standing:
     protocol: str | None = None                               # the protocol commit (a confirmatory run)
     apart: dict[str, str] = field(default_factory=dict)       # claim id -> why it is exploratory (no verdict)
     locked_not_run: list[str] = field(default_factory=list)   # claims the lock holds that the run has not
+    plan: dict[str, list[int]] | None = None                  # the run's seed lists (None: made before the blocks)
 
     @property
     def confirmatory(self) -> bool:
@@ -209,7 +210,7 @@ def judge(root: Path, claims_table: str, run_commit: str, claims_file: Path, che
     verdicts may not be published."""
     seeds = run_seeds(claims_table)
     if seeds.block == EXPLORATORY:
-        return Standing(EXPLORATORY)
+        return Standing(EXPLORATORY, plan=seeds.plan)
     lock = read_lock(lock_path)
     protocol = protocol_commit(root, lock_path, any_results)
     clean = len(run_commit) == 40 and all(c in "0123456789abcdef" for c in run_commit)
@@ -242,4 +243,22 @@ def judge(root: Path, claims_table: str, run_commit: str, claims_file: Path, che
         elif run_digest != locked or checkout_each.get(claim, locked) != locked:
             apart[claim] = CHANGED
     locked_not_run = [claim for claim in lock["claims"] if claim not in run_each]
-    return Standing(CONFIRMATORY, protocol, apart, locked_not_run)
+    return Standing(CONFIRMATORY, protocol, apart, locked_not_run, seeds.plan)
+
+
+def block_note(standing: Standing) -> str:
+    """The line every generated block of the study pages opens with: the seed block of its run."""
+    if standing.confirmatory:
+        return (f"Seed block: confirmatory (fresh seeds, under the protocol of commit {standing.protocol}; "
+                "`results/seed_plan.csv`).")
+    before = ", made before the seed blocks" if standing.plan is None else ""
+    return f"Seed block: exploratory{before} (the seeds the study was developed and tuned on)."
+
+
+def foreign_seeds(table: pd.DataFrame, standing: Standing) -> list[int]:
+    """Seeds of a table's `seed` column that are not of its run's seed plan (none to check: a table without
+    the column, or a run made before the blocks)."""
+    if standing.plan is None or "seed" not in table.columns:
+        return []
+    planned = {seed for seeds in standing.plan.values() for seed in seeds}
+    return sorted({int(seed) for seed in pd.to_numeric(table["seed"], errors="coerce").dropna()} - planned)

@@ -36,7 +36,7 @@ import pandas as pd
 from rlstudy.bellman import doc_blocks
 from rlstudy.claims.loading import load_claims
 from rlstudy.core.markdown import cells_of, check_block, code, markers, text
-from rlstudy.report.protocol import LOCK, Standing, judge
+from rlstudy.report.protocol import LOCK, Standing, block_note, foreign_seeds, judge
 from rlstudy.report.scale import scale_line, scale_problem
 from rlstudy.report.study_tables import STUDY_TABLES
 from rlstudy.core.calibration import t_coverage_at_spread
@@ -299,6 +299,14 @@ def refuse_scale(table: str, problem: str | None) -> None:
                          "(or pass --allow-any-results)")
 
 
+def check_seed_block(path: str, table: pd.DataFrame, standing: Standing) -> None:
+    """A table published beside the claims is of the seed block of their run: its seeds are that run's."""
+    foreign = foreign_seeds(table, standing)
+    if foreign:
+        raise InputError(f"{path}: seeds {foreign[:5]} are not of the {standing.block} seed block of the run of the "
+                         "claims (results/seed_plan.csv); rebuild it with make figures")
+
+
 def replace_block_in(path: Path, block: str, start: str, end: str) -> str:
     """The text of `path` with its generated block replaced."""
     try:
@@ -358,17 +366,22 @@ def main() -> None:
     pages: dict[Path, str] = {}  # every page as it will be written: nothing is written until all are rendered
     placed: dict[Path, list[tuple[str, str]]] = {}
 
-    def put(page: str, block: str, start: str, end: str) -> None:
-        """Replace a block in the page as rendered so far (a page may hold several blocks)."""
+    note = block_note(standing)  # its one value, the protocol commit, is git's hex (or 'uncommitted')
+
+    def put(page: str, block: str, start: str, end: str, noted: bool = True) -> None:
+        """Replace a block in the page as rendered so far (a page may hold several blocks); a block of the
+        study pages opens with the seed block of its run (`noted`: the claims' blocks say it their way)."""
+        if noted:
+            block = block.replace(start + "\n", f"{start}\n{note}\n", 1)
         path = Path(page)
         pages[path] = (replace_block(pages[path], block, path, start, end) if path in pages
                        else replace_block_in(path, block, start, end))
         placed.setdefault(path, []).append((start, end))
 
     with cells_of(args.claims):
-        put(args.readme, render(claims, claims_commit, pending, standing), START, END)
+        put(args.readme, render(claims, claims_commit, pending, standing), START, END, noted=False)
         put(args.claims_page, render_page(claims, claims_commit, pending, problem=claims_scale, standing=standing),
-            CLAIMS_PAGE_START, CLAIMS_PAGE_END)
+            CLAIMS_PAGE_START, CLAIMS_PAGE_END, noted=False)
     with cells_of(f"{args.stats} or {args.references}"):
         put(args.study_page, render_results(stats, references, stats_commit, coverage), RESULTS_START, RESULTS_END)
     check_paper_scale(args.seed_power, args.allow_any_results)
@@ -380,6 +393,7 @@ def main() -> None:
             SEED_POWER_START, SEED_POWER_END)
     for table in (args.summary, args.sweep, args.cost):
         check_paper_scale(table, args.allow_any_results)
+        check_seed_block(table, load_csv(table, "a table of the study"), standing)
     for name, block in doc_blocks.blocks(lambda table: commit_of(table, args.allow_any_results), Path(args.summary),
                                          Path(args.sweep), Path(args.cost), Path(args.runs)).items():
         put(args.study_page, block, *markers(name))
@@ -388,6 +402,7 @@ def main() -> None:
         path, page = getattr(args, f"{option}_table"), getattr(args, f"{option}_page")
         check_paper_scale(path, args.allow_any_results, study)
         table = load_csv(path, study.what, columns=study.columns, finite=study.finite)
+        check_seed_block(path, table, standing)
         start, end = markers(study.marker)
         with cells_of(path):
             put(page, study.render(table, commit_of(path, args.allow_any_results), start, end), start, end)
