@@ -242,7 +242,8 @@ def judge(root: Path, claims_table: str, run_commit: str, claims_file: Path, che
             apart[claim] = ADDED
         elif run_digest != locked or checkout_each.get(claim, locked) != locked:
             apart[claim] = CHANGED
-    locked_not_run = [claim for claim in lock["claims"] if claim not in run_each]
+    verdicts = set(load_csv(claims_table, "the claims' verdicts", columns=("id",))["id"].astype(str))
+    locked_not_run = [claim for claim in lock["claims"] if claim not in verdicts]
     return Standing(CONFIRMATORY, protocol, apart, locked_not_run, seeds.plan)
 
 
