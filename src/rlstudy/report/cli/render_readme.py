@@ -18,7 +18,13 @@ summarise was made with the optimiser parameters config.yaml gives, which the sm
 scale.yaml changes) and from a clean commit of this repository (their records' git_commit, an
 ancestor of HEAD); --allow-any-results renders other results (e.g. to preview a smoke run), and the
 claims page then states that it is not of the paper's scale (rlstudy.report.scale: what
-compare_verdicts reads). Every inserted value, in either mode, is escaped for Markdown and HTML
+compare_verdicts reads). The verdicts are published by the seed block of their run (results/claims.csv's
+seed plan input; rlstudy.report.protocol): a confirmatory run's only against the committed protocol.lock
+(refused where its seed plan, shared claims settings or analysis code differ, or it predates the
+protocol commit; claims changed or added since the protocol are listed apart, no verdict); an
+exploratory run's (or one made before the blocks) as exploratory outcomes, with no verdict headline.
+Every block of the study pages opens with that seed block, and a table whose seeds are not of it is
+refused. Every inserted value, in either mode, is escaped for Markdown and HTML
 (core.markdown.text). The pages are written all or none (core.io.replace_all): every block is
 rendered and checked, and every page's folder proved writable, before any page changes.
 """
