@@ -75,7 +75,8 @@ def count_problems(config: dict) -> list[str]:
     """The confirmatory counts name exactly the config's replicate lists."""
     lists, counts = seed_lists(config), (config.get(CONFIRMATORY_KEY) or {}).get("counts") or {}
     where = f"config key '{CONFIRMATORY_KEY}.counts'"
-    problems = [f"{where}: no count for the replicate list '{key}' (every list of the confirmatory block needs one)"
+    problems = [f"{where}: no count for the replicate list '{key}' (every list of the confirmatory block needs one; "
+                f"a development run with lists of its own: --config {BLOCK_KEY}={EXPLORATORY})"
                 for key in lists if key not in counts]
     problems += [f"{where}: '{key}' is not a replicate list of the config; lists: {sorted(lists)}"
                  for key in counts if key not in lists]

@@ -153,10 +153,16 @@ class RunSeeds:
     plan: dict[str, list[int]] | None  # None: a run made before the seed blocks (its seeds: the exploratory block's)
 
 
+def _inputs(table: str) -> dict:
+    """The inputs a table's provenance record names (none where it has no record)."""
+    record = read_record(table, "its provenance record") or {}
+    inputs = record.get("inputs") if isinstance(record, dict) else None
+    return inputs if isinstance(inputs, dict) else {}
+
+
 def run_seeds(claims_table: str) -> RunSeeds:
     """The seed block and lists of the run that made a claims table, from its record's seed plan input."""
-    record = read_record(claims_table, "its provenance record") or {}
-    entry = (record.get("inputs") or {}).get(SEED_PLAN_TABLE)
+    entry = _inputs(claims_table).get(SEED_PLAN_TABLE)
     if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
         return RunSeeds(EXPLORATORY, None)
     path = entry["path"]
@@ -222,8 +228,7 @@ def judge(root: Path, claims_table: str, run_commit: str, claims_file: Path, che
             key for key in seeds.plan if seeds.plan[key] != (lock.get("seed_plan") or {}).get(key))
         raise InputError(f"{claims_table}: its seed plan differs from the protocol's ({lock_path}, commit "
                          f"{protocol[:12]}) at {differing[:3] or 'its lists'}; run the protocol's confirmatory block")
-    record = read_record(claims_table, "its provenance record") or {}
-    run_claims = _run_claims(root, (record.get("inputs") or {}).get("claims"), run_commit, claims_file)
+    run_claims = _run_claims(root, _inputs(claims_table).get("claims"), run_commit, claims_file)
     shared, run_each = claims_digests(run_claims)
     if shared != lock["claims_shared_sha256"]:
         raise InputError(f"{claims_table}: its claims' shared settings (the defaults: levels, sizes) differ from the "

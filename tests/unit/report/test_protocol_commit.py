@@ -47,8 +47,10 @@ def repository(tmp_path):
     save_csv(results / "seed_plan.csv", seed_plan_table(CONFIRMATORY, lock["seed_plan"]), provenance({}, None, {}))
     claims = yaml.safe_load((repo / "claims.yaml").read_text())
     inputs = {"claims": repo / "claims.yaml", "seed_plan": results / "seed_plan.csv"}
+    records = {name: {"path": str(path), "sha256": sha256_file(path)} for name, path in inputs.items()}
+    records["claims"]["path"] = "claims.yaml"  # as the claims rule names it: relative to the project's root
     save_csv(results / "claims.csv", pd.DataFrame({"id": [claims["claims"][0]["id"]], "verdict": ["holds"]}),
-             {"inputs": {name: {"path": str(path), "sha256": sha256_file(path)} for name, path in inputs.items()}})
+             {"inputs": records})
     return repo, str(results / "claims.csv"), claims, {"before": before, "protocol": protocol, "after": after}
 
 
@@ -78,3 +80,15 @@ def test_analysis_code_changed_after_the_protocol_is_refused(repository):
     git(repo, "commit", "-qam", "rules changed")
     with pytest.raises(InputError, match="analysis code of its commit differs .* in src/rlstudy/claims/rules.py"):
         judge(repo, table, git(repo, "rev-parse", "HEAD"), repo / "claims.yaml", claims, repo / "protocol.lock")
+
+
+def test_claims_changed_in_the_checkout_since_the_run_are_read_at_the_run_commit_and_set_apart(repository):
+    """The run evaluated claims.yaml of its commit; the checkout has since reworded a claim: its verdict
+    is set apart, exploratory, until the next protocol."""
+    repo, table, claims, commits = repository
+    first = claims["claims"][0]
+    changed = {**claims, "claims": [{**first, "statement": first["statement"] + " (reworded)"}, *claims["claims"][1:]]}
+    (repo / "claims.yaml").write_text(yaml.safe_dump(changed, sort_keys=False))
+    standing = judge(repo, table, commits["after"], repo / "claims.yaml", changed, repo / "protocol.lock")
+    assert standing.apart == {first["id"]: "changed after the protocol commit"}
+    git(repo, "show", f"{commits['after']}:claims.yaml")  # what it read: the file of the run's commit
