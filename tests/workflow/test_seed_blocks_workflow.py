@@ -32,8 +32,8 @@ def test_the_paper_config_runs_the_confirmatory_block_and_records_it(workdir):
 
 
 def test_the_exploratory_block_is_one_switch_away(workdir):
-    plan = planned(workdir, "--config", "seed_block=exploratory", "results/seed_plan.csv",
-                   "results/runs/ours/control/sgd/UR/seed0/errors.csv")
+    plan = planned(workdir, "results/seed_plan.csv", "results/runs/ours/control/sgd/UR/seed0/errors.csv",
+                   "--config", "seed_block=exploratory")
     command = next(line for line in plan.splitlines() if SEED_PLAN in line)
     assert "--block exploratory" in command and '"cbo_sweep.seeds": [100, 101, 102, 103, 104]' in command
 
