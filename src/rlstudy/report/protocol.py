@@ -172,7 +172,8 @@ def run_seeds(claims_table: str) -> RunSeeds:
                          "rerun rule claims")
     blocks = set(plan_table["block"])
     if len(blocks) != 1 or not blocks <= {EXPLORATORY, CONFIRMATORY}:
-        raise InputError(f"{path}: names the seed blocks {sorted(map(str, blocks))}, not one of {[EXPLORATORY, CONFIRMATORY]}")
+        raise InputError(f"{path}: names the seed blocks {sorted(map(str, blocks))}, not one of "
+                         f"{[EXPLORATORY, CONFIRMATORY]}")
     plan = {str(key): [int(seed) for seed in rows["seed"]] for key, rows in plan_table.groupby("list", sort=False)}
     return RunSeeds(blocks.pop(), plan)
 

@@ -43,7 +43,8 @@ def test_the_confirmatory_block_is_resolved_into_the_lists_the_rules_read():
     wide["confirmatory_block"]["counts"] = {key: MAX_COUNT for key in counts}
     schema = yaml.safe_load(SCHEMA.read_text())
     assert sweep_seed_problems(resolve_seed_block(wide), schema) == []
-    assert schema["properties"]["confirmatory_block"]["properties"]["counts"]["additionalProperties"]["maximum"] == MAX_COUNT
+    counts_schema = schema["properties"]["confirmatory_block"]["properties"]["counts"]
+    assert counts_schema["additionalProperties"]["maximum"] == MAX_COUNT
 
 
 @pytest.mark.parametrize("key, seeds, kind", [("mpo.seeds", [10003], "exploratory"),

@@ -34,7 +34,8 @@ def repository(tmp_path):
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "before")
     before = git(repo, "rev-parse", "HEAD")
-    lock = make_lock(repo, repo / "claims.yaml", ROOT / "config.yaml", ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    lock = make_lock(repo, repo / "claims.yaml", ROOT / "config.yaml",
+                     ROOT / "workflow" / "schemas" / "config.schema.yaml")
     (repo / "protocol.lock").write_text(lock_text(lock))
     git(repo, "add", "protocol.lock")
     git(repo, "commit", "-qm", "protocol")

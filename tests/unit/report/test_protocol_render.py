@@ -31,7 +31,8 @@ def protocol_run(folder: Path, block: str = CONFIRMATORY) -> tuple[dict, Path]:
     shutil.copy(ROOT / "claims.yaml", claims_file)
     lock = make_lock(ROOT, claims_file, ROOT / "config.yaml", CONFIG_SCHEMA)
     lock["analysis_code"] = analysis_code(ROOT, HEAD)  # the run's commit's code, whatever the checkout holds
-    plan = lock["seed_plan"] if block == CONFIRMATORY else seed_lists(yaml.safe_load((ROOT / "config.yaml").read_text()))
+    exploratory = seed_lists(yaml.safe_load((ROOT / "config.yaml").read_text()))
+    plan = lock["seed_plan"] if block == CONFIRMATORY else exploratory
     if block == CONFIRMATORY:  # the tables of the run: its seeds (the sweep's: its tuning list's)
         for option, key in (("--sweep", "cbo_sweep.seeds"), ("--cost", "seeds.control"),
                             ("--agents-results-table", "dqn.seeds"), ("--offline-results-table", "offline.seeds")):

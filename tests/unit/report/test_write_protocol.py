@@ -29,8 +29,9 @@ def test_the_lock_holds_the_claims_the_seed_plan_and_the_analysis_code(tmp_path,
     assert set(written["claims"]) == {claim["id"] for claim in declared["claims"]}
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     start = config["confirmatory_block"]["start"]
-    assert written["seed_plan"]["seeds.control"][0] == start and written["seed_plan_sha256"] == digest(written["seed_plan"])
-    assert "src/rlstudy/claims/rules.py" in written["analysis_code"] and "src/rlstudy/core/statistics.py" in written["analysis_code"]
+    assert written["seed_plan"]["seeds.control"][0] == start
+    assert written["seed_plan_sha256"] == digest(written["seed_plan"])
+    assert {"src/rlstudy/claims/rules.py", "src/rlstudy/core/statistics.py"} <= set(written["analysis_code"])
     assert set(written["analysis_code"]) == set(analysis_files(written["analysis_code"]))
     status, err = cli("report.cli.write_protocol", *args, "--check")
     assert status == 0, err
@@ -50,7 +51,8 @@ def test_a_star_stays_within_its_folder():
 def test_the_run_seed_plan_is_recorded_with_its_block(tmp_path, cli):
     out = tmp_path / "seed_plan.csv"
     plan = {"seeds.control": [10000, 10001], "mpo.seeds": [10000]}
-    status, err = cli("report.cli.record_seed_plan", "--block", "confirmatory", "--plan", json.dumps(plan), "--out", str(out))
+    status, err = cli("report.cli.record_seed_plan", "--block", "confirmatory", "--plan", json.dumps(plan),
+                      "--out", str(out))
     assert status == 0, err
     table = pd.read_csv(out)
     assert list(table.itertuples(index=False, name=None)) == [("seeds.control", 10000, "confirmatory"),

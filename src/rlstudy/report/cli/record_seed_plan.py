@@ -28,7 +28,8 @@ def main() -> None:
     if not isinstance(plan, dict) or not all(
             isinstance(seeds, list) and all(isinstance(s, int) and s >= 0 for s in seeds) for seeds in plan.values()):
         raise InputError("--plan: expected a mapping of list keys to lists of seeds (integers >= 0)")
-    save_csv(args.out, seed_plan_table(args.block, plan), provenance({"seed_block": args.block, "plan": plan}, None, {}))
+    record = provenance({"seed_block": args.block, "plan": plan}, None, {})
+    save_csv(args.out, seed_plan_table(args.block, plan), record)
 
 
 if __name__ == "__main__":

@@ -115,7 +115,8 @@ def _apart_counts(standing: Standing | None) -> str:
         return ""
     notes = [f"{len(standing.apart)} more exploratory, no verdict (added or changed after the protocol commit)"
              ] if standing.apart else []
-    notes += [f"{len(standing.locked_not_run)} locked by the protocol but not in this run"] if standing.locked_not_run else []
+    if standing.locked_not_run:
+        notes.append(f"{len(standing.locked_not_run)} locked by the protocol but not in this run")
     return "".join(f"; {note}" for note in notes)
 
 

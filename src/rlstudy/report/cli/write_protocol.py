@@ -30,7 +30,9 @@ def differences(lock: dict, current: dict) -> list[str]:
             found.append(what)
     for claim in sorted(set(lock["claims"]) | set(current["claims"])):
         if lock["claims"].get(claim) != current["claims"].get(claim):
-            found.append(f"claim {claim!r} ({'added' if claim not in lock['claims'] else 'removed' if claim not in current['claims'] else 'changed'})")
+            how = ("added" if claim not in lock["claims"] else "removed" if claim not in current["claims"]
+                   else "changed")
+            found.append(f"claim {claim!r} ({how})")
     return found
 
 
