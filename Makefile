@@ -22,7 +22,7 @@ CONFIGFILES ?=
 MANIFEST ?= docs/manifest.json
 SEED ?= 0
 
-.PHONY: figures study smoke smoke-report rerun report readme manifest verify test test-fast lint clean
+.PHONY: figures study smoke smoke-report rerun report readme protocol manifest verify test test-fast lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,9 @@ manifest: $(STAMP)  ## MANIFEST (docs/manifest.json): every artefact's sha256 an
 verify: $(STAMP)  ## rebuild TARGETS="..." or SAMPLE jobs (SEED) in a scratch copy, or take RUN=. as built; compare with MANIFEST
 	$(BIN)/python -m rlstudy.report.cli.verify --manifest $(MANIFEST) --seed $(SEED) --snakemake-args "$(SNAKEMAKE_ARGS)" \
 		$(if $(RUN),--run $(RUN),$(if $(TARGETS),--targets $(TARGETS),--sample $(or $(SAMPLE),5)))
+
+protocol: $(STAMP)  ## write protocol.lock (the claims, the confirmatory seed plan, the analysis code); commit it before the confirmatory run (docs/reliability.md)
+	$(BIN)/python -m rlstudy.report.cli.write_protocol
 
 test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs (the 25 slowest listed: issue 23's budget)
 	$(BIN)/python -m pytest -q --durations=25

@@ -45,6 +45,7 @@ from rlstudy.core.config import (  # noqa: E402
     missing_extras,
     validate_config,
 )
+from rlstudy.core.seed_blocks import resolve_seed_block  # noqa: E402
 from rlstudy.runtime.scale import check_scale, files_scale, record_scale, recorded_scale  # noqa: E402
 
 # The raw config files first, with limits (no YAML aliases, 1 MiB, no key twice, no YTE template):
@@ -62,6 +63,9 @@ validate_config(
     Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
     checks=(*BELLMAN_CHECKS, *(() if IN_CONDA else (missing_extras,))),
 )
+# The picked block of replicate seeds (config seed_block) written into the lists every rule reads:
+# the rules know no blocks (core/seed_blocks.py; results/seed_plan.csv records the block and its lists).
+config.update(resolve_seed_block(config))
 # The checkout's scale (results/.scale, recorded by its first run) is kept: runtime/scale.py says why.
 # The files' own scale: config.yaml's, unless a --configfile (merged over it) names one.
 FILES_SCALE = files_scale(
@@ -109,6 +113,7 @@ include: "workflow/rules/sweep.smk"
 include: "workflow/rules/mpo.smk"
 include: "workflow/rules/basics.smk"
 include: "workflow/rules/offline.smk"
+include: "workflow/rules/protocol.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/targets.smk"
 

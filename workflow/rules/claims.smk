@@ -9,6 +9,7 @@ CLAIM_TABLES = {
     "agents": "results/agents/summary.csv",
     "offline": "results/offline/summary.csv",
     "budget": "results/budget/budget.csv",
+    "seed_plan": SEED_PLAN,  # no claim reads it: its sha256 in claims.csv's record names the run's seeds (protocol.smk)
 }
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from rlstudy.core.seed_blocks import seed_block_problems
+
 from .estimators import ESTIMATORS
 from .optimizers import OPTIMIZERS
 from .sweep import sweep_config_problems
@@ -49,4 +51,5 @@ def sweep_seed_problems(config: dict, schema: dict) -> list[str]:
     return []
 
 
-CHECKS = (registry_config_problems, sweep_config_problems, sweep_seed_problems)
+# seed_block_problems: no confirmatory seed is an exploratory or tuning one (core/seed_blocks.py)
+CHECKS = (registry_config_problems, sweep_config_problems, sweep_seed_problems, seed_block_problems)

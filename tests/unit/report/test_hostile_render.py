@@ -124,8 +124,10 @@ def test_published_results_are_rendered_escaped(tmp_path, cli, in_repository):
     status, err = cli("report.cli.render_readme", *render_args(paths))
     assert status == 0, err
     readme = paths["--readme"].read_text()
-    assert f"commit {HEAD}" in readme and "- holds (1): `a`" in readme
+    # a run made before the seed blocks (no seed plan in its record): the exploratory block's, no verdict headline
+    assert f"commit {HEAD}" in readme and "no verdict" in readme and "- holds" not in readme
     assert "| `a` | s &lt;!-- x | holds |" in paths["--claims-page"].read_text()
+    assert "Seed block: exploratory" in paths["--claims-page"].read_text()
     assert "| ours | control | m\\|x | 0.100 |" in paths["--study-page"].read_text()
     assert "| g\\_&lt;i&gt; | kick = 0.1, noise = 0 | 1 | 0.20 | 1 of 1 | 0 |" in paths["--study-page"].read_text()
     assert "| ours | control | UR | sgd | 1 of 1 | 4e+07 | 1e+08 | 0.20 |" in paths["--study-page"].read_text()

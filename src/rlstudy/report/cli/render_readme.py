@@ -18,7 +18,13 @@ summarise was made with the optimiser parameters config.yaml gives, which the sm
 scale.yaml changes) and from a clean commit of this repository (their records' git_commit, an
 ancestor of HEAD); --allow-any-results renders other results (e.g. to preview a smoke run), and the
 claims page then states that it is not of the paper's scale (rlstudy.report.scale: what
-compare_verdicts reads). Every inserted value, in either mode, is escaped for Markdown and HTML
+compare_verdicts reads). The verdicts are published by the seed block of their run (results/claims.csv's
+seed plan input; rlstudy.report.protocol): a confirmatory run's only against the committed protocol.lock
+(refused where its seed plan, shared claims settings or analysis code differ, or it predates the
+protocol commit; claims changed or added since the protocol are listed apart, no verdict); an
+exploratory run's (or one made before the blocks) as exploratory outcomes, with no verdict headline.
+Every block of the study pages opens with that seed block, and a table whose seeds are not of it is
+refused. Every inserted value, in either mode, is escaped for Markdown and HTML
 (core.markdown.text). The pages are written all or none (core.io.replace_all): every block is
 rendered and checked, and every page's folder proved writable, before any page changes.
 """
@@ -36,6 +42,7 @@ import pandas as pd
 from rlstudy.bellman import doc_blocks
 from rlstudy.claims.loading import load_claims
 from rlstudy.core.markdown import cells_of, check_block, code, markers, text
+from rlstudy.report.protocol import LOCK, Standing, block_note, foreign_seeds, judge
 from rlstudy.report.scale import scale_line, scale_problem
 from rlstudy.report.study_tables import STUDY_TABLES
 from rlstudy.core.calibration import t_coverage_at_spread
@@ -74,29 +81,91 @@ def _not_in_run(pending) -> list[str]:
                 "next paper-scale run): " + ", ".join(code(claim) for claim in pending) + "."]
 
 
-def render(claims: pd.DataFrame, commit: str, pending: list[str] = ()) -> str:
+def _block_line(standing: Standing | None) -> list[str]:
+    """The line naming the seed block and the protocol the verdicts are published under (none without a standing)."""
+    if standing is None:
+        return []
+    if standing.confirmatory:
+        return [f"Seed block: confirmatory, judged against the protocol of commit {text(standing.protocol)} "
+                "(`protocol.lock`: the claims, seed plan and analysis code locked before the run)."]
+    return ["Seed block: exploratory (the seeds the study was developed, tuned and its claims written on): these "
+            "are exploratory outcomes, not verdicts; verdicts come from a confirmatory run under a protocol "
+            "(docs/reliability.md, 'Seed blocks and the protocol')."]
+
+
+def _apart(standing: Standing | None) -> list[str]:
+    """Lines naming the claims published apart (changed or added after the protocol commit) and those the
+    protocol locked that the run has not."""
+    if standing is None or not standing.confirmatory:
+        return []
+    lines = []
+    if standing.apart:
+        lines += ["", f"Exploratory, no verdict until the next protocol ({len(standing.apart)}): "
+                  + ", ".join(f"{code(claim)} ({why})" for claim, why in standing.apart.items()) + "."]
+    if standing.locked_not_run:
+        lines += ["", f"Locked by the protocol, not in this run ({len(standing.locked_not_run)}): "
+                  + ", ".join(code(claim) for claim in standing.locked_not_run) + "."]
+    return lines
+
+
+def _apart_counts(standing: Standing | None) -> str:
+    """The README's note of the claims set apart, in its counts line (the README stays short: named on the
+    claims page)."""
+    if standing is None or not standing.confirmatory:
+        return ""
+    notes = [f"{len(standing.apart)} more exploratory, no verdict (added or changed after the protocol commit)"
+             ] if standing.apart else []
+    if standing.locked_not_run:
+        notes.append(f"{len(standing.locked_not_run)} locked by the protocol but not in this run")
+    return "".join(f"; {note}" for note in notes)
+
+
+def _verdicts(claims: pd.DataFrame, standing: Standing | None) -> pd.DataFrame:
+    """The claims whose verdicts are published: all of them, less those the protocol sets apart."""
+    if standing is None or not standing.apart:
+        return claims
+    return claims[~claims["id"].isin(list(standing.apart))]
+
+
+def render(claims: pd.DataFrame, commit: str, pending: list[str] = (), standing: Standing | None = None) -> str:
     """The README's block, short (the README is a front door): the counts, and the claims' ids by
     verdict; docs/claims.md has each statement and its evidence. `pending`: ids of claims.yaml
-    that the run has no verdict for (added after its commit)."""
+    that the run has no verdict for (added after its commit). `standing` (report/protocol.py): an
+    exploratory run gets no verdict headline; a confirmatory one names its protocol commit and the
+    claims set apart."""
     _checked_ids(claims)
-    lines = [START, f"Generated by `make readme` from `results/claims.csv` (commit {text(commit)}): {len(claims)} claims, "
-             f"{_counts(claims)}. Each claim's statement, verdict and evidence (each test, its level and "
-             "p-value): [docs/claims.md](docs/claims.md).", ""]
+    if standing is not None and not standing.confirmatory:
+        lines = [START, f"Generated by `make readme` from `results/claims.csv` (commit {text(commit)}): {len(claims)} "
+                 "claims, no verdict: the run is of the exploratory seed block (the seeds the claims were developed "
+                 "on), so its outcomes are exploratory. Each claim's outcome on those seeds, with its evidence: "
+                 "[docs/claims.md](docs/claims.md)."]
+        return "\n".join([*lines, *_not_in_run(pending), END])
+    published = _verdicts(claims, standing)
+    protocol = f"; protocol commit {text(standing.protocol)}" if standing is not None else ""
+    lines = [START, f"Generated by `make readme` from `results/claims.csv` (commit {text(commit)}{protocol}): "
+             f"{len(published)} claims, {_counts(published)}{_apart_counts(standing)}. Each claim's statement, "
+             "verdict and evidence (each test, its level and p-value): [docs/claims.md](docs/claims.md).", ""]
     for verdict, mark in MARK.items():
-        ids = claims.loc[claims["verdict"] == verdict, "id"]
+        ids = published.loc[published["verdict"] == verdict, "id"]
         lines.append(f"- {mark} ({len(ids)}): " + (", ".join(code(claim) for claim in ids) or "none"))
     return "\n".join([*lines, *_not_in_run(pending), END])
 
 
-def render_page(claims: pd.DataFrame, commit: str, pending: list[str] = (), *, problem: str | None) -> str:
+def render_page(claims: pd.DataFrame, commit: str, pending: list[str] = (), *, problem: str | None,
+                standing: Standing | None = None) -> str:
     """docs/claims.md's block: one row per claim (id, statement, verdict, evidence), after the line
-    stating its scale (`problem`: scale_problem of the claims table; compare_verdicts reads it)."""
+    stating its scale (`problem`: scale_problem of the claims table; compare_verdicts reads it) and
+    the line stating its seed block and protocol (`standing`)."""
     _checked_ids(claims)
+    exploratory = standing is not None and not standing.confirmatory
+    published = _verdicts(claims, standing)
+    column = "outcome on the exploratory seeds (no verdict)" if exploratory else "verdict"
     lines = [CLAIMS_PAGE_START, f"Generated by `make readme` from `results/claims.csv` (commit {text(commit)}): "
-             f"{_counts(claims)}.", scale_line(problem), *_not_in_run(pending), "",
-             "| claim | statement | verdict | evidence |", "| --- | --- | --- | --- |"]
-    evidence = claims["evidence"] if "evidence" in claims.columns else pd.Series("", index=claims.index)
-    for row, proof in zip(claims.itertuples(), evidence):
+             f"{_counts(published)}{' (exploratory outcomes)' if exploratory else ''}.", scale_line(problem),
+             *_block_line(standing), *_apart(standing), *_not_in_run(pending), "",
+             f"| claim | statement | {column} | evidence |", "| --- | --- | --- | --- |"]
+    evidence = published["evidence"] if "evidence" in published.columns else pd.Series("", index=published.index)
+    for row, proof in zip(published.itertuples(), evidence):
         lines.append(f"| {code(row.id)} | {text(row.statement)} | {MARK[row.verdict]} | {text(proof)} |")
     return "\n".join([*lines, CLAIMS_PAGE_END])
 
@@ -237,6 +306,14 @@ def refuse_scale(table: str, problem: str | None) -> None:
                          "(or pass --allow-any-results)")
 
 
+def check_seed_block(path: str, table: pd.DataFrame, standing: Standing) -> None:
+    """A table published beside the claims is of the seed block of their run: its seeds are that run's."""
+    foreign = foreign_seeds(table, standing)
+    if foreign:
+        raise InputError(f"{path}: seeds {foreign[:5]} are not of the {standing.block} seed block of the run of the "
+                         "claims (results/seed_plan.csv); rebuild it with make figures")
+
+
 def replace_block_in(path: Path, block: str, start: str, end: str) -> str:
     """The text of `path` with its generated block replaced."""
     try:
@@ -253,6 +330,8 @@ def main() -> None:
     p.add_argument("--claims-file", default="claims.yaml",
                    help="this checkout's claims: those the run has no verdict for are named in the blocks")
     p.add_argument("--claims-schema", default="workflow/schemas/claims.schema.yaml", help="its JSON schema")
+    p.add_argument("--protocol", default=LOCK, help="the protocol a confirmatory run's verdicts are published against "
+                   "(make protocol); a run of the exploratory block is published as exploratory, lock or none")
     p.add_argument("--readme", default="README.md")
     p.add_argument("--claims-page", default="docs/claims.md", help="the page that gets every claim with its evidence")
     p.add_argument("--stats", default="results/summary_stats.csv")
@@ -286,22 +365,30 @@ def main() -> None:
     claims_commit, stats_commit = (commit_of(table, args.allow_any_results) for table in (args.claims, args.stats))
     finals = ("final_rel_error", "final_rel_error_exact")
     coverage = coverage_at_spread(load_csv(args.summary, "the per-run summary", columns=(*GROUP, *finals)), finals)
-    declared = load_claims(Path(args.claims_file), Path(args.claims_schema))["claims"]
-    pending = [claim["id"] for claim in declared if claim["id"] not in set(claims["id"])]
+    checkout_claims = load_claims(Path(args.claims_file), Path(args.claims_schema))
+    pending = [claim["id"] for claim in checkout_claims["claims"] if claim["id"] not in set(claims["id"])]
+    # a confirmatory run is published against the committed protocol, or refused; an exploratory one as such
+    standing = judge(Path.cwd(), args.claims, claims_commit, Path(args.claims_file), checkout_claims,
+                     Path(args.protocol), args.allow_any_results)
     pages: dict[Path, str] = {}  # every page as it will be written: nothing is written until all are rendered
     placed: dict[Path, list[tuple[str, str]]] = {}
 
-    def put(page: str, block: str, start: str, end: str) -> None:
-        """Replace a block in the page as rendered so far (a page may hold several blocks)."""
+    note = block_note(standing)  # its one value, the protocol commit, is git's hex (or 'uncommitted')
+
+    def put(page: str, block: str, start: str, end: str, noted: bool = True) -> None:
+        """Replace a block in the page as rendered so far (a page may hold several blocks); a block of the
+        study pages opens with the seed block of its run (`noted`: the claims' blocks say it their way)."""
+        if noted:
+            block = block.replace(start + "\n", f"{start}\n{note}\n", 1)
         path = Path(page)
         pages[path] = (replace_block(pages[path], block, path, start, end) if path in pages
                        else replace_block_in(path, block, start, end))
         placed.setdefault(path, []).append((start, end))
 
     with cells_of(args.claims):
-        put(args.readme, render(claims, claims_commit, pending), START, END)
-        put(args.claims_page, render_page(claims, claims_commit, pending, problem=claims_scale),
-            CLAIMS_PAGE_START, CLAIMS_PAGE_END)
+        put(args.readme, render(claims, claims_commit, pending, standing), START, END, noted=False)
+        put(args.claims_page, render_page(claims, claims_commit, pending, problem=claims_scale, standing=standing),
+            CLAIMS_PAGE_START, CLAIMS_PAGE_END, noted=False)
     with cells_of(f"{args.stats} or {args.references}"):
         put(args.study_page, render_results(stats, references, stats_commit, coverage), RESULTS_START, RESULTS_END)
     check_paper_scale(args.seed_power, args.allow_any_results)
@@ -313,6 +400,7 @@ def main() -> None:
             SEED_POWER_START, SEED_POWER_END)
     for table in (args.summary, args.sweep, args.cost):
         check_paper_scale(table, args.allow_any_results)
+        check_seed_block(table, load_csv(table, "a table of the study"), standing)
     for name, block in doc_blocks.blocks(lambda table: commit_of(table, args.allow_any_results), Path(args.summary),
                                          Path(args.sweep), Path(args.cost), Path(args.runs)).items():
         put(args.study_page, block, *markers(name))
@@ -321,6 +409,7 @@ def main() -> None:
         path, page = getattr(args, f"{option}_table"), getattr(args, f"{option}_page")
         check_paper_scale(path, args.allow_any_results, study)
         table = load_csv(path, study.what, columns=study.columns, finite=study.finite)
+        check_seed_block(path, table, standing)
         start, end = markers(study.marker)
         with cells_of(path):
             put(page, study.render(table, commit_of(path, args.allow_any_results), start, end), start, end)
@@ -330,7 +419,8 @@ def main() -> None:
                 raise InputError(f"{path}: the generated block '{start}' lost its markers while rendering")
     # all pages or none: the README's verdicts never disagree with the claims page's evidence
     replace_all({path: content.encode() for path, content in pages.items()})
-    print(f"wrote {len(claims)} verdicts into {args.readme}, {len(stats)} result rows and the "
+    print(f"wrote {len(claims)} {'verdicts' if standing.confirmatory else 'exploratory outcomes'} ({standing.block} "
+          f"seed block) into {args.readme}, {len(stats)} result rows and the "
           f"blocks of 'What CBO needs' into {args.study_page} and "
           "the agents' and the offline study's tables into their pages")
 

@@ -1,0 +1,137 @@
+"""The two blocks of replicate seeds (docs/reliability.md, 'Seed blocks and the protocol').
+
+Every replicate seed list of the config (any key named `seeds`: SGD's per task, each CBO setting's,
+the sweep's, each agent's, MPO's, the offline study's) belongs to one of two blocks:
+
+- exploratory: the lists as config.yaml writes them, the seeds the study was developed, tuned and
+  its claims written on (the sweep's are tuning seeds);
+- confirmatory: seeds never run before, drawn by one rule from `confirmatory_block`:
+  seed i of a list is `start + i`, of the tuning list (the sweep's) `start + TUNING_OFFSET + i`.
+  Counts are at most MAX_COUNT (the schema's bound), so a list's confirmatory seeds lie in
+  [start, start + MAX_COUNT) or [start + TUNING_OFFSET, start + 2 * TUNING_OFFSET): the study's
+  never meet the sweep's, and every list of the study starts at the same seed, as the exploratory
+  lists all start at 0 (paired tests pair runs by seed). That they meet no exploratory or tuning
+  seed is checked (`seed_block_problems`), naming both keys.
+
+`seed_block` picks one; `resolve_seed_block` writes the picked block's lists into the keys every
+rule already reads, once, when the config is loaded (the Snakefile), so that no rule knows of blocks.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+
+from .config import ConfigError
+
+EXPLORATORY, CONFIRMATORY = "exploratory", "confirmatory"
+BLOCKS = (EXPLORATORY, CONFIRMATORY)
+BLOCK_KEY, CONFIRMATORY_KEY = "seed_block", "confirmatory_block"
+# The tuning lists: the sweep tunes CBO on seeds of its own (bellman/config_checks.sweep_seed_problems).
+TUNING_LISTS = ("cbo_sweep.seeds",)
+TUNING_OFFSET = 5_000
+MAX_COUNT = TUNING_OFFSET  # a count above it would run a list of the study into the sweep's seeds
+
+
+def _lists_under(value, path: tuple[str, ...]) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    if not isinstance(value, dict):
+        return found
+    for key, item in value.items():
+        where = (*path, str(key))
+        if key == CONFIRMATORY_KEY and not path:
+            continue  # the block's own counts, not a list of seeds
+        if key == "seeds" and isinstance(item, list):
+            found[".".join(where)] = list(item)
+        elif key == "seeds" and isinstance(item, dict):  # one list per task
+            found.update({".".join((*where, str(task))): list(seeds) for task, seeds in item.items()
+                          if isinstance(seeds, list)})
+        else:
+            found.update(_lists_under(item, where))
+    return found
+
+
+def seed_lists(config: dict) -> dict[str, list[int]]:
+    """Every replicate seed list of the config by its key ('seeds.control', 'cbo.settings.cbo.seeds',
+    'cbo_sweep.seeds', 'mpo.seeds', ...): every key named `seeds` holding a list, or a list per task."""
+    return _lists_under(config, ())
+
+
+def confirmatory_seeds(key: str, count: int, start: int) -> list[int]:
+    """The confirmatory block's seeds of one list (the module's rule)."""
+    first = start + (TUNING_OFFSET if key in TUNING_LISTS else 0)
+    return list(range(first, first + count))
+
+
+def confirmatory_plan(config: dict) -> dict[str, list[int]]:
+    """Every list of `confirmatory_block.counts` with its confirmatory seeds."""
+    block = config.get(CONFIRMATORY_KEY) or {}
+    start = block.get("start", 0)
+    return {key: confirmatory_seeds(key, count, start) for key, count in (block.get("counts") or {}).items()}
+
+
+def count_problems(config: dict) -> list[str]:
+    """The confirmatory counts name exactly the config's replicate lists."""
+    lists, counts = seed_lists(config), (config.get(CONFIRMATORY_KEY) or {}).get("counts") or {}
+    where = f"config key '{CONFIRMATORY_KEY}.counts'"
+    problems = [f"{where}: no count for the replicate list '{key}' (every list of the confirmatory block needs one; "
+                f"a development run with lists of its own: --config {BLOCK_KEY}={EXPLORATORY})"
+                for key in lists if key not in counts]
+    problems += [f"{where}: '{key}' is not a replicate list of the config; lists: {sorted(lists)}"
+                 for key in counts if key not in lists]
+    return problems
+
+
+def seed_block_problems(config: dict, schema: dict | None = None) -> list[str]:
+    """No confirmatory seed is an exploratory or a tuning seed (each such pair named by both keys);
+    with the confirmatory block picked, its counts name exactly the config's lists. Run on the config
+    as merged, before resolve_seed_block (it needs the exploratory lists)."""
+    if CONFIRMATORY_KEY not in config:
+        return []
+    explored = seed_lists(config)
+    problems = []
+    for key, seeds in confirmatory_plan(config).items():
+        for other, used in explored.items():
+            shared = sorted(set(seeds) & set(used))
+            if shared:
+                kind = "tuning" if other in TUNING_LISTS else "exploratory"
+                problems.append(f"config key '{CONFIRMATORY_KEY}.counts.{key}': its confirmatory seeds {shared[:5]} "
+                                f"are also {kind} seeds (config key '{other}'); confirmatory seeds are seeds never run "
+                                f"before: raise '{CONFIRMATORY_KEY}.start'")
+    if config.get(BLOCK_KEY) == CONFIRMATORY:
+        problems += count_problems(config)
+    return problems
+
+
+def _place(config: dict, key: str, seeds: list[int]) -> None:
+    *folders, last = key.split(".")
+    section = config
+    for folder in folders:
+        if not isinstance(section.get(folder), dict):  # 'seeds.control' where `seeds` is one list for both tasks
+            section[folder] = {}
+        section = section[folder]
+    section[last] = seeds
+
+
+def resolve_seed_block(config: dict) -> dict:
+    """The config with every replicate list of the picked block: itself for the exploratory block; for
+    the confirmatory block a copy whose lists are the confirmatory ones (checked first: count_problems)."""
+    if config.get(BLOCK_KEY, EXPLORATORY) == EXPLORATORY:
+        return config
+    problems = count_problems(config)
+    if problems:
+        raise ConfigError(problems[0])
+    resolved = copy.deepcopy(config)
+    for key, seeds in confirmatory_plan(config).items():
+        _place(resolved, key, seeds)
+    return resolved
+
+
+def canonical_json(value) -> str:
+    """One text per value: sorted keys, no spaces (what the protocol's digests are taken of)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def digest(value) -> str:
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()

@@ -1,0 +1,76 @@
+"""The two seed blocks (issue 42): every replicate list of the config, the confirmatory block resolved into
+the lists the rules read, and the check that no confirmatory seed is an exploratory or a tuning one."""
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rlstudy.bellman.config_checks import CHECKS, sweep_seed_problems
+from rlstudy.core.config import ConfigError, validate_config
+from rlstudy.core.seed_blocks import (MAX_COUNT, TUNING_LISTS, resolve_seed_block, seed_block_problems,
+                                      seed_lists)
+
+ROOT = Path(__file__).resolve().parents[3]
+CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def test_every_replicate_list_of_the_config_is_found_and_has_a_confirmatory_count():
+    lists = seed_lists(CONFIG)
+    assert {"seeds.evaluation", "seeds.control", "cbo.settings.cbo.seeds", "cbo.settings.cbo-adaptive.seeds",
+            "cbo_sweep.seeds", "mpo.seeds", "qtable.seeds", "linear_q.seeds", "dqn.seeds", "ddpg.seeds",
+            "offline.seeds"} == set(lists)
+    assert set(CONFIG["confirmatory_block"]["counts"]) == set(lists)
+    assert CONFIG["seed_block"] == "confirmatory"  # make figures runs the confirmatory block
+    smoke = yaml.safe_load((ROOT / "workflow" / "profiles" / "smoke" / "scale.yaml").read_text())
+    assert smoke["seed_block"] == "exploratory"  # development runs the exploratory one
+
+
+def test_the_confirmatory_block_is_resolved_into_the_lists_the_rules_read():
+    resolved = resolve_seed_block(CONFIG)
+    counts, start = CONFIG["confirmatory_block"]["counts"], CONFIG["confirmatory_block"]["start"]
+    for key, seeds in seed_lists(resolved).items():
+        first = start + (MAX_COUNT if key in TUNING_LISTS else 0)
+        assert seeds == list(range(first, first + counts[key])), key
+    assert resolved["seeds"]["control"][0] == start and resolved["mpo"]["seeds"][0] == start
+    assert seed_lists(CONFIG)["seeds.control"][0] == 0  # the exploratory lists are left as written
+    exploratory = {**CONFIG, "seed_block": "exploratory"}
+    assert resolve_seed_block(exploratory) is exploratory
+    # the study's confirmatory seeds never meet the sweep's, at every count the schema allows
+    wide = copy.deepcopy(CONFIG)
+    wide["confirmatory_block"]["counts"] = {key: MAX_COUNT for key in counts}
+    schema = yaml.safe_load(SCHEMA.read_text())
+    assert sweep_seed_problems(resolve_seed_block(wide), schema) == []
+    counts_schema = schema["properties"]["confirmatory_block"]["properties"]["counts"]
+    assert counts_schema["additionalProperties"]["maximum"] == MAX_COUNT
+
+
+@pytest.mark.parametrize("key, seeds, kind", [("mpo.seeds", [10003], "exploratory"),
+                                              ("cbo_sweep.seeds", [15001, 7], "tuning"),
+                                              ("seeds.control", [0, 10039], "exploratory")])
+def test_a_confirmatory_seed_that_is_also_exploratory_or_tuning_is_refused_naming_both_keys(key, seeds, kind):
+    config = copy.deepcopy(CONFIG)
+    section, _, last = key.rpartition(".")
+    holder = config
+    for part in section.split("."):
+        holder = holder[part]
+    holder[last] = seeds
+    with pytest.raises(ConfigError) as refused:
+        validate_config(config, SCHEMA, checks=CHECKS)
+    confirmatory = {"mpo.seeds": "mpo.seeds", "cbo_sweep.seeds": "cbo_sweep.seeds", "seeds.control": "seeds.control"}
+    assert f"config key 'confirmatory_block.counts.{confirmatory[key]}'" in str(refused.value)
+    assert f"are also {kind} seeds (config key '{key}')" in str(refused.value)
+
+
+def test_confirmatory_counts_must_name_every_list():
+    config = copy.deepcopy(CONFIG)
+    del config["confirmatory_block"]["counts"]["dqn.seeds"]
+    config["confirmatory_block"]["counts"]["dqn.sedes"] = 2
+    problems = seed_block_problems(config)
+    assert any("no count for the replicate list 'dqn.seeds'" in p for p in problems)
+    assert any("'dqn.sedes' is not a replicate list" in p for p in problems)
+    with pytest.raises(ConfigError, match="dqn.seeds"):
+        resolve_seed_block(config)
+    assert seed_block_problems({**config, "seed_block": "exploratory"}) == []  # only the picked block needs them

@@ -1,0 +1,45 @@
+"""The seed blocks in the workflow (issue 42): config.yaml runs the confirmatory block, resolved into the
+lists every rule reads when the Snakefile loads the config; the exploratory block is one switch away; a
+confirmatory seed that is also an exploratory one stops the workflow before any job, naming both keys.
+Dry runs only."""
+
+import pytest
+
+from project_copy import copy_project, snakemake
+
+pytestmark = pytest.mark.integration
+SEED_PLAN = "rlstudy.report.cli.record_seed_plan"
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return copy_project(tmp_path_factory.mktemp("project"))
+
+
+def planned(workdir, *args):
+    result = snakemake(workdir, "-n", "-p", "--cores", "1", *args)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return result.stdout
+
+
+def test_the_paper_config_runs_the_confirmatory_block_and_records_it(workdir):
+    plan = planned(workdir, "results/seed_plan.csv", "results/runs/ours/control/sgd/UR/seed10039/errors.csv",
+                   "results/agents/mpo/seed10007/evaluation.csv")
+    command = next(line for line in plan.splitlines() if SEED_PLAN in line)
+    assert "--block confirmatory" in command and '"cbo_sweep.seeds": [15000, 15001, 15002, 15003, 15004]' in command
+    refused = snakemake(workdir, "-n", "--cores", "1", "results/runs/ours/control/sgd/UR/seed0/errors.csv")
+    assert refused.returncode != 0 and "seed 0 is not a seed the config lists" in refused.stdout + refused.stderr
+
+
+def test_the_exploratory_block_is_one_switch_away(workdir):
+    plan = planned(workdir, "results/seed_plan.csv", "results/runs/ours/control/sgd/UR/seed0/errors.csv",
+                   "--config", "seed_block=exploratory")
+    command = next(line for line in plan.splitlines() if SEED_PLAN in line)
+    assert "--block exploratory" in command and '"cbo_sweep.seeds": [100, 101, 102, 103, 104]' in command
+
+
+def test_a_confirmatory_seed_run_before_stops_the_workflow_naming_both_keys(workdir):
+    result = snakemake(workdir, "-n", "--cores", "1", "--config", "seeds=[0,10002]")
+    assert result.returncode != 0
+    assert ("config key 'confirmatory_block.counts.seeds.control': its confirmatory seeds [10002] are also "
+            "exploratory seeds (config key 'seeds')") in result.stdout + result.stderr
