@@ -3,6 +3,7 @@ fails, one inconclusive for each kind; the claims file shipped is valid and ever
 The error rates of the tests and the coverage of the intervals are measured in test_error_rates.py."""
 
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.statistics import compare, interquartile_mean, seed_summary, share_interval, t_interval
 
 ROOT = Path(__file__).resolve().parents[3]
-DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05, "power": {"sizes": [10, 40], "draws": 500, "seed": 0}}
+DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05, "planning": {"power": 0.8, "superiority": 0.75, "share": 0.99, "sizes": [10, 40], "draws": 500, "seed": 0, "max_seeds": 200}}
 
 
 def test_interquartile_mean_by_hand():
@@ -26,10 +27,12 @@ def test_interquartile_mean_by_hand():
 
 
 def test_t_interval_by_hand():
-    """[0, 1]: mean 1/2, sd 1/sqrt(2), se 1/2, t(0.975, 1 df) = 12.706: 0.5 -+ 6.353."""
-    low, high = t_interval(np.array([0.0, 1.0]))
-    assert (low, high) == pytest.approx((0.5 - 6.3531, 0.5 + 6.3531), abs=1e-4)
+    """[0, 1, 2]: mean 1, sd 1, se 1/sqrt(3), t(0.975, 2 df) = 4.3027: 1 -+ 2.4841. Two seeds get no
+    interval (issue 42: at n = 2 it was mean +- 12.7 x the half range, its coverage the law's)."""
+    low, high = t_interval(np.array([0.0, 1.0, 2.0]))
+    assert (low, high) == pytest.approx((1 - 2.4841, 1 + 2.4841), abs=1e-4)
     assert all(math.isnan(v) for v in t_interval(np.array([0.3])))
+    assert all(math.isnan(v) for v in t_interval(np.array([0.0, 1.0])))
     assert t_interval(np.array([0.2, 0.2, 0.2])) == pytest.approx((0.2, 0.2))
     summary = seed_summary(np.array([0.3, 0.1, 0.7, 0.4, 0.2]))
     assert summary["n"] == 5 and summary["median"] == 0.3 and summary["mean"] == pytest.approx(0.34)
@@ -37,20 +40,24 @@ def test_t_interval_by_hand():
 
 
 def test_exact_tests_by_hand():
-    """Five pairs all below: each of the 2^5 sign patterns is equally likely under the null, one is as
-    extreme, p = 1/32. Two against two fully separated: 1 of C(4, 2) = 6 splits, p = 1/6 > 0.05, the
-    smallest p that size allows: too few by design."""
+    """Sign test: five pairs all below, p = 1/2^5 = 1/32; 8 of 10 below, p = P(Bin(10, 1/2) >= 8) =
+    56/1024; a zero difference is dropped. Brunner-Munzel: fewer than 5 runs in a group is too few by
+    design (3 against 3 fully separated happens 7.5-10 % of the time under equal medians with unequal
+    spreads); 5 against 5 fully separated, p is the exact Mann-Whitney 1/C(10, 5) = 1/252."""
     paired = compare(np.array([1.0, 2, 3, 4, 5]), np.array([2.0, 4, 6, 8, 10]), paired=True)
     assert paired.p_below == pytest.approx(1 / 32) and paired.verdict(0.05) == "below"
     assert paired.p_above == pytest.approx(1.0)
-    two = compare(np.array([0.1, 0.2]), np.array([0.5, 0.6]), paired=False)
-    assert two.p_below == pytest.approx(1 / 6) and two.smallest_p == pytest.approx(1 / 6)
-    assert two.verdict(0.05) == "too few"
+    eight = compare(np.array([0.0] * 8 + [2.0, 2.0]), np.ones(10), paired=True)
+    assert eight.p_below == pytest.approx(56 / 1024) and eight.verdict(0.05) == "undecided"
+    dropped = compare(np.array([0.0, 0, 0, 0, 0, 1.0]), np.array([1.0, 1, 1, 1, 1, 1.0]), paired=True)
+    assert dropped.p_below == pytest.approx(1 / 32) and dropped.smallest_p == pytest.approx(1 / 32)
     four = compare(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.5, 0.6, 0.7, 0.8]), paired=True)
     assert four.verdict(0.05) == "too few"  # 1/16 > 0.05: four pairs can never decide at 5 %
     three = compare(np.array([0.1, 0.2, 0.3]), np.array([0.5, 0.6, np.inf]), paired=False)
-    assert three.p_below == pytest.approx(1 / 20) and three.verdict(0.05) == "below"  # inf ranks last
-    ties = compare(np.array([1.0, 1.0, 2.0]), np.array([1.0, 1.0, 2.0]), paired=False)
+    assert three.verdict(0.05) == "too few"
+    five = compare(np.arange(5.0), np.array([5.0, 6, 7, 8, np.inf]), paired=False)  # inf ranks last
+    assert five.p_below == pytest.approx(1 / 252) and five.verdict(0.05) == "below"
+    ties = compare(np.array([1.0, 1.0, 2.0, 3, 4]), np.array([1.0, 1.0, 2.0, 3, 4]), paired=False)
     assert ties.verdict(0.05) == "undecided"
 
 
@@ -85,7 +92,7 @@ def test_ranking_holds_fails_and_is_inconclusive():
     mixed = pd.concat([runs("UR", [0.1, 0.6, 0.3, 0.5, 0.2]), runs("DS", [0.5, 0.2, 0.4, 0.1, 0.6])])
     row = verdict(mixed, RANKING)
     assert row["verdict"] == INCONCLUSIVE and "not decided at n = 5" in row["evidence"]  # the evidence says why
-    assert "estimated power to decide at level 0.05" in row["evidence"] and "at 40 per group" in row["evidence"]
+    assert re.search(r"planned: \d+ seeds give power 0.8 at the stated effect", row["evidence"])  # claims/planning.py
     one_seed = pd.concat([runs("UR", [0.1]), runs("DS", [0.9])])
     row = verdict(one_seed, RANKING)
     assert row["verdict"] == INCONCLUSIVE and "fewer than 2" in row["evidence"]
@@ -94,7 +101,7 @@ def test_ranking_holds_fails_and_is_inconclusive():
     two = pd.concat([runs("UR", [0.1, 0.2]), runs("DS", [0.8, 0.9])])
     row = verdict(two, RANKING)
     assert row["verdict"] == INCONCLUSIVE and "by design" in row["evidence"]
-    assert "Mann-Whitney" in row["evidence"] and "level 0.05" in row["evidence"]
+    assert "Brunner-Munzel" in row["evidence"] and "level 0.05" in row["evidence"]
 
 
 def test_a_paired_ranking_uses_the_seeds_and_is_more_powerful():
@@ -104,13 +111,15 @@ def test_a_paired_ranking_uses_the_seeds_and_is_more_powerful():
     table = pd.concat([runs("UR", seeds), runs("DS", [s + 0.05 for s in seeds])]).sample(frac=1, random_state=1)
     assert verdict(table, RANKING)["verdict"] == INCONCLUSIVE
     row = verdict(table, {**RANKING, "paired": True})
-    assert row["verdict"] == HOLDS and "Wilcoxon" in row["evidence"] and "6 pairs" in row["evidence"]
+    assert row["verdict"] == HOLDS and "sign test" in row["evidence"] and "6 pairs" in row["evidence"]
     missing = table[~((table["estimator"] == "DS") & (table["seed"] == 3))]
     with pytest.raises(Exception, match="paired groups of different seeds"):
         verdict(missing, {**RANKING, "paired": True})
 
 
-def test_seed_power_gives_every_rank_test_its_power_at_the_power_sizes_decided_or_not():
+def test_seed_power_gives_every_rank_test_its_planned_power_decided_or_not():
+    """The power printed is the test's at the stated effect (planned), not resampled from the runs: the
+    same for a decided and an undecided test of one kind (issue 42: observed power is biased)."""
     rng = np.random.default_rng(3)
     ur = rng.normal(0.3, 0.05, size=20)
     separated = pd.concat([runs("UR", ur), runs("DS", ur + 0.2 + np.arange(20) * 1e-3)])  # every pair one way, no ties
@@ -121,15 +130,13 @@ def test_seed_power_gives_every_rank_test_its_power_at_the_power_sizes_decided_o
     assert [row["test"] for row in rows] == [1, 3]  # the share test has no power to compute
     first = rows[0]
     assert first["decided"] and first["n_first"] == first["n_second"] == 20 and first["p"] == pytest.approx(0.5 ** 20)
-    assert [first[f"power_at_{n}"] for n in DEFAULTS["power"]["sizes"]] == [1.0] * len(DEFAULTS["power"]["sizes"])
-    # equal groups: no signed difference, no experiment can decide; the numbers an undecided test's evidence prints
+    sizes = DEFAULTS["planning"]["sizes"]
+    from rlstudy.core.statistics import sign_test_power
+    assert [first[f"power_at_{n}"] for n in sizes] == [sign_test_power(n, 0.75, 0.05) for n in sizes]
+    assert first["planned_seeds"] == 23 and "0.75" in first["effect"]
     same = pd.concat([runs("UR", ur), runs("DS", ur)])
     row, = seed_power(claim({**RANKING, "paired": True}), {"summary": same}, DEFAULTS)
-    assert not row["decided"] and all(row[f"power_at_{n}"] == 0.0 for n in DEFAULTS["power"]["sizes"])
-    noisy = pd.concat([runs("UR", ur), runs("DS", ur + rng.normal(0.01, 0.1, size=20))])
-    row, = seed_power(claim({**RANKING, "paired": True}), {"summary": noisy}, DEFAULTS)
-    evidence = verdict(noisy, {**RANKING, "paired": True})["evidence"]
-    assert not row["decided"] and all(f"{row[f'power_at_{n}']:.2f} at {n}" in evidence for n in DEFAULTS["power"]["sizes"])
+    assert not row["decided"] and [row[f"power_at_{n}"] for n in sizes] == [first[f"power_at_{n}"] for n in sizes]
     # a table not given, or too few rows: no row
     assert seed_power(claim(RANKING), {}, DEFAULTS) == []
     assert seed_power(claim(RANKING), {"summary": pd.concat([runs("UR", [0.1]), runs("DS", [0.9])])}, DEFAULTS) == []
@@ -161,11 +168,11 @@ def test_share_holds_fails_and_is_inconclusive():
 def test_ratio_holds_fails_and_is_inconclusive():
     ratio = {"kind": "ratio", "table": "summary", "metric": "final", "numerator": {"estimator": "UR"},
              "denominator": {"estimator": "DS"}, "at_most": 1.25}
-    close = pd.concat([runs("UR", [0.20, 0.21, 0.19, 0.2]), runs("DS", [0.2, 0.2, 0.21, 0.19])])
+    close = pd.concat([runs("UR", [0.20, 0.21, 0.19, 0.2, 0.205]), runs("DS", [0.2, 0.2, 0.21, 0.19, 0.195])])
     assert verdict(close, ratio)["verdict"] == HOLDS
-    far = pd.concat([runs("UR", [0.5, 0.6, 0.55, 0.5]), runs("DS", [0.2, 0.2, 0.21, 0.19])])
+    far = pd.concat([runs("UR", [0.5, 0.6, 0.55, 0.5, 0.52]), runs("DS", [0.2, 0.2, 0.21, 0.19, 0.195])])
     assert verdict(far, ratio)["verdict"] == FAILS
-    noisy = pd.concat([runs("UR", [0.1, 0.45, 0.15, 0.4]), runs("DS", [0.2, 0.2, 0.21, 0.19])])
+    noisy = pd.concat([runs("UR", [0.1, 0.45, 0.15, 0.4, 0.3]), runs("DS", [0.2, 0.2, 0.21, 0.19, 0.195])])
     assert verdict(noisy, ratio)["verdict"] == INCONCLUSIVE
     # 0.24 against 0.2 is a ratio of 1.2, inside 1.25: holds paired (5 pairs reach 1/32), not on 2 vs 2
     inside = pd.concat([runs("UR", [0.24, 0.36, 0.3, 0.48, 0.12]), runs("DS", [0.2, 0.3, 0.25, 0.4, 0.1])])
@@ -176,11 +183,11 @@ def test_ratio_holds_fails_and_is_inconclusive():
 
 
 def test_a_claim_holds_only_when_every_test_holds():
-    table = pd.concat([runs("UR", [0.1, 0.2, 0.15, 0.12]), runs("DS", [0.5, 0.6, 0.55, 0.52]),
-                       runs("BFF", [0.9, 0.8, 0.85, 0.82])])
+    table = pd.concat([runs("UR", [0.1, 0.2, 0.15, 0.12, 0.11]), runs("DS", [0.5, 0.6, 0.55, 0.52, 0.51]),
+                       runs("BFF", [0.9, 0.8, 0.85, 0.82, 0.81])])
     bff = {**RANKING, "lower": {"estimator": "BFF"}}
     assert verdict(table, RANKING, bff)["verdict"] == FAILS
-    assert verdict(table, RANKING, {**bff, "min_n": 5})["verdict"] == INCONCLUSIVE
+    assert verdict(table, RANKING, {**bff, "min_n": 6})["verdict"] == INCONCLUSIVE
     assert verdict(table, RANKING, RANKING)["verdict"] == HOLDS
 
 
