@@ -60,9 +60,6 @@ MEAN_INTERVAL = "t interval of the mean, 95 %"
 SHARE_INTERVAL = "exact (Clopper-Pearson) binomial interval, 95 %"
 SIGN_TEST = "exact sign test of the paired differences (paired by seed)"
 UNPAIRED_TEST = "Brunner-Munzel test, p at least the exact Mann-Whitney p (unpaired)"
-# The rank tests of earlier rounds, kept for the calibration record (core/calibration.py).
-PAIRED_TEST = "exact Wilcoxon signed-rank test (paired by seed)"
-MANN_WHITNEY_TEST = "exact Mann-Whitney U test (unpaired)"
 # Fewer runs than this in a group: no unpaired rank test keeps its level under unequal spreads.
 MIN_UNPAIRED = 5
 # With ties, arrangements enumerated up to this many; beyond, this many drawn at random (seeded).
@@ -150,24 +147,6 @@ def _tie_method() -> stats.PermutationMethod:
                                    rng=np.random.default_rng(PERMUTATION_SEED))
 
 
-def _signed_rank_randomised(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Wilcoxon's signed-rank test of the differences (zeros dropped, ties given average ranks) with
-    the p-values of PERMUTATIONS random sign patterns, (b + 1)/(R + 1). The ranks do not change when
-    signs flip, so each pattern's statistic is one dot product, where SciPy's permutation path
-    re-ranks every pattern (about a thousand times slower at 40 pairs)."""
-    nonzero = differences != 0
-    ranks = stats.rankdata(np.abs(differences), axis=-1) - (~nonzero).sum(axis=-1, keepdims=True)
-    ranks = np.where(nonzero, ranks, 0.0)  # the zeros held the lowest ranks; dropped, the others move down
-    observed = (ranks * (differences > 0)).sum(axis=-1)[..., None]
-    rng = np.random.default_rng(PERMUTATION_SEED)
-    at_most = at_least = 0
-    for start in range(0, PERMUTATIONS, 10_000):
-        signs = rng.integers(0, 2, size=(min(10_000, PERMUTATIONS - start), differences.shape[-1]))
-        null = ranks @ signs.T.astype(np.float64)  # sums of half-integers: exact in float64
-        at_most, at_least = at_most + (null <= observed).sum(axis=-1), at_least + (null >= observed).sum(axis=-1)
-    return (at_most + 1) / (PERMUTATIONS + 1), (at_least + 1) / (PERMUTATIONS + 1)
-
-
 def _paired_differences(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         return np.where(first == second, 0.0, first - second)  # inf - inf is a tie, not NaN
@@ -181,18 +160,12 @@ def _tied(first: np.ndarray, second: np.ndarray, paired: bool) -> bool:
     return _has_ties(np.concatenate([first, second], axis=-1))
 
 
-def one_sided_p_values(first: np.ndarray, second: np.ndarray, paired: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The p-values of first < second and of first > second along the last axis (a 2-D input is many
-    comparisons at once, as the error-rate simulations run them). Without ties SciPy's exact
-    distributions; with ties the permutation null of the signs or the labels (`_tie_method`: exact
-    up to PERMUTATIONS arrangements, randomised beyond)."""
-    tied = _tied(first, second, paired)
-    if paired:
-        differences = _paired_differences(first, second)
-        if tied and arrangements(differences.shape[-1], 0, paired) > PERMUTATIONS:
-            return _signed_rank_randomised(differences)
-        return tuple(stats.wilcoxon(differences, alternative=side, method=_tie_method() if tied else "exact",
-                                    axis=-1).pvalue for side in ("less", "greater"))
+def one_sided_p_values(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The Mann-Whitney p-values of first < second and of first > second along the last axis (a 2-D
+    input is many comparisons at once, as the error-rate simulations run them): without ties SciPy's
+    exact distribution; with ties the permutation null of the labels (`_tie_method`: exact up to
+    PERMUTATIONS arrangements, randomised beyond)."""
+    tied = _tied(first, second, paired=False)
     return tuple(stats.mannwhitneyu(first, second, alternative=side, method=_tie_method() if tied else "exact",
                                     axis=-1).pvalue for side in ("less", "greater"))
 
@@ -233,7 +206,7 @@ def unpaired_p_values(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray
     """The unpaired test's p-values along the last axis: Brunner-Munzel's, never below the exact
     (or, with ties beyond PERMUTATIONS arrangements, seeded randomised) Mann-Whitney p."""
     bm_below, bm_above = brunner_munzel_p_values(first, second)
-    mw_below, mw_above = one_sided_p_values(first, second, paired=False)
+    mw_below, mw_above = one_sided_p_values(first, second)
     return np.maximum(bm_below, mw_below), np.maximum(bm_above, mw_above)
 
 
