@@ -79,6 +79,8 @@ def planned_seeds(test: dict, planning: dict, level: float) -> int | None:
 
 def effect_words(test: dict, planning: dict) -> str:
     kind, effect = kind_of(test), effect_of(test, planning)
+    if kind is None:
+        return ""
     return {"paired": f"P(a pair's difference in the claimed direction) = {effect:g}",
             "unpaired": f"P(a run of the first group ends below one of the second) = {effect:g}",
             "share": f"a true share of {effect:g} of runs passing"}.get(kind, "")
