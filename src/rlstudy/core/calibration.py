@@ -165,6 +165,16 @@ def honest_interval_label(n: int, log_sd: float, repetitions: int = 4000) -> str
     return "95 %" if coverage >= COVERAGE_FLOOR else f"covers {coverage:.0%}"
 
 
+def interval_note(coverage: float) -> str:
+    """What follows a printed "mean [low, high]" whose column says 95 %: nothing where its coverage,
+    measured at its group's seed count and spread, is at least COVERAGE_FLOOR; the measured coverage
+    where it is under; and where none could be measured (NaN: a diverged run, a value <= 0) a note
+    that it was not, so no unmeasured interval passes as 95 % (render_readme's `_interval`)."""
+    if math.isnan(coverage):
+        return " (coverage not measured)"
+    return "" if coverage >= COVERAGE_FLOOR else f" (covers {coverage:.0%})"
+
+
 @dataclass(frozen=True)
 class Null:
     """A null of an unpaired comparison: two laws with P(first < second) = 1/2 (equal medians of

@@ -149,6 +149,14 @@ def test_the_interval_label_is_honest():
     assert label.startswith("covers ") and label != "95 %"
 
 
+def test_the_interval_note_never_lets_an_unmeasured_or_low_coverage_pass_as_95_percent():
+    from rlstudy.core.calibration import interval_note
+
+    assert interval_note(0.93) == ""
+    assert interval_note(0.86) == " (covers 86%)"
+    assert interval_note(float("nan")) == " (coverage not measured)"
+
+
 def test_the_sign_test_has_power_at_its_planned_effect():
     """The other side of the error rates: the sign test's exact power at the planned effect (a pair in
     the claimed direction 3 times in 4) reaches 0.8 at 23 pairs, and the simulated code agrees."""
