@@ -216,11 +216,11 @@ def run_noise_test(test: dict, rows: pd.DataFrame, metric: np.ndarray, bound: np
     """Each run's one-sided t test of its expected value (over its evaluation episodes) against its
     bar: the p-values of 'passes' and of 'fails', and the runs' standard errors in words."""
     noise = test["run_noise"]
-    sd = values(rows, noise["sd"], claim)
     episodes = (values(rows, noise["episodes"], claim) if isinstance(noise["episodes"], str)
                 else np.full(len(rows), float(noise["episodes"])))
-    if (episodes < 2).any():
+    if (episodes < 2).any():  # checked first: one episode has no sd (NaN)
         raise InputError(f"claim {claim!r}: run_noise needs at least 2 evaluation episodes per run")
+    sd = values(rows, noise["sd"], claim)
     sd = sd * np.sqrt(episodes / (episodes - 1)) if noise.get("sd_ddof", 1) == 0 else sd
     error = sd / np.sqrt(episodes)
     margin = (bound - metric) if at_most else (metric - bound)  # > 0: the run passes
