@@ -58,7 +58,8 @@ def markdown(table: pd.DataFrame) -> str:
              "| --- | --- | ---: | --- | --- | ---: | ---: |"]
     for row in table.itertuples():
         seeds = "" if pd.isna(row.planned_seeds) else f"{int(row.planned_seeds)}"
-        lines.append(f"| `{row.id}` | {row.family} | {row.test} | {row.kind} | {row.effect} | {row.level:.3g} | {seeds} |")
+        lines.append(f"| `{row.id}` | {row.family} | {row.test} | {row.kind} | {row.effect} | {row.level:.3g} "
+                     f"| {seeds} |")
     return "\n".join(lines)
 
 

@@ -1,4 +1,5 @@
-"""Reading claims.yaml: checked against its schema, claim ids unique, each claim's family declared. The library's, so that the
+"""Reading claims.yaml: checked against its schema, claim ids unique, each claim's family declared.
+The library's, so that the
 Snakefile (which checks the file before any job runs) and the evaluate_claims step share it."""
 
 from __future__ import annotations

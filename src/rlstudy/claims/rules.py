@@ -365,7 +365,8 @@ def seed_power(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> 
                      "paired": bool(test.get("paired", False)), "n_first": len(compared.first),
                      "n_second": len(compared.second), "p": result.p_below, "reverse_p": result.p_above,
                      "decided": result.verdict(test["level"]) in ("below", "above"),
-                     "effect": effect_words(test, planning), "planned_seeds": planned_seeds(test, planning, test["level"]),
+                     "effect": effect_words(test, planning),
+                     "planned_seeds": planned_seeds(test, planning, test["level"]),
                      **{f"power_at_{n}": power_at(test, n, planning, test["level"]) for n in planning["sizes"]}})
     return rows
 

@@ -236,7 +236,8 @@ def sign_test_simulated(n: int, repetitions: int, rng: np.random.Generator, leve
 def share_test_false_holds(n: int, share: float, level: float = LEVEL) -> float:
     """The binomial share test's false-holds rate at n runs when the true share is exactly `share` (the
     worst case of its null, share <= min_share), by summing over every outcome."""
-    return float(sum(stats.binom.pmf(k, n, share) for k in range(n + 1) if share_test_p_values(k, n, share)[0] <= level))
+    return float(sum(stats.binom.pmf(k, n, share) for k in range(n + 1)
+                     if share_test_p_values(k, n, share)[0] <= level))
 
 
 def unpaired_sizes(counts: tuple[int, ...]) -> list[tuple[int, int]]:

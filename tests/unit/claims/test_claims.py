@@ -18,7 +18,9 @@ from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.statistics import compare, interquartile_mean, seed_summary, share_interval, t_interval
 
 ROOT = Path(__file__).resolve().parents[3]
-DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05, "planning": {"power": 0.8, "superiority": 0.75, "share": 0.99, "sizes": [10, 40], "draws": 500, "seed": 0, "max_seeds": 200}}
+DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05,
+            "planning": {"power": 0.8, "superiority": 0.75, "share": 0.99, "sizes": [10, 40], "draws": 500, "seed": 0,
+                         "max_seeds": 200}}
 
 
 def test_interquartile_mean_by_hand():
@@ -353,7 +355,8 @@ def test_every_shipped_claim_states_its_estimand_family_and_a_bar_a_source_gives
     assert all(c["estimand"] and c["family"] in claims["families"] for c in claims["claims"])
     by_id = {c["id"]: c for c in claims["claims"]}
     assert by_id["bcq-at-least-behavioural"]["tests"][0]["cap"] == 500
-    assert "this study's" in by_id["mpo-solves"]["statement"] and "half line is this study's" in by_id["cbo-adaptive-converges"]["statement"]
+    assert "this study's" in by_id["mpo-solves"]["statement"]
+    assert "half line is this study's" in by_id["cbo-adaptive-converges"]["statement"]
     assert "median paired ratio" in by_id["bff-as-good-as-ur"]["statement"]
 
 
