@@ -44,7 +44,9 @@ COVERAGE_FLOOR = 0.90
 
 def seed_counts(config: dict) -> tuple[int, ...]:
     """Every replicate count the config runs: the length of every list of seeds under a key whose name
-    ends in 'seeds' (a list, or a mapping of lists such as seeds per task), anywhere in the config."""
+    ends in 'seeds' (a list, or a mapping of lists such as seeds per task), anywhere in the config, and
+    every count of a seed block's `counts` (a key ending in 'block': {counts: {list: count}}, as the
+    confirmatory block gives its lists' sizes)."""
     counts: set[int] = set()
 
     def walk(node) -> None:
@@ -53,6 +55,8 @@ def seed_counts(config: dict) -> tuple[int, ...]:
                 if str(key).endswith("seeds"):
                     lists = value.values() if isinstance(value, dict) else [value]
                     counts.update(len(v) for v in lists if isinstance(v, list))
+                if str(key).endswith("block") and isinstance(value, dict) and isinstance(value.get("counts"), dict):
+                    counts.update(c for c in value["counts"].values() if isinstance(c, int) and not isinstance(c, bool))
                 walk(value)
         elif isinstance(node, list):
             for item in node:

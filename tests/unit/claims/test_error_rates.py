@@ -81,6 +81,8 @@ def test_the_seed_counts_are_the_configs():
     10 and 40, CBO's 2 and 10, the sweep's 5, the agents' 8, 4 and 2, the offline 3."""
     assert seed_counts({"seeds": {"evaluation": [0, 1], "control": [0, 1, 2]}, "x": {"seeds": [5] * 7},
                         "confirmatory_seeds": list(range(30)), "seed": 4}) == (2, 3, 7, 30)
+    block = {"seed_block": "confirmatory", "confirmatory_block": {"start": 10000, "counts": {"seeds.control": 64}}}
+    assert seed_counts({"seeds": [0, 1], **block}) == (2, 64)  # the confirmatory block's planned counts too
     assert {2, 3, 4, 5, 8, 10, 40} <= set(CONFIG_COUNTS)
 
 
