@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from rlstudy.claims.planning import effect_words, planned_seeds, power_at
+from rlstudy.claims.planning import effect_words, kind_of, planned_seeds, power_at
 from rlstudy.core.errors import InputError
 from rlstudy.core.statistics import MIN_UNPAIRED, compare, holm, share_test_p_values
 
@@ -145,7 +145,8 @@ def undecided_note(test: dict, n: int) -> str:
     planning, level = test["planning"], test["level"]
     seeds = planned_seeds(test, planning, level)
     needs = f"{seeds}" if seeds else f"more than {planning['max_seeds']}"
-    return (f"planned: {needs} seeds give power {planning['power']:g} at the stated effect "
+    unit = {"paired": "pairs", "unpaired": "runs per group"}.get(kind_of(test), "runs")
+    return (f"planned: {needs} {unit} give power {planning['power']:g} at the stated effect "
             f"({effect_words(test, planning)}), power {power_at(test, n, planning, level):.2f} at the {n} here")
 
 

@@ -94,7 +94,7 @@ def test_ranking_holds_fails_and_is_inconclusive():
     mixed = pd.concat([runs("UR", [0.1, 0.6, 0.3, 0.5, 0.2]), runs("DS", [0.5, 0.2, 0.4, 0.1, 0.6])])
     row = verdict(mixed, RANKING)
     assert row["verdict"] == INCONCLUSIVE and "not decided at n = 5" in row["evidence"]  # the evidence says why
-    assert re.search(r"planned: \d+ seeds give power 0.8 at the stated effect", row["evidence"])  # claims/planning.py
+    assert re.search(r"planned: \d+ runs per group give power 0.8 at the stated effect", row["evidence"])  # claims/planning.py
     one_seed = pd.concat([runs("UR", [0.1]), runs("DS", [0.9])])
     row = verdict(one_seed, RANKING)
     assert row["verdict"] == INCONCLUSIVE and "fewer than 2" in row["evidence"]
