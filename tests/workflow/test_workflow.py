@@ -82,7 +82,8 @@ def test_smoke_workflow_builds_every_figure_and_table(smoke_project):
     assert set(summary[summary["setting"] == "cbo-adaptive"]["estimator"]) == {"DS", "UR", "BFF-matched"}
     stats = pd.read_csv(workdir / "results" / "summary_stats.csv")
     assert len(stats) == len(summary.groupby(["dataset", "task", "setting", "estimator"]))
-    assert (stats["n"] >= 1).all() and stats.loc[stats["n"] >= 2, "final_rel_error_exact_ci_low"].notna().all()
+    assert (stats["n"] >= 1).all() and stats.loc[stats["n"] >= 3, "final_rel_error_exact_ci_low"].notna().all()
+    assert stats.loc[stats["n"] < 3, "final_rel_error_exact_ci_low"].isna().all()  # no interval from 2 seeds
     references = pd.read_csv(workdir / "results" / "reference" / "error_exact.csv")
     assert len(references) == len(DATASETS) * len(config["tasks"])
     assert (references["error_exact_normalised"] > 0).all()

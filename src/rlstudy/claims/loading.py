@@ -1,4 +1,5 @@
-"""Reading claims.yaml: checked against its schema, claim ids unique. The library's, so that the
+"""Reading claims.yaml: checked against its schema, claim ids unique, each claim's family declared.
+The library's, so that the
 Snakefile (which checks the file before any job runs) and the evaluate_claims step share it."""
 
 from __future__ import annotations
@@ -20,4 +21,8 @@ def load_claims(path: Path, schema: Path) -> dict:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise InputError(f"{path}: claim ids must be unique; repeated: {duplicates}")
+    for claim in claims["claims"]:
+        if claim["family"] not in claims["families"]:
+            raise InputError(f"{path}: claim {claim['id']!r}: family {claim['family']!r} is not one of "
+                             f"families {sorted(claims['families'])}")
     return claims

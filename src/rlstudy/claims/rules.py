@@ -1,35 +1,41 @@
-"""A claim's verdict from the result tables, decided by a test with a stated error rate.
+"""A claim's verdict from the result tables, decided by tests whose error rates are stated.
 
-A claim holds several tests; each test is one of three kinds, given as data (no expression of the
-claims file is ever evaluated as code):
+Each claim states its `estimand` (what its tests are about) and belongs to a `family` (claims.yaml);
+each test is one of three kinds, given as data (no expression of the claims file is ever evaluated
+as code):
 
-    ranking  group `lower` ends below group `higher` (+ `margin`, default 0) in `metric`: an exact
-             one-sided rank test (src/rlstudy/core/statistics.py) of lower - margin < higher. Holds
-             when p <= level, fails when the reverse one-sided test has p <= level, inconclusive
-             otherwise. A positive margin makes it a non-inferiority test ("lower is at most
-             `margin` above higher"), with the margin fixed in the claims file before any result.
-    ratio    `numerator` ends below `at_most` times `denominator` (positive metrics): the same test
-             on the logarithms, log numerator - log at_most < log denominator; at_most > 1 is a
-             non-inferiority margin in ratio ("within 25 %": at_most 1.25).
-    share    the share of rows whose `metric` is at_most / at_least a number or another column;
-             with min_share 1 (every row) it fails on any counterexample and holds when every row
-             passes; otherwise it holds or fails when the exact binomial 95 % interval is clear of
-             min_share. A share describes the runs made; it tests no hypothesis about a population.
+    ranking  group `lower` ends below group `higher` (+ `margin`, default 0) in `metric`. Paired
+             (`paired: true`): the exact sign test of the paired differences, estimand the median
+             paired difference lower - margin - higher < 0. Unpaired: the Brunner-Munzel test,
+             estimand P(a run of lower - margin ends below a run of higher) > 1/2 (ties count half).
+             A positive margin makes it a non-inferiority test, the margin fixed in the claims file.
+    ratio    `numerator` ends below `at_most` times `denominator` (positive metrics): the same tests
+             on the logarithms: the median paired ratio is below at_most, or P(a numerator run ends
+             below at_most x a denominator run) > 1/2.
+    share    the runs whose `metric` is at_most / at_least a number or another column. Three forms:
+             `min_share` 1 (the default): a description of the runs made ("every run made"), no
+             inference and no p-value; `min_share` < 1: the exact one-sided binomial test that the
+             share of runs passing exceeds min_share (estimand: the probability that a run passes);
+             `run_noise`: every run's expected value (over its evaluation episodes) passes, each run
+             by a one-sided t test of its episodes' mean against the bar, combined by
+             intersection-union. A `cap` refuses a bar at the environment's cap (a run can only
+             meet it, never beat it): inconclusive by design.
 
-`paired: true` (rankings and ratios) pairs the two groups' rows by their `seed` column: runs that
-share their initialisation (the same run seed of one setting and task: run_method's "init"
-stream does not name the estimator or the dataset; the sweep's points of equal N) are compared by
-the Wilcoxon signed-rank test on the paired differences; unpaired groups by the Mann-Whitney U
-test. Both are exact at every n, so under the null a test holds with probability at most `level`
-(checked by simulation in tests/unit/claims/test_error_rates.py); a sample too small for the
-smallest attainable p-value to reach the level gives "inconclusive" by design, never "holds".
-A test with fewer rows than its min_n in a group is inconclusive too. An undecided test (enough
-rows, neither one-sided p at the level) says in its evidence how likely more seeds would decide
-it: the plug-in power of core/statistics.power_to_decide at the `power.sizes` of the defaults.
+Every test gives the one-sided p-value of its claimed direction (p) and of the reverse (reverse p);
+core/statistics.py documents each test and core/calibration.py measures its false-positive rate.
+A sample too small for the smallest attainable p to reach the level, or fewer rows than min_n, gives
+"inconclusive" by design. Values may be inf (a diverged run ranks above every finite value); NaN
+is refused.
 
-Values may be inf (a run that diverged or never reached a bound: it ranks above every finite
-value); NaN is refused. The claim holds when all its tests hold, fails when any fails, and is
-inconclusive otherwise.
+A claim (`decide`): intersection-union over its inferential tests, p = the largest p (the claim
+holds only if every test holds at the level: its false-holds rate is at most the level) and
+reverse p = the smallest reverse p times the number of tests (Bonferroni: its false-fails rate is at
+most the level); a descriptive test must hold too, and one that fails fails the claim. Within each
+family the claims' p and reverse p are Holm-adjusted (each side separately), and the claim holds
+when its adjusted p is at most the level, fails when its adjusted reverse p is, and is inconclusive
+otherwise: the family-wise rate of false holds (and of false fails) is at most the level. A claim
+of descriptive tests only has no p and is decided by its runs. An undecided test says how many
+seeds its planned effect needs (claims/planning.py).
 """
 
 from __future__ import annotations
@@ -39,11 +45,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from rlstudy.agents.registry import AGENTS
 from rlstudy.bellman.estimators import ESTIMATORS
+from rlstudy.claims.planning import effect_words, kind_of, planned_seeds, power_at
 from rlstudy.core.errors import InputError
-from rlstudy.core.statistics import SHARE_INTERVAL, compare, power_to_decide, share_interval
+from rlstudy.core.statistics import MIN_UNPAIRED, compare, holm, share_test_p_values
 from rlstudy.offline.learners import DIAGNOSED
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
@@ -51,9 +59,18 @@ HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 
 @dataclass(frozen=True)
 class Outcome:
+    """A test's verdict at its level (before the family's adjustment), its evidence, its seeds and its
+    one-sided p-values (NaN: a description of the runs made, with no inference)."""
+
     verdict: str
     evidence: str
     seeds: str
+    p: float = 1.0
+    reverse_p: float = 1.0
+
+    @property
+    def descriptive(self) -> bool:
+        return math.isnan(self.p)
 
 
 def select(table: pd.DataFrame, where: dict, claim: str) -> pd.DataFrame:
@@ -126,45 +143,39 @@ def paired_rows(rows: list[pd.DataFrame], claim: str) -> list[pd.DataFrame]:
     return [group.sort_values("seed") for group in rows]
 
 
+def undecided_note(test: dict, n: int) -> str:
+    """How many seeds the test's planned effect needs (claims/planning.py), beside an undecided test."""
+    planning, level = test["planning"], test["level"]
+    seeds = planned_seeds(test, planning, level)
+    needs = f"{seeds}" if seeds else f"more than {planning['max_seeds']}"
+    unit = {"paired": "pairs", "unpaired": "runs per group"}.get(kind_of(test), "runs")
+    return (f"planned: {needs} {unit} give power {planning['power']:g} at the stated effect "
+            f"({effect_words(test, planning)}), power {power_at(test, n, planning, level):.2f} at the {n} here")
+
+
 def rank_test(test: dict, groups: Groups, first: np.ndarray, second: np.ndarray, hypothesis: str) -> Outcome:
-    """The verdict of the exact one-sided test of first < second, with its evidence."""
+    """The verdict of the one-sided test of first < second (core/statistics.compare), with its evidence."""
     level = test["level"]
+    paired = test.get("paired", False)
     if groups.too_few(test["min_n"]):
         return Outcome(INCONCLUSIVE, f"{hypothesis}: {len(groups.first)} vs {len(groups.second)} rows, "
                        f"fewer than {test['min_n']}", groups.seeds)
-    result = compare(first, second, paired=test.get("paired", False))
+    result = compare(first, second, paired=paired)
     medians = f"medians {np.median(groups.first):.3g} vs {np.median(groups.second):.3g}"
     evidence = (f"{hypothesis}: {result.test}, one-sided, level {level:g}, n = {result.n}: p = {result.p_below:.3g} "
                 f"(reverse p = {result.p_above:.3g}); {medians}")
     decision = result.verdict(level)
+    n = len(first) if paired else min(len(first), len(second))
     if decision == "too few":
-        return Outcome(INCONCLUSIVE, f"{evidence}; the smallest attainable p is {result.smallest_p:.3g} > {level:g}: "
-                       "too few runs to decide, by design", groups.seeds)
+        why = (f"fewer than {MIN_UNPAIRED} runs in a group: no unpaired rank test keeps its level under unequal "
+               "spreads" if not paired and n < MIN_UNPAIRED else
+               f"the smallest attainable p is {result.smallest_p:.3g} > {level:g}")
+        return Outcome(INCONCLUSIVE, f"{evidence}; {why}: too few runs to decide, by design; "
+                       f"{undecided_note(test, n)}", groups.seeds)
     if decision not in ("below", "above"):
-        return Outcome(INCONCLUSIVE, f"{evidence}; neither one-sided p reaches {level:g}: the difference is not "
-                       f"decided at n = {result.n}; {power_evidence(test, first, second)}", groups.seeds)
-    return Outcome(HOLDS if decision == "below" else FAILS, evidence, groups.seeds)
-
-
-def power_at_sizes(test: dict, first: np.ndarray, second: np.ndarray) -> dict[int, float]:
-    """The plug-in power of the test at each of its `power.sizes` (core/statistics.power_to_decide),
-    from its own seeded stream: the same numbers in an undecided test's evidence and in seed_power."""
-    settings = test["power"]
-    rng = np.random.default_rng(settings["seed"])
-    return power_to_decide(first, second, test.get("paired", False), test["level"], settings["sizes"],
-                           settings["draws"], rng)
-
-
-def power_evidence(test: dict, first: np.ndarray, second: np.ndarray) -> str:
-    """How likely more seeds would decide the test, if the seeds so far were the population."""
-    settings = test["power"]
-    paired = test.get("paired", False)
-    power = power_at_sizes(test, first, second)
-    unit = "pairs" if paired else "per group"
-    at = ", ".join(f"{p:.2f} at {n}" for n, p in power.items())
-    return (f"estimated power to decide at level {test['level']:g} ({settings['draws']} experiments of each size "
-            f"resampled from these {'pairs' if paired else 'groups'}, normal approximations of the same test): "
-            f"{at} {unit}")
+        return Outcome(INCONCLUSIVE, f"{evidence}; neither one-sided p reaches {level:g}: not decided at n = "
+                       f"{result.n}; {undecided_note(test, n)}", groups.seeds, result.p_below, result.p_above)
+    return Outcome(HOLDS if decision == "below" else FAILS, evidence, groups.seeds, result.p_below, result.p_above)
 
 
 @dataclass(frozen=True)
@@ -204,6 +215,27 @@ def rank_verdict(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
     return rank_test(test, compared.groups, compared.first, compared.second, compared.hypothesis)
 
 
+def run_noise_test(test: dict, rows: pd.DataFrame, metric: np.ndarray, bound: np.ndarray, at_most: bool,
+                   claim: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """Each run's one-sided t test of its expected value (over its evaluation episodes) against its
+    bar: the p-values of 'passes' and of 'fails', and the runs' standard errors in words."""
+    noise = test["run_noise"]
+    episodes = (values(rows, noise["episodes"], claim) if isinstance(noise["episodes"], str)
+                else np.full(len(rows), float(noise["episodes"])))
+    if (episodes < 2).any():  # checked first: one episode has no sd (NaN)
+        raise InputError(f"claim {claim!r}: run_noise needs at least 2 evaluation episodes per run")
+    sd = values(rows, noise["sd"], claim)
+    sd = sd * np.sqrt(episodes / (episodes - 1)) if noise.get("sd_ddof", 1) == 0 else sd
+    error = sd / np.sqrt(episodes)
+    margin = (bound - metric) if at_most else (metric - bound)  # > 0: the run passes
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(error > 0, margin / error, np.sign(margin) * np.inf)
+    p_pass = np.where(margin == 0, 0.5, stats.t.sf(t, episodes - 1))
+    p_pass = np.where((error == 0) & (margin >= 0), 0.0, p_pass)  # no noise: a run at the bar passes
+    p_fail = np.where((error == 0) & (margin >= 0), 1.0, 1.0 - p_pass)
+    return p_pass, p_fail, ", ".join(f"{e:.3g}" for e in error)
+
+
 def share(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
     rows = select(table, test.get("where", {}), claim)
     metric = values(rows, test["metric"], claim)
@@ -220,15 +252,32 @@ def share(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
     detail = ", ".join(f"{v:.4g}" for v in metric)
     if len(rows) == 0 or (len(rows) < test["min_n"] and passes.all()):
         return Outcome(INCONCLUSIVE, f"{name}: {len(rows)} rows, fewer than {test['min_n']} ({detail})", seeds)
+    if "cap" in test and (bound >= test["cap"]).any():
+        return Outcome(INCONCLUSIVE, f"{name}: a bar ({', '.join(f'{v:.4g}' for v in bound)}) sits at the "
+                       f"environment's cap {test['cap']:g}, where a run can meet it but never beat it: not "
+                       f"testable, by design (values {detail})", seeds)
     point = float(passes.mean())
+    level = test["level"]
+    if "run_noise" in test:
+        p_pass, p_fail, errors = run_noise_test(test, rows, metric, bound, at_most, claim)
+        p, reverse = float(p_pass.max()), float(min(1.0, len(rows) * p_fail.min()))
+        verdict = HOLDS if p <= level else FAILS if reverse <= level else INCONCLUSIVE
+        return Outcome(verdict, f"{name}: every run's expected value, each run by a one-sided t test of its "
+                       f"evaluation episodes (intersection-union), level {level:g}: p = {p:.3g} (largest of "
+                       f"{len(rows)} runs), reverse p = {reverse:.3g} (smallest x {len(rows)}); the runs pass "
+                       f"as measured {point:.2f} (values {detail}; standard errors {errors})", seeds, p, reverse)
     minimum = test["min_share"]
     if minimum >= 1.0:
         verdict = HOLDS if passes.all() else FAILS
-        return Outcome(verdict, f"{name} = {point:.2f} of {len(rows)} rows (needs every row; values {detail})", seeds)
-    low, high = share_interval(int(passes.sum()), len(passes))
-    verdict = HOLDS if low >= minimum else FAILS if high < minimum else INCONCLUSIVE
-    return Outcome(verdict, f"{name} = {point:.2f} [{low:.2f}, {high:.2f}] ({SHARE_INTERVAL}), n = {len(rows)}, "
-                   f"needs {minimum:g} (values {detail})", seeds)
+        return Outcome(verdict, f"{name} = {point:.2f} of {len(rows)} rows (a description of the runs made: needs "
+                       f"every row; values {detail})", seeds, math.nan, math.nan)
+    p, reverse = share_test_p_values(int(passes.sum()), len(passes), minimum)
+    verdict = HOLDS if p <= level else FAILS if reverse <= level else INCONCLUSIVE
+    evidence = (f"{name} = {point:.2f} of {len(rows)} rows; exact one-sided binomial test that the share "
+                f"exceeds {minimum:g}, level {level:g}: p = {p:.3g} (reverse p = {reverse:.3g}) (values {detail})")
+    if verdict == INCONCLUSIVE:
+        evidence += f"; {undecided_note(test, len(rows))}"
+    return Outcome(verdict, evidence, seeds, p, reverse)
 
 
 KINDS = {"ranking": rank_verdict, "share": share, "ratio": rank_verdict}
@@ -294,24 +343,17 @@ def check_test(test: dict, table: pd.DataFrame, claim: str) -> None:
                 check_selection(base, test[key], claim, f"the rows of table {name!r} where {wheres[0]} ({key!r})")
 
 
-def combine(verdicts: list[str]) -> str:
-    if any(v == FAILS for v in verdicts):
-        return FAILS
-    return HOLDS if verdicts and all(v == HOLDS for v in verdicts) else INCONCLUSIVE
-
-
 def seed_power_columns(defaults: dict) -> list[str]:
     """The columns of seed_power's rows (a table of none keeps them)."""
-    return ["id", "test", "hypothesis", "paired", "n_first", "n_second", "p", "reverse_p", "decided",
-            *(f"power_at_{n}" for n in defaults["power"]["sizes"])]
+    return ["id", "test", "hypothesis", "paired", "n_first", "n_second", "p", "reverse_p", "decided", "effect",
+            "planned_seeds", *(f"power_at_{n}" for n in defaults["planning"]["sizes"])]
 
 
 def seed_power(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> list[dict]:
     """One row per rank test of the claim (ranking, ratio) whose table is given and whose groups
-    have at least min_n rows: the run's seeds per group, its verdict's p-values and how likely
-    experiments of each of `power.sizes` seeds would decide it (power_at_sizes), decided or not. What
-    a seed count is chosen by: a count serves a test once its power there is high, and a test whose
-    power stays low at the largest size is not one more seeds would decide."""
+    have at least min_n rows: the seeds it ran on, its p-values, and the power of its test at the
+    stated effect (claims/planning.py: planned before the results, not estimated from them) at each
+    of `planning.sizes` seeds, with the count its effect needs."""
     rows = []
     for number, test in enumerate(claim["tests"], start=1):
         test = {**defaults, **test}
@@ -322,17 +364,18 @@ def seed_power(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> 
         if compared.groups.too_few(test["min_n"]):
             continue
         result = compare(compared.first, compared.second, paired=test.get("paired", False))
-        power = power_at_sizes(test, compared.first, compared.second)
+        planning = test["planning"]
         rows.append({"id": claim["id"], "test": number, "hypothesis": compared.hypothesis,
                      "paired": bool(test.get("paired", False)), "n_first": len(compared.first),
                      "n_second": len(compared.second), "p": result.p_below, "reverse_p": result.p_above,
                      "decided": result.verdict(test["level"]) in ("below", "above"),
-                     **{f"power_at_{n}": p for n, p in power.items()}})
+                     "effect": effect_words(test, planning),
+                     "planned_seeds": planned_seeds(test, planning, test["level"]),
+                     **{f"power_at_{n}": power_at(test, n, planning, test["level"]) for n in planning["sizes"]}})
     return rows
 
 
-def evaluate(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> dict:
-    """The claims.csv row of one claim."""
+def test_outcomes(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> list[Outcome]:
     outcomes = []
     for test in claim["tests"]:
         test = {**defaults, **test}
@@ -341,7 +384,59 @@ def evaluate(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> di
             continue
         check_test(test, tables[test["table"]], claim["id"])
         outcomes.append(KINDS[test["kind"]](test, tables[test["table"]], claim["id"]))
-    verdict = combine([o.verdict for o in outcomes])
-    return {"id": claim["id"], "source": claim["source"], "statement": claim["statement"], "verdict": verdict,
+    return outcomes
+
+
+def claim_p_values(outcomes: list[Outcome]) -> tuple[float, float]:
+    """Intersection-union: p = the largest p of the inferential tests, reverse p = the smallest reverse
+    p times their number (Bonferroni); NaN when every test describes the runs made."""
+    tested = [o for o in outcomes if not o.descriptive]
+    if not tested:
+        return math.nan, math.nan
+    return max(o.p for o in tested), min(1.0, len(tested) * min(o.reverse_p for o in tested))
+
+
+def combine(outcomes: list[Outcome], p: float, reverse: float, level: float) -> str:
+    """A claim's verdict from its (adjusted) p-values and its descriptive tests."""
+    described = [o.verdict for o in outcomes if o.descriptive]
+    if FAILS in described or (not math.isnan(reverse) and reverse <= level):
+        return FAILS
+    if not outcomes or any(v != HOLDS for v in described):
+        return INCONCLUSIVE
+    if math.isnan(p):
+        return HOLDS
+    return HOLDS if p <= level else INCONCLUSIVE
+
+
+def family_of(claim: dict) -> str:
+    """The claim's family (claims.yaml requires one; a hand-made claim without is a family of its own)."""
+    return claim.get("family", f"claim {claim['id']}")
+
+
+def row(claim: dict, outcomes: list[Outcome], adjusted: tuple[float, float], defaults: dict) -> dict:
+    p, reverse = claim_p_values(outcomes)
+    return {"id": claim["id"], "source": claim["source"], "statement": claim["statement"],
+            "estimand": claim.get("estimand", ""), "family": family_of(claim),
+            "verdict": combine(outcomes, adjusted[0], adjusted[1], defaults["level"]),
+            "p": p, "p_adjusted": adjusted[0], "reverse_p": reverse, "reverse_p_adjusted": adjusted[1],
             "evidence": " | ".join(f"[{o.verdict}] {o.evidence}" for o in outcomes),
             "seeds": " | ".join(o.seeds for o in outcomes)}
+
+
+def evaluate(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> dict:
+    """The claims.csv row of one claim alone (a family of one: no adjustment)."""
+    outcomes = test_outcomes(claim, tables, defaults)
+    return row(claim, outcomes, claim_p_values(outcomes), defaults)
+
+
+def decide(claims: list[dict], tables: dict[str, pd.DataFrame], defaults: dict) -> list[dict]:
+    """Every claim's claims.csv row, its p-values Holm-adjusted within its family (each side apart)."""
+    outcomes = [test_outcomes(claim, tables, defaults) for claim in claims]
+    raw = [claim_p_values(o) for o in outcomes]
+    adjusted = list(raw)
+    for family in dict.fromkeys(family_of(claim) for claim in claims):
+        members = [i for i, claim in enumerate(claims) if family_of(claim) == family]
+        for side in (0, 1):
+            for i, value in zip(members, holm([raw[i][side] for i in members])):
+                adjusted[i] = (value, adjusted[i][1]) if side == 0 else (adjusted[i][0], value)
+    return [row(claim, o, a, defaults) for claim, o, a in zip(claims, outcomes, adjusted)]

@@ -37,6 +37,8 @@ def test_each_run_is_summarised_as_the_run_its_record_names(runs):
     rows = [summary_row(runs / agent / f"seed{seed}", AGENTS) for agent, seed in (("dqn", 0), ("dqn", 1), ("mpo", 0))]
     assert [(r["agent"], r["env"], r["seed"]) for r in rows] == [("dqn", "CartPole-v1", 0), ("dqn", "CartPole-v1", 1),
                                                                   ("mpo", "Pendulum-v1", 0)]
+    # the evaluation's own noise, which the claims' per-run tests read: returns 480 and 490, sd 7.07
+    assert rows[0]["evaluation_episodes"] == 2 and rows[0]["final_return_sd"] == pytest.approx(50 ** 0.5)
 
 
 def test_a_run_copied_over_another_seed_is_refused_by_name(runs, cli):

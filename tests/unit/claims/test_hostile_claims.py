@@ -12,7 +12,9 @@ from rlstudy.core.errors import InputError
 
 from hostile import ROOT
 
-DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05, "power": {"sizes": [10, 40], "draws": 500, "seed": 0}}
+DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05,
+            "planning": {"power": 0.8, "superiority": 0.75, "share": 0.99, "sizes": [10, 40], "draws": 500, "seed": 0,
+                         "max_seeds": 200}}
 AGENTS = pd.DataFrame({"agent": ["dqn", "dqn", "qtable"], "env": ["CartPole-v1"] * 2 + ["MountainCar-v0"],
                        "seed": [0, 1, 0], "final_mean_return": [480.0, 490.0, -150.0]})
 

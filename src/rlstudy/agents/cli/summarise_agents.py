@@ -1,6 +1,7 @@
 """One row per agent run (the basics agents and MPO): results/agents/summary.csv (agent, env, seed,
 episodes, steps, final_mean_return = mean greedy evaluation return, solved_return = the config's bar,
-solved = final_mean_return >= solved_return). Training times are measurements, not results: they are
+solved = final_mean_return >= solved_return, final_return_sd and evaluation_episodes = the
+sd (ddof 1) and number of the greedy evaluation episodes). Training times are measurements, not results: they are
 in each job's logs/agents/**.benchmark.tsv (docs/agents.md)."""
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ def summary_row(folder: Path, agents: dict) -> dict:
     evaluation = load_evaluation(folder / "evaluation.csv", f"{agent} evaluation")
     final = float(evaluation["return"].mean())
     bar = float(agents[agent]["solved_return"])
+    # the evaluation's own noise, for the claims' per-run tests (claims.yaml run_noise)
+    spread = float(evaluation["return"].std(ddof=1)) if len(evaluation) > 1 else float("nan")
     return {"agent": agent, "env": agents[agent]["env"], "seed": seed, "episodes": len(returns),
             "steps": int(returns["step"].iloc[-1]), "final_mean_return": final, "solved_return": bar,
-            "solved": final >= bar}
+            "solved": final >= bar, "final_return_sd": spread, "evaluation_episodes": len(evaluation)}
 
 
 def main() -> None:

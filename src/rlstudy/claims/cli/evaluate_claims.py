@@ -1,10 +1,11 @@
-"""Every claim of claims.yaml with its verdict: results/claims.csv (id, source, statement, verdict,
-evidence in numbers: each test, its level and p-value, the seeds it rests on). The claims file is checked against its schema first;
-its tests are data, read by claims/rules.py, never code.
+"""Every claim of claims.yaml with its verdict: results/claims.csv (id, source, statement, estimand,
+family, verdict, the claim's p-value and reverse p-value raw and Holm-adjusted within its family,
+evidence in numbers: each test, its level and p-values, the seeds it rests on). The claims file is
+checked against its schema first; its tests are data, read by claims/rules.py, never code.
 
-With --seed-power, also every rank test's estimated power at the seed counts of the claims file's
-`defaults.power.sizes`, decided or not (rules.seed_power): results/seed_power.csv, what the seed
-counts of the config are chosen by (docs/bellman.md, "Seeds and uncertainty")."""
+With --seed-power, also every rank test's power at the stated effect (claims/planning.py: planned,
+not estimated from the results) at the claims file's `defaults.planning.sizes`, with the seeds its
+effect needs (rules.seed_power): results/seed_power.csv."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from rlstudy.claims.loading import load_claims
-from rlstudy.claims.rules import evaluate, seed_power, seed_power_columns
+from rlstudy.claims.rules import decide, seed_power, seed_power_columns
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv, provenance, save_csv
@@ -37,7 +38,7 @@ def main() -> None:
             raise InputError(f"--table: expected NAME=CSV, got {pair!r}")
         paths[name] = path
     tables = {name: load_csv(path, f"the {name} table") for name, path in paths.items()}
-    table = pd.DataFrame([evaluate(claim, tables, claims["defaults"]) for claim in claims["claims"]])
+    table = pd.DataFrame(decide(claims["claims"], tables, claims["defaults"]))
     for row in table.itertuples():
         print(f"{row.verdict:>12}  {row.id}: {row.evidence}")
     power = None
