@@ -62,7 +62,8 @@ def published_results(folder: Path, commit: str = HEAD, epochs: int | None = Non
     save_csv(folder / "seed_power.csv", pd.DataFrame({"id": ["a<b>"], "test": [1], "hypothesis": ["UR < DS"],
                                                       "paired": [True], "n_first": [40], "n_second": [40],
                                                       "p": [0.03], "reverse_p": [0.97], "decided": [True],
-                                                      "power_at_10": [0.25], "power_at_80": [0.9]}),
+                                                      "effect": ["3 pairs in 4 the claimed way"],
+                                                      "planned_seeds": [23], "power_at_10": [0.25], "power_at_80": [0.9]}),
              {"git_commit": commit, "inputs": {"summary": {"path": str(summary), "sha256": sha256_file(summary)}}})
     save_csv(folder / "error_exact.csv", pd.DataFrame({"dataset": ["ours"], "task": ["control"], "made_by": ["m|x"],
                                                        "error_exact_normalised": [0.1]}), record)
@@ -135,16 +136,20 @@ def test_published_results_are_rendered_escaped(tmp_path, cli, in_repository):
     assert "| bcq &lt;b&gt; |" in paths["--offline-results-page"].read_text()
     study_page = paths["--study-page"].read_text()  # the budget's block and the study's, on one page
     assert "| control | reach | any |  | 0.012 | yes |" in study_page and "| ours | control | m\\|x | 0.100 |" in study_page
-    assert "| power at 10 | power at 80 |" in study_page and "| a&lt;b&gt; | 1 | 40 pairs | 0.03 | 0.25 | 0.90 |" in study_page
+    assert "| seeds it needs | power at 10 | power at 80 |" in study_page
+    assert "| a&lt;b&gt; | 1 | 40 pairs | 0.03 | 3 pairs in 4 the claimed way | 23 | 0.25 | 0.90 |" in study_page
 
 
 @pytest.mark.skipif(not HEAD, reason="not a git checkout")
 @pytest.mark.parametrize("powers, message", [({"power_at_10": [1.5]}, "a power outside [0, 1]"),
                                              ({"power_at_10": ["x"]}, "a power outside [0, 1]"),
-                                             ({}, "no power_at_<n> column")])
+                                             ({}, "no power_at_<n> column"),
+                                             ({"power_at_10": [0.2], "effect": None}, "no effect column")])
 def test_a_broken_power_table_is_refused_before_any_page_is_written(tmp_path, cli, in_repository, powers, message):
     paths = published_results(tmp_path)
     table = pd.read_csv(paths["--seed-power"]).drop(columns=["power_at_10", "power_at_80"])
+    if "effect" in powers:  # a table of observed power, written before the planned power
+        table, powers = table.drop(columns=["effect"]), {k: v for k, v in powers.items() if k != "effect"}
     save_csv(paths["--seed-power"], table.assign(**powers), read_record(paths["--seed-power"], "its record"))
     before = paths["--study-page"].read_text()
     one_line_error(*cli("report.cli.render_readme", *render_args(paths)), message)

@@ -109,7 +109,7 @@ def hostile_tables(paths: dict) -> None:
     save_csv(run, pd.read_csv(run), {**record, "parameters": {**record["parameters"], "params": params}})
     rewrite("--stats", lambda t: t.assign(dataset=HOSTILE, task=HOSTILE, setting=HOSTILE, estimator=HOSTILE))
     rewrite("--references", lambda t: t.assign(dataset=HOSTILE, task=HOSTILE, made_by=HOSTILE))
-    rewrite("--seed-power", lambda t: t.assign(id=HOSTILE, test=HOSTILE, n_first=HOSTILE)
+    rewrite("--seed-power", lambda t: t.assign(id=HOSTILE, test=HOSTILE, n_first=HOSTILE, effect=HOSTILE)
             .rename(columns={"power_at_10": f"power_at_{HOSTILE}"}))
     rewrite("--summary", lambda t: t.assign(dataset=HOSTILE, setting="cbo" + HOSTILE))
     rewrite("--sweep", lambda t: t.assign(grid=HOSTILE, x=HOSTILE, x_value=HOSTILE, y=HOSTILE, y_value=HOSTILE,

@@ -46,6 +46,7 @@ TABLES = {
     "agents": "results/agents/summary.csv",
     "offline": "results/offline/summary.csv",
     "budget": "results/budget/budget.csv",
+    "seed_plan": "results/seed_plan.csv",
     "claims": "results/claims.csv",
 }
 # What an artefact is, by path (the first pattern that matches): verify's tolerance across platforms
