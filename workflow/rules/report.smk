@@ -1,0 +1,42 @@
+# Stage 6: the HTML report's front page (make report): what the report is and every claim's verdict.
+# workflow/report/workflow.rst includes the block this rule writes.
+from rlstudy.core.scale import scale_of
+
+# paper, smoke or custom: the merged config's sizes against config.yaml and the smoke profile's
+# (src/rlstudy/core/scale.py); the front page and the captions name it.
+SCALE = scale_of(config, workflow.basedir)
+
+
+def report_figures():
+    """The figures the report shows: the first format of every figure the default target builds."""
+    shown = f".{config['figures']['formats'][0]}"
+    return sorted(str(path) for path in rules.all.input if str(path).startswith("figures/") and str(path).endswith(shown))
+
+
+rule front_page:
+    input:
+        claims="results/claims.csv",
+        claims_file="claims.yaml",
+        schema="workflow/schemas/claims.schema.yaml",
+        figures=lambda w: report_figures(),
+        code=sources("report.cli.write_front_page"),
+    output:
+        report("results/report/front_page.rst", caption="../report/front_page_block.rst",
+               category="0. Claims and verdicts"),
+    params:
+        scale=SCALE.describe(),
+        seeds=as_json({"master": config["seed"], "settings": {setting: {task: list(seeds_of(setting, task))
+                                                                    for task in config["tasks"]} for setting in SETTINGS}}),
+        datasets=DATASETS,
+    log:
+        "logs/report/front_page.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "python -m rlstudy.core.warmstart rlstudy.report.cli.write_front_page --claims {input.claims:q}"
+        " --claims-file {input.claims_file:q} --schema {input.schema:q} --figures {input.figures:q}"
+        " --scale {params.scale:q} --seeds {params.seeds:q} --datasets {params.datasets:q} --out {output:q} > {log:q} 2>&1"
