@@ -32,6 +32,11 @@ report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure 
 	$(BIN)/snakemake --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
 	$(BIN)/snakemake --report report.html $(SNAKEMAKE_ARGS)
 
+# Not a file: the first screen of report.html in headless Chromium (Debian: apt-get install -y chromium).
+.PHONY: report-check
+report-check:  ## check report.html's first screen names its scale and shows the claims table; report-screen.png
+	$(BIN)/python -m rlstudy.report.cli.check_report report.html --screenshot report-screen.png
+
 readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.report.cli.render_readme
 
@@ -45,5 +50,5 @@ lint: $(STAMP)
 	$(BIN)/snakemake --lint
 
 clean:  ## delete generated artefacts (not the venv)
-	rm -rf data/* results/* figures/* logs .snakemake report.html
+	rm -rf data/* results/* figures/* logs .snakemake report.html report-screen.png
 	touch data/.gitkeep results/.gitkeep figures/.gitkeep
