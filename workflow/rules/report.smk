@@ -1,16 +1,6 @@
 # Stage 6: the HTML report's front page (make report): what the report is and every claim's verdict.
 # workflow/report/workflow.rst includes the block this rule writes.
-from rlstudy.core.scale import scale_of
-
-# paper, smoke or custom: the merged config's sizes against config.yaml and the smoke profile's
-# (src/rlstudy/core/scale.py); the front page and the captions name it.
-SCALE = scale_of(config, workflow.basedir)
-
-
-def report_figures():
-    """The figures the report shows: the first format of every figure the default target builds."""
-    shown = f".{config['figures']['formats'][0]}"
-    return sorted(str(path) for path in rules.all.input if str(path).startswith("figures/") and str(path).endswith(shown))
+include: "report_common.smk"
 
 
 rule front_page:
