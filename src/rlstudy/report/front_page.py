@@ -38,6 +38,9 @@ FIGURES = {
 # Agents whose curve is drawn in another agent's figure (MPO's beside DDPG's).
 AGENT_FIGURE = {"mpo": "mpo_vs_ddpg"}
 GROUPS = ("lower", "higher", "numerator", "denominator")
+# What a claim id and a figure's path may hold: both go into the page's markup and a link's script.
+CLAIM_ID = re.compile(r"[a-z0-9-]+")
+FIGURE_PATH = re.compile(r"[A-Za-z0-9_./-]+")
 _RST_SPECIAL = re.compile(r"([\\`*_|<>\[\]:])")
 
 
@@ -157,17 +160,13 @@ def render(claims: pd.DataFrame, declared: Iterable[dict], available: Sequence[s
 
 def seed_list(seeds: Sequence[int]) -> str:
     """Seeds as runs of consecutive numbers: [0, 1, 2, 5] -> '0-2, 5'."""
-    parts, run = [], []
+    runs: list[list[int]] = []
     for seed in seeds:
-        if run and seed == run[-1] + 1:
-            run.append(seed)
-            continue
-        if run:
-            parts.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
-        run = [seed]
-    if run:
-        parts.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
-    return ", ".join(parts) or "none"
+        if runs and seed == runs[-1][-1] + 1:
+            runs[-1].append(seed)
+        else:
+            runs.append([seed])
+    return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)) for run in runs) or "none"
 
 
 def seeds_note(master: int, settings: dict[str, dict[str, Sequence[int]]]) -> str:

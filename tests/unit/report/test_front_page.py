@@ -108,25 +108,45 @@ def test_seed_lists_are_written_as_runs():
     assert seed_list([0, 1, 2, 3, 5, 7, 8]) == "0-3, 5, 7, 8" and seed_list([]) == "none"
 
 
-def test_the_step_names_a_verdict_it_does_not_know(tmp_path):
+def step(tmp_path, claims_table, seeds='{"master": 1, "settings": {"sgd": {"control": [0, 1]}}}',
+         figures=("figures/ours/q_control_sgd.png",)):
+    """write_front_page as rule front_page runs it, on a claims table of the test's."""
     table = tmp_path / "claims.csv"
-    claims().assign(verdict=["holds", "maybe", "fails"]).to_csv(table, index=False)
-    done = subprocess.run([sys.executable, "-m", "rlstudy.report.cli.write_front_page", "--claims", str(table),
+    claims_table.to_csv(table, index=False)
+    return subprocess.run([sys.executable, "-m", "rlstudy.report.cli.write_front_page", "--claims", str(table),
                            "--claims-file", str(ROOT / "claims.yaml"),
                            "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"), "--scale", "paper scale",
-                           "--seeds", '{"master": 1, "settings": {}}', "--datasets", "ours",
+                           "--seeds", seeds, "--datasets", "ours", "--figures", *figures,
                            "--out", str(tmp_path / "front.rst")], capture_output=True, text=True)
+
+
+def test_the_step_writes_the_block_with_its_provenance(tmp_path):
+    rows = claims().assign(id=["ds-worse-control-qstar", "one-fails", "agents"])  # the first a shipped claim's
+    done = step(tmp_path, rows)
+    assert done.returncode == 0, done.stderr
+    block = (tmp_path / "front.rst").read_text()
+    assert "**This report: paper scale.**" in block and "sgd 0, 1" in block and "our trajectories only" in block
+    assert "showResultInfo('figures/ours/q_control_sgd.png')" in block
+    assert (tmp_path / "front.rst.provenance.json").is_file()
+
+
+def test_the_step_names_a_verdict_it_does_not_know(tmp_path):
+    done = step(tmp_path, claims().assign(verdict=["holds", "maybe", "fails"]))
     assert done.returncode == 2 and "['maybe']" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "front.rst").exists()
 
 
 @pytest.mark.parametrize("seeds", ['{"master": 1}', '{"master": 1, "settings": [0, 1]}'])
 def test_the_step_names_a_bad_seed_block(tmp_path, seeds):
-    table = tmp_path / "claims.csv"
-    claims().to_csv(table, index=False)
-    done = subprocess.run([sys.executable, "-m", "rlstudy.report.cli.write_front_page", "--claims", str(table),
-                           "--claims-file", str(ROOT / "claims.yaml"),
-                           "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"), "--scale", "paper scale",
-                           "--seeds", seeds, "--datasets", "ours", "--out", str(tmp_path / "front.rst")],
-                          capture_output=True, text=True)
+    done = step(tmp_path, claims(), seeds=seeds)
     assert done.returncode == 2 and "--seeds" in done.stderr
+
+
+@pytest.mark.parametrize("rows, figures, message", [
+    (claims().assign(id=["two-tests", "x**y", "agents"]), ("figures/ours/q_control_sgd.png",), "claim ids ['x**y']"),
+    (claims(), ("figures/a'b.png",), "--figures: paths"),
+])
+def test_an_id_or_a_path_that_would_break_the_page_is_refused(tmp_path, rows, figures, message):
+    """They go into the page's markup and into a link's script, unescaped."""
+    done = step(tmp_path, rows, figures=figures)
+    assert done.returncode == 2 and message in done.stderr

@@ -30,6 +30,12 @@ def main() -> None:
     unknown = sorted(set(claims["verdict"]) - set(front_page.VERDICTS))
     if unknown:
         raise InputError(f"{args.claims}: verdicts {unknown} are none of {list(front_page.VERDICTS)}; rerun rule claims")
+    odd = [str(i)[:80] for i in claims["id"] if not front_page.CLAIM_ID.fullmatch(str(i))]
+    if odd:
+        raise InputError(f"{args.claims}: claim ids {odd[:3]} are not of the ids claims.yaml allows ([a-z0-9-]+)")
+    odd = [path[:80] for path in args.figures if not front_page.FIGURE_PATH.fullmatch(path)]
+    if odd:
+        raise InputError(f"--figures: paths {odd[:3]} hold characters other than letters, digits and _./-")
     declared = load_claims(Path(args.claims_file), Path(args.schema))["claims"]
     try:
         seeds = front_page.seeds_note(args.seeds["master"], args.seeds["settings"])
