@@ -90,3 +90,13 @@ def test_the_budget_figure_has_the_common_style():
     assert bars and bars <= palette
     plt.close(fig)
     plt.close(reference_fig)
+
+
+def test_every_module_that_draws_a_figure_sets_the_common_style():
+    """A module making a figure without style.setup() draws in matplotlib's defaults, as plot_budget did."""
+    from pathlib import Path
+
+    src = Path(style.__file__).resolve().parents[1]
+    drawing = [path for path in sorted(src.rglob("*.py"))
+               if any(call in path.read_text() for call in ("plt.subplots(", "subplot_mosaic(", "plt.figure("))]
+    assert drawing and [str(p.relative_to(src)) for p in drawing if "style.setup()" not in p.read_text()] == []
