@@ -150,3 +150,28 @@ def test_an_id_or_a_path_that_would_break_the_page_is_refused(tmp_path, rows, fi
     """They go into the page's markup and into a link's script, unescaped."""
     done = step(tmp_path, rows, figures=figures)
     assert done.returncode == 2 and message in done.stderr
+
+
+@pytest.mark.parametrize("built", [True, False], ids=["block-built", "no-block"])
+def test_the_front_page_template_renders_as_snakemake_renders_it(tmp_path, monkeypatch, built):
+    """workflow/report/workflow.rst through Jinja (as Snakemake's report: its config, its files) and
+    docutils: the generated block included where the report holds it, a note where it does not."""
+    import yaml
+    from jinja2 import Environment
+
+    class Snakemake:
+        config = yaml.safe_load((ROOT / "config.yaml").read_text())
+
+    class File:
+        path = Path("results/report/front_page.rst")
+
+    monkeypatch.chdir(tmp_path)  # docutils reads the included block relative to the working folder
+    (tmp_path / "results" / "report").mkdir(parents=True)
+    (tmp_path / "results" / "report" / "front_page.rst").write_text(page())
+    template = (ROOT / "workflow" / "report" / "workflow.rst").read_text()
+    text = Environment(trim_blocks=True, lstrip_blocks=True).from_string(template).render(
+        snakemake=Snakemake, categories={}, files=[File()] if built else [])
+    html = html_of(text)
+    assert ("This report: smoke scale" in html) == built and ('class="claims' in html) == built
+    assert ("holds no claims table" in html) != built
+    assert "<style>" in html and "rlstudy-front-page" in html
