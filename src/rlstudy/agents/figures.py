@@ -135,8 +135,10 @@ def max_q_map(agent, model, env, params, observations: np.ndarray, title: str):
     # outside the box the network never saw a state, and its values there are extrapolation.
     x_end, angle_end = env.unwrapped.x_threshold, env.unwrapped.theta_threshold_radians
     fig.axes[0].add_patch(Rectangle((-x_end, -angle_end), 2 * x_end, 2 * angle_end, fill=False, color="w",
-                                    linestyle="--", label="episode continues"))
-    style.legend_under(fig.axes[0], fontsize=8)
+                                    linestyle="--"))
+    # The legend lies under the map, on white: its key is the box drawn dark.
+    key = Rectangle((0, 0), 1, 1, fill=False, color="0.3", linestyle="--")
+    style.legend_under(fig.axes[0], [key], ["the white dashed box: where an episode continues"], fontsize=8)
     return fig
 
 
