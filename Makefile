@@ -52,6 +52,11 @@ report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure 
 	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
 	$(SNAKEMAKE) --report report.html $(SNAKEMAKE_ARGS)
 
+# Not a file: the first screen of report.html in headless Chromium (Debian: apt-get install -y chromium).
+.PHONY: report-check
+report-check:  ## check report.html's first screen names its scale and shows the claims table; report-screen.png
+	$(BIN)/python -m rlstudy.report.cli.check_report report.html --screenshot report-screen.png
+
 readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.report.cli.render_readme
 	$(BIN)/python -m rlstudy.report.cli.write_manifest --scale paper --snakemake-args "$(SNAKEMAKE_ARGS)" --out $(MANIFEST)
@@ -77,5 +82,5 @@ lint: $(STAMP)  ## snakemake --lint at the checkout's scale (it refuses another)
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 
 clean:  ## delete generated artefacts (not the venv)
-	rm -rf data/* results/* results/.scale figures/* logs .snakemake report.html
+	rm -rf data/* results/* results/.scale figures/* logs .snakemake report.html report-screen.png
 	touch data/.gitkeep results/.gitkeep figures/.gitkeep

@@ -2,7 +2,8 @@
 #   datasets -> reference (Q*, the exact Q) -> methods (SGD/CBO x estimators) -> figures -> claims;
 #   budget: each task's error budget (reach, population and finite-data minimisers, the runs);
 #   sweep: CBO's parameter grids and CBO against SGD at equal cost. `make report`: the HTML report
-#   (workflow/report/: its front page and the caption of every figure)
+#   (workflow/report/: its front page and the caption of every figure; report.smk: the front page's
+#   generated block)
 # Run:   snakemake --cores all                                  (paper scale, config.yaml)
 #        snakemake --cores all --profile workflow/profiles/smoke (smoke scale)
 import shlex
@@ -115,6 +116,7 @@ include: "workflow/rules/basics.smk"
 include: "workflow/rules/offline.smk"
 include: "workflow/rules/protocol.smk"
 include: "workflow/rules/claims.smk"
+include: "workflow/rules/report.smk"
 include: "workflow/rules/targets.smk"
 
 
@@ -128,6 +130,7 @@ rule all:
         "results/reference/error_exact.csv",
         "results/fourier_error.csv",
         "results/claims.csv",
+        "results/report/front_page.rst",
         "results/cost.csv",
         budget_targets(),
         figure_files("ours/cbo_sweep"),

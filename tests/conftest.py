@@ -12,6 +12,16 @@ from rlstudy.bellman.sde import sample_trajectory
 from bellman_fixtures import dynamics
 
 
+@pytest.fixture(autouse=True)
+def fresh_inputs_read():
+    """Each test starts as a new step's process would: with no input read yet (core.io records every
+    file a process reads for its figures' provenance; a file read by an earlier test may be gone)."""
+    from rlstudy.core import io
+
+    io._INPUTS_READ.clear()
+    yield
+
+
 @pytest.fixture
 def one_thread():
     """One torch thread, as the rules run their jobs: small networks on a shared machine are many

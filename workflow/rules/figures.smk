@@ -21,6 +21,7 @@ use rule figure_template as q_figure with:
         # for the caption (workflow/report/q_figure.rst)
         setting=lambda w: setting_caption(w.task, w.setting),
         note=lambda w: reference_note(w.dataset, w.task),
+        scale=lambda w: SCALE.name,
         args=lambda w, input: [
             "--task",
             w.task,

@@ -18,7 +18,8 @@ from rlstudy.plotting.curves import on_common_steps, plot_curves, running_mean
 def learning_curve_figure(methods: Mapping[str, Sequence[pd.DataFrame]], x: str, window: int, title: str,
                           solved_return: float | None = None):
     """Running mean of the episode return against `x` (episode, or env step on the steps every run
-    covers): mean and band over seeds, one line per method, and the solved bar dashed."""
+    covers): mean and band over seeds, one line per method, and the solved bar dashed; the legend
+    below the axes."""
     style.setup()
     import matplotlib.pyplot as plt
 
@@ -33,8 +34,9 @@ def learning_curve_figure(methods: Mapping[str, Sequence[pd.DataFrame]], x: str,
     ax.set(xlabel="environment steps" if x == "step" else "episode",
            ylabel=f"episode return (running mean of {window})")
     ax.set_title(title, fontsize="medium")
-    ax.legend(loc="lower right")
     fig.tight_layout()
+    # Under the axes: inside, any corner covers some method's curve (MPO's legend hid DDPG's).
+    style.legend_below(fig, *ax.get_legend_handles_labels())
     return fig
 
 
@@ -68,10 +70,12 @@ def maps_figure(xs: np.ndarray, ys: np.ndarray, panels: Sequence[Panel], labels:
         if trajectory is not None:
             ax.plot(trajectory[:, 0], trajectory[:, 1], "r-", linewidth=2, label="greedy rollout")
             ax.plot(*trajectory[0], "wo", markeredgecolor="r", label="start")
-            ax.legend(loc="upper left", fontsize=8)
         ax.set(xlabel=labels[0], ylabel=labels[1], title=panel.title, xlim=(xs[0], xs[-1]), ylim=(ys[0], ys[-1]))
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    if trajectory is not None:  # under each map: on it, the legend hid a corner of the map
+        for ax in axes[0]:
+            style.legend_under(ax, fontsize=8, ncol=2)
     return fig
 
 
@@ -131,8 +135,10 @@ def max_q_map(agent, model, env, params, observations: np.ndarray, title: str):
     # outside the box the network never saw a state, and its values there are extrapolation.
     x_end, angle_end = env.unwrapped.x_threshold, env.unwrapped.theta_threshold_radians
     fig.axes[0].add_patch(Rectangle((-x_end, -angle_end), 2 * x_end, 2 * angle_end, fill=False, color="w",
-                                    linestyle="--", label="episode continues"))
-    fig.axes[0].legend(loc="upper left", fontsize=8)
+                                    linestyle="--"))
+    # The legend lies under the map, on white: its key is the box drawn dark.
+    key = Rectangle((0, 0), 1, 1, fill=False, color="0.3", linestyle="--")
+    style.legend_under(fig.axes[0], [key], ["the white dashed box: where an episode continues"], fontsize=8)
     return fig
 
 

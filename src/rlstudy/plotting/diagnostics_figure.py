@@ -46,8 +46,9 @@ def diagnostics_figure(runs: Sequence[DiagnosticsRun], x: str, x_label: str, tit
         raise ValueError("diagnostics_figure needs at least one run")
     style.setup()
     columns = columns_of(runs, x)
-    n_cols = min(PANELS_PER_ROW, len(columns))
-    n_rows = math.ceil(len(columns) / n_cols)
+    # Balanced rows, two at least past three panels: one row of four was a strip too thin to read.
+    n_rows = 1 if len(columns) <= 3 else max(2, math.ceil(len(columns) / PANELS_PER_ROW))
+    n_cols = math.ceil(len(columns) / n_rows)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(3.3 * n_cols, 2.4 * n_rows + 0.9), sharex=True,
                              squeeze=False)
     for ax, column in zip(axes.flat, columns):

@@ -26,7 +26,30 @@ DATASET_NAMES = {"ours": "our trajectory", "authors": "the authors' trajectory"}
 
 
 def setup() -> None:
+    """The one look of every figure: call it before drawing (tests/unit/test_figure_layout.py checks that
+    the figures' axes have it)."""
     sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
+
+
+def legend_below(fig: plt.Figure, handles, labels, ncol: int | None = None, **options):
+    """The figure's legend under its axes, outside every data area: its top edge on the figure's bottom
+    edge, below the x labels once the layout is tight (save() keeps what lies outside with
+    bbox_inches="tight"). Call it after fig.tight_layout(). ncol: up to three columns by default."""
+    ncol = ncol or max(1, min(len(labels), 3))
+    return fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
+                      fontsize=options.pop("fontsize", "small"), **options)
+
+
+def legend_under(ax: plt.Axes, handles=None, labels=None, **options):
+    """One axes' legend under it, outside its data: its top edge below the axes' tick labels and x label.
+    Call it after fig.tight_layout(), for an axes with no other axes below it."""
+    fig = ax.figure
+    box = ax.get_tightbbox(fig.canvas.get_renderer()).transformed(fig.transFigure.inverted())
+    position = ax.get_position()
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    return ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(position.x0 + position.width / 2, box.y0),
+                     bbox_transform=fig.transFigure, fontsize=options.pop("fontsize", "small"), **options)
 
 
 def figure_record(**params) -> dict:

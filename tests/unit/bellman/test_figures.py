@@ -94,7 +94,7 @@ def test_control_legends_give_each_greedy_policys_exact_score():
     fig = plot_q_figure(thetas[0], exact, {"UR": [thetas[1], thetas[2]]}, curves("UR", [0.1, 0.2]), "test",
                         converged_below=0.5, greedy=greedy)
     labels = [line.get_label() for line in fig.axes[0].get_lines()]
-    assert "learned Q* (greedy shortfall 0.005, wrong in 3.7 % of states)" in labels
+    assert "learned Q*\ngreedy shortfall 0.005, wrong in 3.7 % of states" in labels  # one line each, as the runs
     assert any(label.endswith("\ngreedy shortfall 0.2, wrong in 30 % of states") for label in labels)  # seed means
     import matplotlib.pyplot as plt
     plt.close(fig)
@@ -112,8 +112,8 @@ def test_legends_give_the_exact_error_uniform_and_where_the_data_are_beside_the_
     fig = plot_q_figure(thetas[0], exact, {"UR": [thetas[1], thetas[2]]}, curves("UR", [0.1, 0.2]), "test",
                         converged_below=0.5, greedy=greedy, exact_errors=errors)
     labels = [line.get_label() for line in fig.axes[0].get_lines()]
-    assert ("learned Q* (greedy shortfall 0.005, wrong in 3.7 % of states; "
-            "error/exact Q 0.04 uniform, 0.02 where the data are)") in labels
+    assert ("learned Q*\ngreedy shortfall 0.005, wrong in 3.7 % of states\n"
+            "error/exact Q 0.04 uniform, 0.02 where the data are") in labels
     assert any(label.endswith("wrong in 30 % of states\nerror/exact Q 0.2 uniform, 0.1 where the data are")
                for label in labels)  # seed means, on the line after the greedy score
     import matplotlib.pyplot as plt

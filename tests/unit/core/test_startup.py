@@ -17,6 +17,7 @@ TORCH_FREE_STEPS = (
     "rlstudy.offline.cli.summarise_offline",
     "rlstudy.agents.cli.summarise_agents",
     "rlstudy.report.cli.render_readme",
+    "rlstudy.report.cli.write_front_page",
 )
 
 

@@ -23,6 +23,7 @@ PARTS = {"population": "population minimiser", "finite_data": "finite-data minim
 
 
 def plot_budget(table, task: str):
+    style.setup()
     rows = table[table["task"] == task]
     if rows.empty:
         raise InputError(f"the budget table holds no row of task {task!r}")
@@ -31,7 +32,7 @@ def plot_budget(table, task: str):
     slots = [*PARTS, *optimisers]
     width = 0.8 / len(slots)
     fig, ax = plt.subplots(figsize=(1.6 + 1.6 * len(methods), 4.2))
-    colours = plt.get_cmap("tab10")
+    colours = style.palette(slots)
     labelled = set()  # one legend entry per slot, on its first bar
     for k, slot in enumerate(slots):
         x = np.arange(len(methods)) + (k - (len(slots) - 1) / 2) * width
@@ -46,7 +47,7 @@ def plot_budget(table, task: str):
             label = None if slot in labelled else PARTS.get(slot, f"{slot} (median of runs)")
             labelled.add(slot)
             hatch = "//" if slot in PARTS and not bool(row["converged"]) else None
-            ax.bar(x[i], row[ERROR], width, color=colours(k), hatch=hatch, label=label, edgecolor="black", linewidth=0.4)
+            ax.bar(x[i], row[ERROR], width, color=colours[slot], hatch=hatch, label=label, edgecolor="black", linewidth=0.4)
             if slot not in PARTS:
                 ax.vlines(x[i], row[f"{ERROR}_min"], row[f"{ERROR}_max"], color="black", linewidth=1)
     reach = rows[rows["part"] == "reach"]
@@ -56,7 +57,8 @@ def plot_budget(table, task: str):
     ax.set_xticks(np.arange(len(methods)), methods)
     ax.set_ylabel("centred error / exact Q's norm")
     ax.set_title(f"Error budget, {task}: each part's distance to the exact Q")
-    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    style.legend_below(fig, *ax.get_legend_handles_labels(), ncol=2)
     return fig
 
 

@@ -43,7 +43,7 @@ def plot_cost_figure(curves: pd.DataFrame, cost: str, title: str):
                 ax.set_xlabel(AXES[cost])
             if col == 0:
                 ax.set_ylabel("$e_k/e_0$")
-    axes[0][0].legend(fontsize="small")
     fig.suptitle(f"{title}\n{AXES[cost]}: {NOTES[cost]}")
     fig.tight_layout()
+    style.legend_below(fig, *axes[0][0].get_legend_handles_labels())
     return fig

@@ -38,8 +38,7 @@ def plot_fourier_error_figure(rows: pd.DataFrame, title: str):
     twin.set(ylim=(0, 1.05), ylabel="contraction of mode $k$ per exact Bellman step")
     handles, labels = ax.get_legend_handles_labels()
     twin_handles, twin_labels = twin.get_legend_handles_labels()
-    fig.legend(handles + twin_handles, labels + twin_labels, loc="center left", bbox_to_anchor=(1.0, 0.5),
-               fontsize=8, frameon=False)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    style.legend_below(fig, handles + twin_handles, labels + twin_labels, frameon=False)
     return fig

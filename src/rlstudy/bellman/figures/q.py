@@ -65,11 +65,14 @@ def plot_q_figure(reference: torch.Tensor, exact: np.ndarray, networks: dict[str
     x = states.numpy()
     q_exact = interpolate(exact, x)
     q_exact += (q_star - q_exact).mean(axis=0, keepdims=True)
-    fig, axes = plt.subplots(1, 4, figsize=(17, 3.4))
+    # 2 x 2: Q of each action above, e_k/e_0 against each reference below, so that the figure is
+    # about as tall as wide and stays readable at a page's (or the HTML report's) width.
+    fig, grid = plt.subplots(2, 2, figsize=(11, 7.6))
+    axes = grid.ravel()
     for i in range(2):
         notes = [*([greedy_note(greedy["Q*"])] if greedy else []),
                  *([exact_error_note(exact_errors["Q*"])] if exact_errors else [])]
-        star = "learned Q*" + (f" ({'; '.join(notes)})" if notes else "")
+        star = "\n".join(["learned Q*", *notes])
         axes[i].plot(x, q_star[:, i], color="black", lw=2, label=star)
         axes[i].plot(x, q_exact[:, i], color="black", lw=1.5, ls=":", label="exact Q (offset to Q*'s mean)")
         axes[i].set(xlabel="$s$", ylabel=f"$Q(a_{i}, s)$", title=f"$a_{i} = {2 * i - 1:+d}$")
@@ -98,8 +101,7 @@ def plot_q_figure(reference: torch.Tensor, exact: np.ndarray, networks: dict[str
         ax.axhline(1.0, color="grey", lw=0.8, ls=":")
         ax.set(yscale="log", xlabel="iteration $k$", ylabel="$e_k/e_0$ (log scale)",
                title=f"against {against}\nmean over {seeds} seed(s), band min-max")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.08), frameon=False)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    style.legend_below(fig, *axes[0].get_legend_handles_labels(), frameon=False)
     return fig

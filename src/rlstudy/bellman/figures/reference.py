@@ -17,7 +17,7 @@ def plot_reference_figure(reference_curves: pd.DataFrame, run_curves: pd.DataFra
     import matplotlib.pyplot as plt
 
     tasks = list(dict.fromkeys(reference_curves["task"]))
-    fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 3.8), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4.2), squeeze=False, sharey=True)
     for ax, task in zip(axes[0], tasks):
         q_star = reference_curves[reference_curves["task"] == task].iloc[1:]
         ax.plot(q_star["evaluations"], q_star["error_exact_normalised"], color="black", lw=2,
@@ -32,7 +32,8 @@ def plot_reference_figure(reference_curves: pd.DataFrame, run_curves: pd.DataFra
             ax.fill_between(stats["cost"], stats["low"], stats["high"], color=colour, alpha=0.2, linewidth=0)
         ax.set(xscale="log", yscale="log", xlabel="network evaluations",
                ylabel="centred error / exact Q's centred norm", title=f"Q-{task}")
-        ax.legend(fontsize="x-small")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    for ax in axes[0]:  # each panel's legend under it (its finals differ), outside the data
+        style.legend_under(ax, fontsize="x-small")
     return fig

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from rlstudy.bellman.sweep import format_value
@@ -38,14 +40,20 @@ def plot_sweep_figure(table: pd.DataFrame, converged_below: float, title: str):
     from matplotlib.colors import LogNorm
 
     grids = list(dict.fromkeys(table["grid"]))
-    fig, axes = plt.subplots(1, len(grids), figsize=(4.6 * len(grids), 4.0), squeeze=False)
+    # At most three panels a row: a row of five was a strip too thin to read at a page's width.
+    n_cols = min(3, len(grids))
+    n_rows = math.ceil(len(grids) / n_cols)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.6 * n_cols, 4.0 * n_rows), squeeze=False)
+    for ax in axes.flat[len(grids):]:
+        ax.set_visible(False)
     # One colour scale for all panels, centred (white) at the convergence threshold.
     norm = LogNorm(vmin=converged_below / 5, vmax=converged_below * 5)
-    for ax, grid in zip(axes[0], grids):
+    last = axes.flat[len(grids) - 1]
+    for ax, grid in zip(axes.flat, grids):
         runs = table[table["grid"] == grid]
         final, text = grid_matrix(runs)
         sns.heatmap(final.astype(float).clip(norm.vmin, norm.vmax), annot=text.to_numpy(), fmt="", cmap="RdBu_r",
-                    norm=norm, cbar=ax is axes[0][-1], ax=ax, linewidths=0.5, linecolor="white",
+                    norm=norm, cbar=ax is last, ax=ax, linewidths=0.5, linecolor="white",
                     cbar_kws={"label": "final $e_k/e_0$ (mean over seeds)"})
         ax.set_facecolor("0.6")  # diverged cells: grey, annotated "div"
         ax.set_xticklabels([tick_label(v) for v in final.columns])

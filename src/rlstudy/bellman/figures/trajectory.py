@@ -37,6 +37,7 @@ def plot_trajectory_figure(traj: Trajectory, title: str, density: np.ndarray | N
     draw_where_the_data_are(named["where"], wrapped, density)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    style.legend_under(named["where"], fontsize=8)
     return fig
 
 
@@ -51,4 +52,3 @@ def draw_where_the_data_are(ax, wrapped: np.ndarray, density: np.ndarray | None)
                 label="stationary density of the policy")
     ax.set_yscale("log")
     ax.set(xlabel=r"$s \;\mathrm{mod}\; 2\pi$", ylabel="density (mean 1 over the circle)", title="where the data are")
-    ax.legend(fontsize=8)

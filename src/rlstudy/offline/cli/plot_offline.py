@@ -58,7 +58,8 @@ def main() -> None:
         ax.axhline(level, color=colour, linestyle=dash, linewidth=1.2, label=f"{label} ({level:.1f})")
     ax.set(xlabel="training iterations (updates on the fixed buffer)", ylabel="evaluation return (10 episodes)",
            title=f"{args.env}: learning from the behavioural DQN's noisy buffer")
-    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    style.legend_below(fig, *ax.get_legend_handles_labels(), ncol=2)
     style.save(fig, args.out_prefix, args.formats, args.dpi)
     learner_diagnostics(args.env, runs, performance, args.diagnostics_prefix, args.formats, args.dpi)
 
