@@ -32,7 +32,7 @@ rule budget_reach:
         start=[],  # from the seeded initialisation
         out_dir=lambda w, output: str(Path(output.error).parent),
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.budget_reach --task {wildcards.task:q} --exact {input.exact:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.budget_reach --task {wildcards.task:q} --exact {input.exact:q}"
         " --points {params.points:q} --fit {params.fit:q} --seed {params.seed:q} {params.weights:q}"
         " {params.fit_weights:q} {params.start:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
@@ -92,7 +92,7 @@ rule budget_population:
         weights=lambda w: budget_weights_args(w.task),
         out_dir=lambda w, output: str(Path(output.error).parent),
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.budget_population --task {wildcards.task:q} --estimator {wildcards.estimator:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.budget_population --task {wildcards.task:q} --estimator {wildcards.estimator:q}"
         " --exact {input.exact:q} --start {input.start:q} --points {params.points:q} --fit {params.fit:q}"
         " --problem {params.problem:q} --ur-action {params.ur_action:q} {params.weights:q}"
         " --out-dir {params.out_dir:q} > {log:q} 2>&1"
@@ -130,7 +130,7 @@ rule budget_finite:
         weights=lambda w: budget_weights_args(w.task),
         out_dir=lambda w, output: str(Path(output.error).parent),
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.budget_finite --task {wildcards.task:q} --estimator {wildcards.estimator:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.budget_finite --task {wildcards.task:q} --estimator {wildcards.estimator:q}"
         " --trajectory {params.trajectory:q} --exact {input.exact:q} --start {input.start:q}"
         " --points {params.points:q} --max-transitions {params.max_transitions:q} --fit {params.fit:q}"
         " --problem {params.problem:q} --ur-action {params.ur_action:q} --seed {params.seed:q} {params.weights:q}"
@@ -155,7 +155,7 @@ rule budget_table:
     params:
         tasks=config["tasks"],
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.summarise_budget --parts {input.parts:q} --summary {input.summary:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.summarise_budget --parts {input.parts:q} --summary {input.summary:q}"
         " --tasks {params.tasks:q} --out {output:q} > {log:q} 2>&1"
 
 

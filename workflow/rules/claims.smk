@@ -32,5 +32,5 @@ rule claims:
     params:
         tables=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.claims.cli.evaluate_claims --claims {input.claims:q} --schema {input.schema:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.claims.cli.evaluate_claims --claims {input.claims:q} --schema {input.schema:q}"
         " --table {params.tables:q} --out {output.claims:q} --seed-power {output.seed_power:q} > {log:q} 2>&1"

@@ -22,7 +22,7 @@ rule trajectory:
         dynamics=as_json(config["problem"]["dynamics"]),
         seed=config["seed"],
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.make_trajectory --task {wildcards.task:q} --size {wildcards.size:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.make_trajectory --task {wildcards.task:q} --size {wildcards.size:q}"
         " --steps {params.steps:q} --dynamics {params.dynamics:q} --seed {params.seed:q}"
         " --out-dir data/trajectories/ours/{wildcards.task:q}/{wildcards.size:q} > {log:q} 2>&1"
 
@@ -46,7 +46,7 @@ rule authors_trajectory:
         digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
         steps=config["trajectories"]["authors"],
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.import_authors_data --task {wildcards.task:q} --source {params.source:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.import_authors_data --task {wildcards.task:q} --source {params.source:q}"
         " --steps {params.steps:q} --trajectory-out data/trajectories/authors/{wildcards.task:q}/short > {log:q} 2>&1"
 
 
@@ -68,5 +68,5 @@ rule authors_reference:
         source=config["authors_data"],
         digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.import_authors_data --task control --source {params.source:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.import_authors_data --task control --source {params.source:q}"
         " --reference-out {output:q} > {log:q} 2>&1"

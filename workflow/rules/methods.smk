@@ -51,7 +51,7 @@ rule run_method:
         device=config["device"],
         out_dir=lambda w, output: str(Path(output.curve).parent),
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.run_method {params.run:q} --params {params.params:q} --problem {params.problem:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.run_method {params.run:q} --params {params.params:q} --problem {params.problem:q}"
         " --seed {params.seed:q} --device {params.device:q} --reference {input.reference:q} --exact {input.exact:q}"
         " --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
@@ -79,7 +79,7 @@ rule summary:
         exact=as_json({"rows": exact_entries()}),
         gamma=config["problem"]["gamma"],
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.summarise --curves {input.curves:q} --exact {params.exact:q} --gamma {params.gamma:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.summarise --curves {input.curves:q} --exact {params.exact:q} --gamma {params.gamma:q}"
         " --converged-below {params.converged_below:q}"
         " --out {output.table:q} --stats-out {output.stats:q} > {log:q} 2>&1"
 
@@ -105,5 +105,5 @@ rule fourier_error:
         exact=as_json({"rows": [{k: v for k, v in entry.items() if k != "density"} for entry in exact_entries()]}),
         gamma=config["problem"]["gamma"],
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.fourier_error --curves {input.curves:q} --exact {params.exact:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.fourier_error --curves {input.curves:q} --exact {params.exact:q}"
         " --gamma {params.gamma:q} --out {output:q} > {log:q} 2>&1"

@@ -20,7 +20,7 @@ rule exact_q:
         problem=lambda w: problem_of("ours", reward_of=w.reward_of),
         rtol=config["exact"]["rtol"],
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.solve_exact --task {wildcards.task:q} --problem {params.problem:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.solve_exact --task {wildcards.task:q} --problem {params.problem:q}"
         " --rtol {params.rtol:q} --out-dir results/exact/{wildcards.task:q}/reward_{wildcards.reward_of:q} > {log:q} 2>&1"
 
 
@@ -40,7 +40,7 @@ rule stationary_density:
     params:
         dynamics=as_json(config["problem"]["dynamics"]),
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.solve_density --task {wildcards.task:q} --dynamics {params.dynamics:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.solve_density --task {wildcards.task:q} --dynamics {params.dynamics:q}"
         " --out {output:q} > {log:q} 2>&1"
 
 
@@ -71,7 +71,7 @@ rule reference:
         seed=config["seed"],
         device=config["device"],
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.train_reference --task {wildcards.task:q} --estimator {params.estimator:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.train_reference --task {wildcards.task:q} --estimator {params.estimator:q}"
         " --trajectory data/trajectories/ours/{wildcards.task:q}/long --params {params.sgd:q}"
         " --problem {params.problem:q} --seed {params.seed:q} --device {params.device:q}"
         " --exact {input.exact:q} --out {output.network:q} --curve-out {output.curve:q} > {log:q} 2>&1"
@@ -95,5 +95,5 @@ rule reference_table:
         entries=as_json({"rows": reference_entries()}),
         gamma=config["problem"]["gamma"],
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.summarise_references --entries {params.entries:q} --gamma {params.gamma:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.summarise_references --entries {params.entries:q} --gamma {params.gamma:q}"
         " --out {output:q} > {log:q} 2>&1"

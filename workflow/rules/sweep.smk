@@ -72,7 +72,7 @@ rule sweep_table:
         sweep=json.dumps(recorded_sweep()),
         converged_below=config["summary"]["converged_below"],
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.bellman.cli.summarise_sweep --sweep {params.sweep:q} --results-dir results/sweep"
+        "python -m rlstudy.runtime.warmstart rlstudy.bellman.cli.summarise_sweep --sweep {params.sweep:q} --results-dir results/sweep"
         " --converged-below {params.converged_below:q} --out {output:q} > {log:q} 2>&1"
 
 
