@@ -35,8 +35,8 @@ INTERPRETER = "" if IN_CONDA else f'export PATH={shlex.quote(str(Path(sys.execut
 shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(SRC))}; {INTERPRETER}")
 
 from rlstudy.bellman.config_checks import CHECKS as BELLMAN_CHECKS  # noqa: E402
-from rlstudy.core import warmstart  # noqa: E402
-from rlstudy.core.snakemake_exit import cancel_scheduling_timers  # noqa: E402
+from rlstudy.runtime import warmstart  # noqa: E402
+from rlstudy.runtime.snakemake_exit import cancel_scheduling_timers  # noqa: E402
 from rlstudy.claims.loading import load_claims  # noqa: E402
 from rlstudy.core.config import (  # noqa: E402
     ConfigError,
@@ -82,7 +82,7 @@ load_claims(
 report: "workflow/report/workflow.rst"
 
 
-# Jobs fork from one process that has already imported their libraries (src/rlstudy/core/warmstart.py);
+# Jobs fork from one process that has already imported their libraries (src/rlstudy/runtime/warmstart.py);
 # RLSTUDY_WARM_START=0 runs each job in a new interpreter.
 onstart:
     if recorded_scale() is None or config.get("rescale", False):
@@ -91,7 +91,7 @@ onstart:
 
 
 # Both hooks run after the last job: the scheduler's pending timers would hold the exit for up to a
-# timespan of the profile (src/rlstudy/core/snakemake_exit.py).
+# timespan of the profile (src/rlstudy/runtime/snakemake_exit.py).
 onsuccess:
     warmstart.end()
     cancel_scheduling_timers()

@@ -12,8 +12,23 @@ and the infrastructure they share:
     core      artefacts and provenance (io), config validation, random streams, errors,
               progress bars, what every step's command line shares (cli), a step's sources
     plotting  the figures' style and the learning-curve helpers
+
+and, above the studies, how the workflow starts and runs them:
+
+    runtime   make's entry to Snakemake, the warm-start server (which runs each study's warm-up hook,
+              `<study>/warmup.py`), Snakemake's exit; it imports the studies only through those hooks
+
+Core imports no study and nothing of runtime; a study imports nothing of runtime
+(tests/unit/test_layers.py).
 """
+
+from pathlib import Path
 
 from rlstudy.core.process import before_imports
 
 before_imports()  # the cycle collector off while `python -m rlstudy...` imports its step (core/process.py)
+
+# The package runs from its checkout (editable install, or src/ on PYTHONPATH): the workflow's config
+# schema lies beside src/. The one place in the package that names it (core/config.py's schema_file()
+# reads it here, so core holds no path into workflow/).
+CONFIG_SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"

@@ -74,7 +74,7 @@ def test_from_config_reads_what_the_rule_passes(workdir, monkeypatch):
     result = snakemake(workdir, "-n", "-p", *SMOKE, *TARGETS.values())
     assert result.returncode == 0, result.stderr[-3000:]
     commands = []
-    for line in re.findall(r"python -m rlstudy\.core\.warmstart (.*)$", result.stdout + result.stderr, re.M):
+    for line in re.findall(r"python -m rlstudy\.runtime\.warmstart (.*)$", result.stdout + result.stderr, re.M):
         module, *args = shlex.split(line)
         if module in TARGETS:
             commands.append((module, args[:args.index(">")]))

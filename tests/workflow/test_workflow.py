@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from rlstudy.core import warmstart
+from rlstudy.runtime import warmstart
 
 from project_copy import DATASETS, SMOKE, copy_project, digests, is_measured, snakemake
 
@@ -170,7 +170,7 @@ def test_every_rule_rebuilds_its_outputs_byte_identically(smoke_project, tmp_pat
     job's inputs are there when it runs, and without the modification-time trigger, so that a file
     rebuilt (byte for byte) in an earlier round does not rerun the untouched jobs that read it. A
     rebuild in one round reran 68 of the 178 smoke jobs; a whole second build, all of them. The smoke
-    build's jobs ran warm (core/warmstart.py: forks of one process that had imported their libraries)
+    build's jobs ran warm (runtime/warmstart.py: forks of one process that had imported their libraries)
     and the rebuild's run cold, each in a new interpreter: the same bytes both ways."""
     served = re.findall(r"served (\d+) job", wait_for_server_exit(smoke_project))
     jobs = re.findall(r"(\d+) of \d+ steps \(100%\) done", (smoke_project / "smoke.log").read_text())

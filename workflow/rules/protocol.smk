@@ -23,5 +23,5 @@ rule seed_plan:
         block=config.get("seed_block", EXPLORATORY),
         plan=as_json(seed_lists(config)),
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.report.cli.record_seed_plan --block {params.block:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.report.cli.record_seed_plan --block {params.block:q}"
         " --plan {params.plan:q} --out {output:q} > {log:q} 2>&1"

@@ -29,6 +29,6 @@ rule front_page:
     conda:
         ENV
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.report.cli.write_front_page --claims {input.claims:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.report.cli.write_front_page --claims {input.claims:q}"
         " --claims-file {input.claims_file:q} --schema {input.schema:q} --figures {params.figures:q}"
         " --scale {params.scale:q} --seeds {params.seeds:q} --datasets {params.datasets:q} --out {output:q} > {log:q} 2>&1"

@@ -21,7 +21,7 @@ rule figure_template:
         step="",
         args=[],
     shell:
-        "python -m rlstudy.core.warmstart rlstudy.{params.step:q} {params.args:q} --formats {params.formats:q} --dpi {params.dpi:q}"
+        "python -m rlstudy.runtime.warmstart rlstudy.{params.step:q} {params.args:q} --formats {params.formats:q} --dpi {params.dpi:q}"
         " --out-prefix {params.prefix:q} > {log:q} 2>&1"
 
 
@@ -41,4 +41,4 @@ rule step:
         step="rlstudy.<study>.cli.<step>",
         args=[],
     shell:
-        "python -m rlstudy.core.warmstart {params.step:q} {params.args:q} > {log:q} 2>&1"
+        "python -m rlstudy.runtime.warmstart {params.step:q} {params.args:q} > {log:q} 2>&1"

@@ -113,7 +113,7 @@ class StepParser(argparse.ArgumentParser):
     def _read_config(self, paths: list[str]) -> dict:
         from snakemake.utils import update_config
 
-        from .config import SCHEMA_PATH, ConfigError, load_yaml, validate_config
+        from .config import ConfigError, load_yaml, schema_file, validate_config
 
         config: dict = {}
         try:
@@ -122,7 +122,7 @@ class StepParser(argparse.ArgumentParser):
                 if not isinstance(values, dict):
                     raise ConfigError(f"the config file {path} is not a mapping of keys to values")
                 update_config(config, values)
-            validate_config(config, SCHEMA_PATH)
+            validate_config(config, schema_file())
         except ConfigError as err:
             self.error("--from-config: " + re.sub(r"\s*\n\s*", " ", str(err)))
         return config
@@ -331,3 +331,17 @@ def run(main: Callable[[], None]) -> None:
     except PipelineError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
+
+
+def import_steps(study: str) -> list[str]:
+    """Import every step module of a study (`<study>.cli.<step>`, its folder's files in name order), as
+    each step's job would: for a study's warm-up hook (`<study>/warmup.py`, run by runtime/warmstart.py).
+    Returns their names."""
+    import importlib
+    from pathlib import Path
+
+    folder = Path(importlib.import_module(f"{study}.cli").__file__).parent
+    names = [f"{study}.cli.{path.stem}" for path in sorted(folder.glob("*.py")) if path.stem != "__init__"]
+    for name in names:
+        importlib.import_module(name)
+    return names

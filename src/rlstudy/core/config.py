@@ -18,11 +18,6 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-# The schema the Snakefile checks the config with; the package runs from this checkout (editable
-# install, or src/ on PYTHONPATH), so it lies beside src/.
-SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
-
-
 class ConfigError(ValueError):
     pass
 
@@ -229,10 +224,19 @@ def subschema_validator(schema: dict, name: str) -> jsonschema.Draft202012Valida
     return jsonschema.Draft202012Validator({**schema["$defs"][name], "$defs": schema["$defs"]})
 
 
+def schema_file() -> Path:
+    """The workflow's config schema, which the steps run by hand are checked by: where the package says
+    its checkout keeps it (rlstudy.CONFIG_SCHEMA). Core names no path of the workflow's; the Snakefile
+    passes its own to validate_config."""
+    import rlstudy
+
+    return rlstudy.CONFIG_SCHEMA
+
+
 @cache
 def schema() -> dict:
-    """The workflow's config schema, read once per process."""
-    return yaml.safe_load(SCHEMA_PATH.read_text())
+    """The workflow's config schema (schema_file()), read once per process."""
+    return yaml.safe_load(schema_file().read_text())
 
 
 # A parameter dataclass's fields may hold tuples where the config has lists.

@@ -8,7 +8,8 @@ On the notebook's CBO step that cost more than the step's arithmetic (benchmarks
 the steps as the workflow runs them, with this setting).
 Serving them from the heap and never trimming it keeps the pages: the process holds its peak
 memory, which a training step needs again at its next iteration anyway. Values are unchanged:
-this decides where memory comes from, not what is computed.
+this decides where memory comes from, not what is computed. A step's own set-up (core.cli.setup_torch),
+run by hand as under Snakemake: core's, not the launcher's.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def test_the_long_runs_profile_slows_the_round_chains_and_ends_within_a_minute()
 
 
 def test_a_run_ends_with_its_last_job_not_with_the_schedulers_last_timer(tmp_path):
-    """The Snakefile's onsuccess cancels the scheduler's pending timers (core/snakemake_exit.py): a toy
+    """The Snakefile's onsuccess cancels the scheduler's pending timers (runtime/snakemake_exit.py): a toy
     workflow under a 30 s timespan exits within seconds of its one job, where Snakemake alone waited
     the timespan out (make study ended a minute after its last job). The hook reports the timers it
     cancelled: at least one was pending."""
@@ -50,7 +50,7 @@ def test_a_run_ends_with_its_last_job_not_with_the_schedulers_last_timer(tmp_pat
     src = PROFILES.parents[1] / "src"
     (tmp_path / "Snakefile").write_text(
         f"import sys\nsys.path.insert(0, {str(src)!r})\n"
-        "from rlstudy.core.snakemake_exit import cancel_scheduling_timers\n\n"
+        "from rlstudy.runtime.snakemake_exit import cancel_scheduling_timers\n\n"
         "onsuccess:\n    print('cancelled timers:', cancel_scheduling_timers())\n\n"
         "rule done:\n    output: 'done.txt'\n    shell: 'touch {output}'\n")
     start = time.monotonic()

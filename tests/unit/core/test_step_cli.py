@@ -157,7 +157,7 @@ def test_the_recorded_command_pasted_in_a_shell_reruns_the_step(tmp_path):
     python_first = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     python_first.pop("PYTHONPATH", None)
     out = "data/trajectories/ours/control/short"
-    first = subprocess.run([sys.executable, "-m", "rlstudy.core.warmstart", "rlstudy.bellman.cli.make_trajectory",
+    first = subprocess.run([sys.executable, "-m", "rlstudy.runtime.warmstart", "rlstudy.bellman.cli.make_trajectory",
                             "--task", "control", "--size", "short", "--steps", "20", "--dynamics", DYNAMICS,
                             "--seed", "7", "--out-dir", out], cwd=project, capture_output=True, text=True,
                            env={**python_first, "PYTHONPATH": str(ROOT / "src"), "RLSTUDY_WARM_START": "0"})

@@ -1,4 +1,4 @@
-"""What a local process could send the warm-start server (core/warmstart.py) or name for it: a socket path
+"""What a local process could send the warm-start server (runtime/warmstart.py) or name for it: a socket path
 naming an ordinary file, a client that stalls halfway through its request, two replies in one read, a
 request without its keys, an edit that keeps a source file's size and mtime.
 
@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from rlstudy.core import warmstart
+from rlstudy.runtime import warmstart
 
 STEP = "rlstudy.bellman.cli.make_trajectory"
 DEADLINE_S = 1.0
 SERVER = f"""
 import sys
 from pathlib import Path
-from rlstudy.core import warmstart
+from rlstudy.runtime import warmstart
 
 warmstart.preload = lambda: None
 warmstart.REQUEST_DEADLINE_S = {DEADLINE_S}
@@ -124,10 +124,10 @@ def test_an_ordinary_file_named_as_the_socket_survives_and_the_server_and_its_jo
         for path in (notes, private / "socket"):
             env = {**os.environ, warmstart.WARM_SOCKET: str(path), warmstart.WARM_OWNER: str(os.getpid())}
             env.pop(warmstart.OPT_OUT, None)
-            served = subprocess.run([sys.executable, "-m", "rlstudy.core.warmstart", "--serve"], cwd=tmp_path,
+            served = subprocess.run([sys.executable, "-m", "rlstudy.runtime.warmstart", "--serve"], cwd=tmp_path,
                                     env=env, capture_output=True, text=True, timeout=30)
             assert served.returncode == 0 and "not serving" in served.stdout, served.stdout + served.stderr
-            job = subprocess.run([sys.executable, "-m", "rlstudy.core.warmstart", STEP, "--help"], cwd=tmp_path,
+            job = subprocess.run([sys.executable, "-m", "rlstudy.runtime.warmstart", STEP, "--help"], cwd=tmp_path,
                                  env=env, capture_output=True, text=True, timeout=60)
             assert job.returncode == 0 and "usage" in job.stdout  # cold, and no server started
             for check in checks:

@@ -2,7 +2,7 @@
 
 Every job is a new Python process, and before it computes anything it imports PyTorch, NumPy,
 pandas and the project, and loads Numba's compiled kernels: more than a second, where a sweep
-point's whole work is a few seconds (docs/speed.md). Run as `python -m rlstudy.core.warmstart
+point's whole work is a few seconds (docs/speed.md). Run as `python -m rlstudy.runtime.warmstart
 MODULE ARGS...` (every rule's command), a job asks a server of this workflow run to fork it from a
 process that has done all that once. The fork runs `python -m MODULE ARGS...` as a fresh process would: same module, arguments,
 working directory, environment, standard streams and exit status, and the same bits (a test
@@ -21,7 +21,7 @@ and `onerror` remove the folder, and the server exits once its socket is gone, o
 process is (WARM_OWNER), or after IDLE_EXIT_S without a job. Set RLSTUDY_WARM_START=0 to run every
 job cold.
 
-What a local process could send it or name for it (tests/unit/core/test_hostile_warmstart.py): the
+What a local process could send it or name for it (tests/unit/runtime/test_hostile_warmstart.py): the
 server and its clients use only `socket` in a folder named, made and owned as begin() makes it (mode
 0700), so WARM_SOCKET naming any other file runs every job cold and the file is left as it was; a
 request must come whole within REQUEST_DEADLINE_S, while the server goes on serving other clients;
@@ -68,33 +68,40 @@ FOLDER_GONE = "its folder is gone"
 SHELL_OWN = frozenset({"_", "SHLVL", "PWD", "OLDPWD"})
 STEP_MODULE = re.compile(r"rlstudy(\.[A-Za-z_]\w*)*\.cli\.[A-Za-z_]\w*")
 PACKAGE = Path(__file__).resolve().parents[1]  # src/rlstudy
+WARM_UP_MODULE = "warmup"  # rlstudy/<study>/warmup.py: its warm_up() readies the study's jobs
 
 
 # ---- what the server loads, and what makes it stale ----------------------------------------------
 
+def warm_up_hooks() -> list[str]:
+    """The warm-up hooks the server runs: the module `warmup` of each subpackage of rlstudy that has one
+    (`rlstudy/<study>/warmup.py`, whose warm_up() imports the study's steps and loads its compiled
+    kernels), sorted. Found by their files, so the server names no study: a new study with kernels to
+    load edits only itself."""
+    return sorted(f"rlstudy.{folder.name}.{WARM_UP_MODULE}" for folder in PACKAGE.iterdir()
+                  if (folder / "__init__.py").is_file() and (folder / f"{WARM_UP_MODULE}.py").is_file())
+
+
 def preload() -> None:
-    """Import every step's module (PyTorch, NumPy, pandas, SciPy, Matplotlib, gymnasium come with them)
-    and load the compiled kernels (the network's trigonometry, the budget's finite-data loss), as each
-    job would."""
+    """Run every study's warm-up hook (each imports its steps: PyTorch, NumPy, pandas, SciPy, Matplotlib,
+    gymnasium come with them; and loads its compiled kernels, as its jobs would) and read the config
+    schema."""
     import matplotlib
 
     matplotlib.use("Agg")  # the figure steps' backend (plotting/style.py), before any step imports pyplot
-    for path in sorted(PACKAGE.glob("*/cli/*.py")):
-        if path.stem != "__init__":
-            importlib.import_module(f"rlstudy.{path.parent.parent.name}.cli.{path.stem}")
-    from rlstudy.bellman import budget_kernel, trig
+    for hook in warm_up_hooks():
+        importlib.import_module(hook).warm_up()
     from rlstudy.core import config
 
-    trig.warm_up()
-    budget_kernel.warm_up()
     config.schema()
 
 
 def source_files() -> list[Path]:
-    """Every source file of the package, and the config schema that preload read."""
-    from rlstudy.core.config import SCHEMA_PATH
+    """Every source file of the package (the hooks and all they import from it), and the config schema
+    that preload read."""
+    from rlstudy.core.config import schema_file
 
-    return [*sorted(PACKAGE.rglob("*.py")), SCHEMA_PATH]
+    return [*sorted(PACKAGE.rglob("*.py")), schema_file()]
 
 
 def source_fingerprint() -> str:
@@ -247,7 +254,7 @@ def start_server() -> None:
     """Start the server for the jobs after this one, with this job's environment and directory."""
     Path(SERVER_LOG).parent.mkdir(parents=True, exist_ok=True)
     with open(SERVER_LOG, "ab") as log_file:
-        subprocess.Popen([sys.executable, "-m", "rlstudy.core.warmstart", "--serve"], stdin=subprocess.DEVNULL,
+        subprocess.Popen([sys.executable, "-m", "rlstudy.runtime.warmstart", "--serve"], stdin=subprocess.DEVNULL,
                          stdout=log_file, stderr=log_file, start_new_session=True, close_fds=True)
 
 
@@ -296,7 +303,7 @@ def run_warm(path: str, module: str, args: list[str]) -> int | None:
 
 def client(argv: list[str]) -> None:
     if not argv or not STEP_MODULE.fullmatch(argv[0]):
-        sys.exit("usage: python -m rlstudy.core.warmstart rlstudy.<study>.cli.<step> [options...]")
+        sys.exit("usage: python -m rlstudy.runtime.warmstart rlstudy.<study>.cli.<step> [options...]")
     module, args = argv[0], argv[1:]
     path = os.environ.get(WARM_SOCKET)
     if path and os.environ.get(OPT_OUT) != "0":

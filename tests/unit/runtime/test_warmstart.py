@@ -1,4 +1,4 @@
-"""core/warmstart.py: a job forked from the warm server writes the bytes a new interpreter writes, with
+"""runtime/warmstart.py: a job forked from the warm server writes the bytes a new interpreter writes, with
 its exit status and streams; the first job starts the server and runs cold; anything a warm start could
 get wrong (another environment or directory, a changed source file) runs cold; the server exits once
 its socket folder is gone. (The smoke build runs warm, and its every-rule rebuild runs cold: the
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rlstudy.core import warmstart
+from rlstudy.runtime import warmstart
 
 PROBLEM = '{"dynamics": {"dt": 0.19634954084936207, "reward_of": "current", "sigma": 0.2}, "gamma": 0.9}'
 TRAJECTORY = ["rlstudy.bellman.cli.make_trajectory", "--task", "control", "--size", "short", "--steps", "2000",
@@ -21,7 +21,7 @@ TRAJECTORY = ["rlstudy.bellman.cli.make_trajectory", "--task", "control", "--siz
 
 
 def job(workdir: Path, env: dict, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rlstudy.core.warmstart", *argv], cwd=workdir, env=env,
+    return subprocess.run([sys.executable, "-m", "rlstudy.runtime.warmstart", *argv], cwd=workdir, env=env,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -117,7 +117,7 @@ def test_a_warm_job_ends_with_its_client(warm):
     wait_for(lambda: "serving" in server_log(workdir))
     server = int(re.search(r"server (\d+) serving", server_log(workdir)).group(1))
     long_job = [arg if arg != "2000" else "20000000" for arg in TRAJECTORY]  # several seconds
-    client = subprocess.Popen([sys.executable, "-m", "rlstudy.core.warmstart", *long_job, "--out-dir", "long"],
+    client = subprocess.Popen([sys.executable, "-m", "rlstudy.runtime.warmstart", *long_job, "--out-dir", "long"],
                               cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for(lambda: children(server))
     client.kill()
@@ -137,3 +137,41 @@ def test_the_server_refuses_what_a_fork_could_get_wrong(monkeypatch):
     assert warmstart.refusal(request, env, cwd, "0" * 64).startswith("stale")
     monkeypatch.setattr(warmstart, "threads", lambda: 2)  # fork would copy one of them
     assert warmstart.refusal(request, env, cwd, fingerprint) == "the server is not single-threaded"
+
+
+def test_the_server_finds_each_study_s_warm_up_hook_by_its_file(tmp_path, monkeypatch):
+    """The server names no study: a subpackage with a `warmup` module is run, whatever its name."""
+    for folder, files in {"alpha": ["__init__.py", "warmup.py"], "beta": ["__init__.py"], "loose": ["warmup.py"],
+                          "gamma": ["__init__.py", "warmup.py"]}.items():
+        (tmp_path / folder).mkdir()
+        for name in files:
+            (tmp_path / folder / name).write_text("")
+    monkeypatch.setattr(warmstart, "PACKAGE", tmp_path)
+    assert warmstart.warm_up_hooks() == ["rlstudy.alpha.warmup", "rlstudy.gamma.warmup"]
+
+
+def test_every_study_with_steps_offers_a_warm_up_hook_and_the_digest_covers_it():
+    """A study's steps are preloaded only through its hook; the staleness digest reads every file of
+    the package (the hooks, and all they import from it) and the schema that preload reads."""
+    import importlib
+
+    from rlstudy.core.config import schema_file
+
+    studies = sorted(path.parent.parent.name for path in warmstart.PACKAGE.glob("*/cli/__init__.py"))
+    assert studies and warmstart.warm_up_hooks() == [f"rlstudy.{study}.warmup" for study in studies]
+    for hook in warmstart.warm_up_hooks():
+        assert callable(importlib.import_module(hook).warm_up)
+    digested = warmstart.source_files()
+    assert schema_file() in digested and schema_file().is_file()
+    assert set(warmstart.PACKAGE.rglob("*.py")) <= set(digested)
+
+
+def test_a_hook_imports_each_step_module_of_its_study():
+    import sys
+
+    from rlstudy.core.cli import import_steps
+
+    names = import_steps("rlstudy.claims")
+    folder = warmstart.PACKAGE / "claims" / "cli"
+    assert names == [f"rlstudy.claims.cli.{p.stem}" for p in sorted(folder.glob("*.py")) if p.stem != "__init__"]
+    assert names and all(name in sys.modules for name in names)
