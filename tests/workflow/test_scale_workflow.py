@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 from project_copy import ROOT, SNAKEMAKE, copy_project, snakemake
 
-ENV_OF = lambda workdir: {**os.environ, "PYTHONPATH": str(workdir / "src"), "RLSTUDY_WARM_START": "0"}  # noqa: E731
+# Without the outer make's variables: under `make test` this make would be its sub-make (printing its folder
+# first, and taking the outer command line's variables).
+ENV_OF = lambda workdir: {**{k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")},  # noqa: E731
+                          "PYTHONPATH": str(workdir / "src"), "RLSTUDY_WARM_START": "0"}
 SHORT = "data/trajectories/ours/evaluation/short/states.npy"
 LONG = "data/trajectories/ours/control/long/states.npy"
 
