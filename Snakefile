@@ -32,9 +32,9 @@ configfile: "config.yaml"
 IN_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
 # Paths quoted for the shell, as every value of a rule's command is ({params.x:q}).
 INTERPRETER = "" if IN_CONDA else f'export PATH={shlex.quote(str(Path(sys.executable).parent))}:"$PATH"; '
-shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(SRC))}; {INTERPRETER}")
 
 from rlstudy.bellman.config_checks import CHECKS as BELLMAN_CHECKS  # noqa: E402
+from rlstudy.core.io import SCALE_ENV, SEED_BLOCK_ENV  # noqa: E402
 from rlstudy.runtime import warmstart  # noqa: E402
 from rlstudy.runtime.snakemake_exit import cancel_scheduling_timers  # noqa: E402
 from rlstudy.claims.loading import load_claims  # noqa: E402
@@ -73,6 +73,13 @@ FILES_SCALE = files_scale(
     [load_yaml(path, "config file") for path in ["config.yaml", *workflow.config_settings.configfiles]]
 )
 check_scale(config, FILES_SCALE, workflow.config_settings.config, workflow.configfiles)
+# Every job's shell: src/ on the path, and the run's scale and seed block, which each artefact's
+# provenance record names (core/io.py RUN_ENV).
+shell.prefix(
+    f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(SRC))}; "
+    f"export {SCALE_ENV}={shlex.quote(config['scale'])} {SEED_BLOCK_ENV}={shlex.quote(config['seed_block'])}; "
+    f"{INTERPRETER}"
+)
 # The claims file too, so that a broken claim stops the workflow before any job runs.
 load_claims(
     Path(workflow.basedir) / "claims.yaml", Path(workflow.basedir) / "workflow" / "schemas" / "claims.schema.yaml"

@@ -100,13 +100,24 @@ def step_module() -> str | None:
     return _STEP_MODULE[0] or module_of_file(sys.argv[0])
 
 
+# Set by the workflow for its jobs (the Snakefile's shell prefix): the scale and seed block of the run an
+# artefact belongs to, recorded in its provenance (absent for a step run by hand without them).
+SCALE_ENV, SEED_BLOCK_ENV = "RLSTUDY_SCALE", "RLSTUDY_SEED_BLOCK"
+RUN_ENV = (SCALE_ENV, SEED_BLOCK_ENV)
+
+
+def run_labels() -> dict[str, str]:
+    return {name: os.environ[name] for name in RUN_ENV if name in os.environ}
+
+
 def rerun_command() -> str:
     """The command that reruns this step, pasted into a shell at the project's root: every argument
-    quoted for the shell, src/ on the path (an installed project needs no more)."""
+    quoted for the shell, src/ on the path (an installed project needs no more), the run's labels set."""
     module = step_module()
     if module is None:  # not a module of a package: the script as it was run
         return shlex.join(sys.argv)
-    return "PYTHONPATH=src " + shlex.join(["python", "-m", module, *sys.argv[1:]])
+    labels = "".join(f"{name}={shlex.quote(value)} " for name, value in run_labels().items())
+    return f"{labels}PYTHONPATH=src " + shlex.join(["python", "-m", module, *sys.argv[1:]])
 
 
 def provenance(params: dict, seed: int | None, inputs: dict[str, str | Path]) -> dict:
@@ -116,6 +127,8 @@ def provenance(params: dict, seed: int | None, inputs: dict[str, str | Path]) ->
         "command_from": COMMAND_FROM,
         "parameters": params,
         "seed": seed,
+        "scale": os.environ.get(SCALE_ENV),  # paper or smoke (config `scale`), None by hand
+        "seed_block": os.environ.get(SEED_BLOCK_ENV),
         "git_commit": git_commit(),
         "platform": f"{platform.system()} {platform.machine()}",
         "openblas_kernels": openblas_kernels(),  # they decide the rounding of NumPy's products (core/process.py)

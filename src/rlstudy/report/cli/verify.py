@@ -44,6 +44,7 @@ from pathlib import Path
 
 from rlstudy.claims.cli.compare_verdicts import compare, verdicts
 from rlstudy.core.cli import integer_from, parser, run
+from rlstudy.core.config import load_yaml
 from rlstudy.core.errors import InputError, PipelineError
 from rlstudy.core.io import PROVENANCE_SUFFIX, sha256_file
 from rlstudy.report.cli.write_manifest import FOLDERS, TABLES, load_manifest, platform_record
@@ -234,11 +235,13 @@ RUN_TABLES = {
 }
 
 
-def table_arguments(name: str, runs: list[str], parameters: dict, out: Path) -> list[str]:
-    """The step's options for these runs alone, with the parameters the published table was made with."""
+def table_arguments(name: str, runs: list[str], parameters: dict, out: Path, problem: dict) -> list[str]:
+    """The step's options for these runs alone, with the parameters the published table was made with
+    (`problem`: the checkout's config `problem`, given the discount the table's record names)."""
     if name == "summary":
+        problem = {**problem, "gamma": parameters["gamma"]}
         return ["--curves", *[f"{run}/errors.csv" for run in runs], "--exact", json.dumps(parameters["exact"]),
-                "--gamma", str(parameters["gamma"]), "--converged-below", str(parameters["converged_below"]),
+                "--problem", json.dumps(problem), "--converged-below", str(parameters["converged_below"]),
                 "--out", str(out), "--stats-out", str(out.with_name("stats.rebuilt.csv"))]
     if name == "agents":
         return ["--runs", *runs, "--agents", json.dumps(parameters["agents"]), "--out", str(out)]
@@ -264,7 +267,8 @@ def project_rows(record: dict, scratch: Path, files: list[str], command: list[st
                 notes.append(f"{name}: the exact Q of its runs could not be built; not projected")
                 continue
         out = folder / f"{name}.rebuilt.csv"
-        done = _snakemake([sys.executable, "-m", step, *table_arguments(name, runs, parameters, out)], scratch)
+        problem = load_yaml(scratch / "config.yaml", "config file")["problem"]
+        done = _snakemake([sys.executable, "-m", step, *table_arguments(name, runs, parameters, out, problem)], scratch)
         if done.returncode != 0:
             notes.append(f"{name}: {step} refused the rebuilt runs ({(done.stderr.strip().splitlines() or ['?'])[-1]}); "
                          "not projected")
