@@ -62,9 +62,9 @@ def git_commit() -> str:
     return commit + ("+dirty" if dirty else "")
 
 
-def package_versions() -> dict[str, str]:
+def package_versions(packages=PACKAGES) -> dict[str, str]:
     versions = {"python": platform.python_version()}
-    for name in PACKAGES:
+    for name in packages:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

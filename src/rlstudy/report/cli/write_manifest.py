@@ -23,13 +23,12 @@ import platform
 import re
 import shlex
 from collections import Counter
-from importlib import metadata
 from pathlib import Path
 
 from rlstudy.core.cli import parser, run
 from rlstudy.core.config import load_yaml
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX, git_commit, read_record, write_artefact
+from rlstudy.core.io import PROVENANCE_SUFFIX, git_commit, package_versions, read_record, write_artefact
 
 FORMAT = 1
 FOLDERS = ("data", "results", "figures")
@@ -183,12 +182,7 @@ def platform_record() -> dict[str, object]:
 
     numpy_config = np.show_config(mode="dicts") or {}
     numpy_blas = numpy_config.get("Build Dependencies", {}).get("blas", {})
-    versions = {"python": platform.python_version()}
-    for name in LIBRARIES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "not installed"
+    versions = package_versions(LIBRARIES)
     cpu = _cpu()
     rounding = {
         "machine": f"{platform.system()} {platform.machine()}",
