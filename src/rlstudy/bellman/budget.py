@@ -47,10 +47,11 @@ import torch
 from rlstudy.core.errors import InputError
 
 from . import budget_kernel, exact
-from .estimators import ESTIMATORS, GridResidual
+from .estimators import ESTIMATORS, ArrayDraw, GridResidual
 from .metrics import GRID_POINTS, exact_scores
 from .qnet import forward
-from .sde import ACTIONS, POLICY_OF_TASK, TASKS, Problem, prob_plus, reward
+from .numerics.laws import prob_plus, reward
+from .sde import POLICY_OF_TASK, TASKS, Problem
 from .stationary import load_density
 
 UR_ACTIONS = ("recorded", "policy")
@@ -253,7 +254,7 @@ class PopulationResidual:
         self.behaviour = torch.from_numpy(policy_probs(POLICY_OF_TASK[task], s))
         self.target_probs = target_probs_of(task, s)
         # UR with ur_action policy draws a fresh action from the task's policy (estimators/ur.py)
-        self.fresh_probs = torch.from_numpy(policy_probs("evaluation" if task == "evaluation" else "uniform", s))
+        self.fresh_probs = torch.from_numpy(policy_probs(POLICY_OF_TASK[task], s))
         self.reward = torch.from_numpy(reward(s))
         self.multipliers = torch.from_numpy(exact.StepOperator.build(points, problem.dynamics).multipliers)
 
@@ -348,18 +349,9 @@ class SampledResidual:
         a_idx = np.asarray(action_indices[starts], dtype=np.int64)
         s_next = states[starts + 1]
         r = np.asarray(rewards[starts], dtype=np.float64)
-        if estimator == "DS":
-            s_alt = None
-        elif estimator == "UR":
-            if ur_action == "recorded":
-                a = ACTIONS[a_idx]
-            else:
-                fresh = "evaluation" if task == "evaluation" else "uniform"
-                a = np.where(rng.random(len(s)) < prob_plus(fresh, s), 1.0, -1.0)
-            s_alt = dynamics.step(s, a, rng.standard_normal(len(s)))
-        else:
-            s_alt = s + (states[starts + 2] - s_next)
-        r_alt = r if (s_alt is None or dynamics.reward_of == "current") else np.sin(s_alt) + 1.0
+        # the estimator's own draw (estimators/), on arrays: UR's fresh states from `rng`
+        s_alt = est.second_state(ArrayDraw(states, starts, s, a_idx, task, dynamics, ur_action, rng))
+        r_alt = r if (s_alt is None or dynamics.reward_of == "current") else reward(s_alt)
         self.arrays = {"s": s, "s_next": s_next, "s_alt": s_alt}
         self.actions = torch.from_numpy(a_idx)[:, None]
         self.rewards, self.alt_rewards = torch.from_numpy(r), torch.from_numpy(np.asarray(r_alt, dtype=np.float64))

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .estimators import Draw, Estimator, get_estimator
+from .estimators import Estimator, TensorDraw, get_estimator
+from .numerics.laws import evaluation_plus, reward_of_sine
 from .qnet import features
 from .sde import Dynamics
 
@@ -120,17 +121,17 @@ def make_batch(traj: TrajectoryTensors, starts: torch.Tensor, estimator: str | E
     a_idx = traj.action_indices.index_select(0, starts)
     rewards = traj.rewards.index_select(0, starts)
     feats_s, feats_next = traj.features.index_select(0, starts), traj.features.index_select(0, following)
-    s_alt = estimator.second_state(Draw(traj.states, starts, s, a_idx, task, dynamics, generator, ur_action))
+    s_alt = estimator.second_state(TensorDraw(traj.states, starts, s, a_idx, task, dynamics, ur_action, generator))
     feats_alt = feats_next if s_alt is None else features(s_alt)
     alt_rewards = rewards
     if dynamics.reward_of == "next" and s_alt is not None:
-        alt_rewards = feats_alt[:, 0].to(torch.float64) + 1.0  # sin(s^') + 1
+        alt_rewards = reward_of_sine(feats_alt[:, 0].to(torch.float64))
 
     def probs(feats):
         """pi(.|s) from the features: the evaluation policy needs only sin s."""
         if task != "evaluation":
             return None
-        plus = 0.5 + feats[:, 0] / 5.0
+        plus = evaluation_plus(feats[:, 0])
         return torch.stack([1.0 - plus, plus], dim=-1)
 
     return ResidualBatch(
