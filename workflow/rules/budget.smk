@@ -127,6 +127,7 @@ rule budget_finite:
         problem=problem_of("ours"),
         ur_action=BUDGET["ur_action"],
         seed=config["seed"],
+        numerics=config["numerics"],
         weights=lambda w: budget_weights_args(w.task),
         out_dir=lambda w, output: str(Path(output.error).parent),
     shell:
@@ -134,7 +135,7 @@ rule budget_finite:
         " --trajectory {params.trajectory:q} --exact {input.exact:q} --start {input.start:q}"
         " --points {params.points:q} --max-transitions {params.max_transitions:q} --fit {params.fit:q}"
         " --problem {params.problem:q} --ur-action {params.ur_action:q} --seed {params.seed:q} {params.weights:q}"
-        " --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        " --numerics {params.numerics:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 
 rule budget_table:

@@ -49,10 +49,11 @@ rule run_method:
         problem=lambda w: problem_of(w.dataset),
         seed=config["seed"],
         device=config["device"],
+        numerics=config["numerics"],
         out_dir=lambda w, output: str(Path(output.curve).parent),
     shell:
         "python -m rlstudy.core.warmstart rlstudy.bellman.cli.run_method {params.run:q} --params {params.params:q} --problem {params.problem:q}"
-        " --seed {params.seed:q} --device {params.device:q} --reference {input.reference:q} --exact {input.exact:q}"
+        " --seed {params.seed:q} --device {params.device:q} --numerics {params.numerics:q} --reference {input.reference:q} --exact {input.exact:q}"
         " --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 

@@ -49,6 +49,7 @@ use rule run_method as sweep_run with:
         problem=problem_of("ours"),
         seed=config["seed"],
         device=config["device"],
+        numerics=config["numerics"],
         out_dir=lambda w, output: str(Path(output.curve).parent),
 
 

@@ -35,6 +35,7 @@ import torch
 
 from .estimators import Estimator, TensorDraw, get_estimator
 from .numerics.laws import evaluation_plus, reward_of_sine
+from .numerics.reference import cbo_loss as cbo_loss  # L = mean(j j^)/2, shared by both backends
 from .qnet import features
 from .sde import Dynamics
 
@@ -160,12 +161,6 @@ def residual_pair(q_main: torch.Tensor, q_next: torch.Tensor | None, batch: Resi
         return j_hat, j_hat
     j = batch.rewards + gamma * next_values(q_next, batch.next_probs) - q_s
     return j, j_hat
-
-
-def cbo_loss(j: torch.Tensor, j_hat: torch.Tensor) -> torch.Tensor:
-    """L = mean(j * j^) / 2, the loss CBO minimises (mean(j^2)/2 for DS); one per row of j for
-    several networks."""
-    return (j * j_hat).mean(dim=-1) / 2.0
 
 
 def sgd_grad_q(j: torch.Tensor, q_main: torch.Tensor, batch: ResidualBatch, gamma: float,
