@@ -8,8 +8,9 @@ Each particle X_i is a flat parameter vector. One step, on a fresh random subset
     X_i <- X_i - lambda*eta*(X_i - x^) + noise*sqrt(eta)*(X_i - x^) * Z_i,   Z_i ~ N(0, I)
 
 (numerics/reference.py: consensus_weights, cbo_update; the noise is component-wise, "anisotropic" CBO,
-as in the notebook). The consensus network is the one whose error is reported. With particle_batch = particles, one epoch is one step over all
-particles; a smaller particle_batch cycles through random particle batches as the notebook does.
+as in the notebook). The consensus network is the one whose error is reported. With particle_batch =
+particles, one epoch is one step over all particles; a smaller particle_batch cycles through random
+particle batches as the notebook does.
 
 Why the notebook's setting cannot converge (docs/bellman.md, "What CBO needs"): the weights' effective
 sample size (ESS) falls to 1, so the consensus is the best particle, which sits at distance 0 from

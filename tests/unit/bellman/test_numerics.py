@@ -127,7 +127,9 @@ def test_an_estimators_one_draw_gives_the_same_states_on_arrays_and_tensors(smal
     tensor = spec.second_state(TensorDraw(traj.states, starts, s, actions, "evaluation", dynamics, ur_action,
                                           torch.Generator().manual_seed(5)))
     generator = torch.Generator().manual_seed(5)  # UR's stream: uniforms for a fresh action, then normals
-    uniforms = torch.rand(len(starts), generator=generator, dtype=torch.float64).numpy() if ur_action == "policy" else None
+    uniforms = None
+    if ur_action == "policy":
+        uniforms = torch.rand(len(starts), generator=generator, dtype=torch.float64).numpy()
     normals = torch.randn(len(starts), generator=generator, dtype=torch.float64).numpy()
 
     class Replay:  # a NumPy generator that hands out the torch stream's numbers, in its order
@@ -170,3 +172,17 @@ def test_the_configs_numerics_is_the_registrys_and_an_unknown_backend_is_refused
     with pytest.raises(ValueError, match="numerics must be one of"):
         budget.SampledResidual(np.zeros(10), np.zeros(10, np.int8), np.ones(10), "control", "DS", problem(),
                                np.random.default_rng(0), 16, numerics="fast")
+
+
+def test_the_budget_draws_a_new_estimators_own_second_state(monkeypatch):
+    """A registered estimator that is neither DS nor UR gets its own draw in the finite-data fit, not
+    BFF's (the budget once chose the draw by name, and gave every other estimator BFF's)."""
+    from rlstudy.bellman.estimators import Estimator
+
+    mirror = Estimator("MIRROR", "s_{m+1} mirrored through s_m",
+                       second_state=lambda draw: 2.0 * draw.s - draw.following(1), lookahead=1, rows_per_sample=3)
+    monkeypatch.setitem(budget.ESTIMATORS, "MIRROR", mirror)
+    states = np.cumsum(np.random.default_rng(1).normal(size=50))
+    sampled = budget.SampledResidual(states, np.zeros(50, np.int8), laws.reward(states), "control", "MIRROR",
+                                     problem(), np.random.default_rng(0), 16)
+    assert np.array_equal(sampled.sample.s_alt.numpy(), 2.0 * states[:49] - states[1:])
