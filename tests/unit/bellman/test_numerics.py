@@ -186,3 +186,16 @@ def test_the_budget_draws_a_new_estimators_own_second_state(monkeypatch):
     sampled = budget.SampledResidual(states, np.zeros(50, np.int8), laws.reward(states), "control", "MIRROR",
                                      problem(), np.random.default_rng(0), 16)
     assert np.array_equal(sampled.sample.s_alt.numpy(), 2.0 * states[:49] - states[1:])
+
+
+@pytest.mark.parametrize("step", ["rlstudy.bellman.cli.run_method", "rlstudy.bellman.cli.budget_finite"])
+def test_a_step_that_takes_numerics_depends_on_both_backends(step):
+    """The workflow reruns a job when a file it imports changes (core/sources.py reads the imports): the
+    backend chosen at run time must be among them, whichever it is."""
+    from pathlib import Path
+
+    from rlstudy.core.sources import module_sources
+
+    src = Path(laws.__file__).resolve().parents[3]
+    sources = {str(path.relative_to(src)) for path in module_sources(step, src)}
+    assert {f"rlstudy/bellman/numerics/{name}.py" for name in (*NUMERICS, "laws")} <= sources

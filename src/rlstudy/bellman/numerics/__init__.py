@@ -13,7 +13,6 @@ registry is read where no tensor is (the config's checks, the workflow).
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 
 NUMERICS = ("compiled", "reference")
@@ -24,4 +23,8 @@ def get_numerics(name: str) -> ModuleType:
     """The backend module of that name."""
     if name not in NUMERICS:
         raise ValueError(f"numerics must be one of {list(NUMERICS)}, got {name!r}")
-    return importlib.import_module(f"{__name__}.{name}")
+    # imported by name, not through importlib: core/sources.py reads import statements, so a step that
+    # may run either backend depends on both files, and editing one reruns its jobs
+    from . import compiled, reference
+
+    return {"compiled": compiled, "reference": reference}[name]
