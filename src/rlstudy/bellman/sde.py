@@ -102,7 +102,7 @@ def sample_trajectory(policy: str, n_steps: int, dynamics: Dynamics, rng: np.ran
 def _sequential_rollout(policy, uniforms, kicks, dt, s0):
     if policy != "evaluation":
         raise ValueError(f"unknown policy {policy!r}; allowed: 'evaluation', 'uniform'")
-    sin = math.sin
+    sin, plus_of_sine = math.sin, evaluation_plus  # locals: the loop's fastest lookups
     n = len(uniforms)
     states = [0.0] * n
     plus = [False] * n
@@ -112,11 +112,11 @@ def _sequential_rollout(policy, uniforms, kicks, dt, s0):
     for m in range(n - 1):
         states[m] = s
         # take a = +1 when the uniform falls below pi(+1|s) (math.sin: the fastest on a Python float)
-        if u[m] < evaluation_plus(sin(s)):
+        if u[m] < plus_of_sine(sin(s)):
             plus[m] = True
             s = s + (dt + k[m])
         else:
             s = s + (-dt + k[m])
     states[n - 1] = s
-    plus[n - 1] = u[n - 1] < evaluation_plus(sin(s))
+    plus[n - 1] = u[n - 1] < plus_of_sine(sin(s))
     return np.array(states), np.array(plus, dtype=np.int8)
