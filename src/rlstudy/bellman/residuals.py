@@ -14,7 +14,8 @@ squared residual E[j]^2 needs two independent next states; each estimator suppli
     BFF-matched                        BFF on the transitions with a_{m+1} = a_m only
 
 and j^ is j with s^_{m+1} in place of s_{m+1}. SGD follows mean(j * grad j^) (the notebook's
-`j^.backward(j)`, see sgd_grad_q), CBO minimises L = mean(j * j^) / 2. Every optimiser uses this module alone.
+`j^.backward(j)`, see sgd_grad_q), CBO minimises L = mean(j * j^) / 2. This module is the compiled
+backend's layout of them (numerics/compiled.py); numerics/reference.py writes the same in plain PyTorch.
 
 What each is unbiased for: UR's s^_{m+1} is an independent draw from the kernel of (s_m, a_m), so
 E[j j^ | s_m, a_m] is the squared Bellman residual (the notebook's `policy` variant draws a fresh

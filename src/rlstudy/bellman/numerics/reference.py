@@ -102,6 +102,7 @@ def state_values(q: torch.Tensor, probs: torch.Tensor | None) -> torch.Tensor:
     """V from Q (m, 2): sum_a pi(a|s) Q(s, a), or max_a Q(s, a) (probs None: control)."""
     if probs is None:
         return q.max(dim=1).values
+    # the two actions' terms added as sum(dim=1) adds them, several times faster on 1e6 rows
     return q[:, 0] * probs[:, 0] + q[:, 1] * probs[:, 1]
 
 
