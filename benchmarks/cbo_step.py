@@ -17,7 +17,7 @@ import time
 import numpy as np
 import torch
 
-from rlstudy.bellman.cbo import particle_losses
+from rlstudy.bellman.numerics.compiled import particle_losses
 from rlstudy.bellman import trig
 from rlstudy.bellman.qnet import SHAPE, backward, forward_cached, forward_no_grad, init_params, unflatten
 from rlstudy.bellman.residuals import TrajectoryTensors, make_batch, residual_pair, sgd_grad_q
@@ -48,7 +48,7 @@ def machine_rates(rows: int) -> tuple[float, float, float]:
 
 
 def batched_losses(particles, batch, gamma):
-    """All particles in one baddbmm chain (the alternative to the loop in cbo.particle_losses)."""
+    """All particles in one baddbmm chain (the alternative to the loop in numerics/compiled.py's particle_losses)."""
     feats = torch.cat([batch.feats] + ([batch.next_feats] if batch.next_feats is not None else []))
     layers = [unflatten(theta) for theta in particles]
     h = feats.expand(len(particles), *feats.shape)

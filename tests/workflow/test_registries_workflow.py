@@ -18,7 +18,7 @@ from .base import Draw, Estimator
 
 
 def mirrored_state(draw: Draw):
-    return 2.0 * draw.s - draw.states.index_select(0, draw.starts + 1)
+    return 2.0 * draw.s - draw.following(1)
 
 
 MIRROR = Estimator("MIRROR", "s_{m+1} mirrored through s_m", second_state=mirrored_state, lookahead=1,

@@ -150,6 +150,8 @@ def run_method_args(run, params, problem):
         config["seed"],
         "--device",
         config["device"],
+        "--numerics",
+        config["numerics"],
         "--reference",
         input.reference,
         "--exact",

@@ -47,10 +47,13 @@ import torch
 from rlstudy.core.errors import InputError
 
 from . import budget_kernel, exact
-from .estimators import ESTIMATORS, GridResidual
+from .estimators import ESTIMATORS, ArrayDraw, GridResidual
 from .metrics import GRID_POINTS, exact_scores
 from .qnet import forward
-from .sde import ACTIONS, POLICY_OF_TASK, TASKS, Problem, prob_plus, reward
+from .numerics import DEFAULT as DEFAULT_NUMERICS
+from .numerics import get_numerics, reference
+from .numerics.laws import prob_plus, reward
+from .sde import POLICY_OF_TASK, TASKS, Problem
 from .stationary import load_density
 
 UR_ACTIONS = ("recorded", "policy")
@@ -78,12 +81,9 @@ def policy_probs(policy: str, s: np.ndarray) -> np.ndarray:
 
 def state_values(q: torch.Tensor, target_probs: torch.Tensor | None) -> torch.Tensor:
     """V from Q (n, 2): the evaluated policy's expectation, or the max for control (target_probs None)."""
-    if target_probs is None:
-        return q.max(dim=1).values
     if q.shape[1] != 2:
         raise ValueError(f"Q of the circle MDP has 2 actions, got shape {tuple(q.shape)}")
-    # the two actions' terms added as sum(dim=1) adds them, several times faster on 1e6 rows
-    return q[:, 0] * target_probs[:, 0] + q[:, 1] * target_probs[:, 1]
+    return reference.state_values(q, target_probs)
 
 
 def target_probs_of(task: str, s: np.ndarray) -> torch.Tensor | None:
@@ -253,7 +253,7 @@ class PopulationResidual:
         self.behaviour = torch.from_numpy(policy_probs(POLICY_OF_TASK[task], s))
         self.target_probs = target_probs_of(task, s)
         # UR with ur_action policy draws a fresh action from the task's policy (estimators/ur.py)
-        self.fresh_probs = torch.from_numpy(policy_probs("evaluation" if task == "evaluation" else "uniform", s))
+        self.fresh_probs = torch.from_numpy(policy_probs(POLICY_OF_TASK[task], s))
         self.reward = torch.from_numpy(reward(s))
         self.multipliers = torch.from_numpy(exact.StepOperator.build(points, problem.dynamics).multipliers)
 
@@ -324,22 +324,26 @@ class _InterpolatedLoss(torch.autograd.Function):
 
 class SampledResidual:
     """The estimator's sampled loss mean(j j^)/2 over every transition of a trajectory it may use, with
-    its second next states drawn once (UR: from `rng`), as one deterministic function of theta.
+    its second next states drawn once (the estimator's own draw; UR's from `rng`), as one deterministic
+    function of theta.
 
     Q at the transitions' states is the network on grid(points) interpolated linearly (the network is
     smooth: at 4096 points the interpolation error is O(h^2); `direct_loss` evaluates the
     network at every state itself, to check it). States s, s' and s^ of m transitions make ~3m
-    evaluations per step otherwise. The loss and its gradient on the grid are one compiled pass over
-    the transitions (budget_kernel.py); autograd carries the gradient through the network."""
+    evaluations per step otherwise. The residuals are the reference layer's (numerics/reference.py);
+    with numerics "compiled" (the default) the loss and its gradient on the grid are one compiled pass
+    over the transitions (budget_kernel.py), with "reference" autograd through the residuals; either
+    way autograd carries the gradient through the network."""
 
     def __init__(self, states: np.ndarray, action_indices: np.ndarray, rewards: np.ndarray, task: str,
                  estimator: str, problem: Problem, rng: np.random.Generator, points: int,
-                 ur_action: str = "recorded", max_transitions: int = 0):
+                 ur_action: str = "recorded", max_transitions: int = 0, numerics: str = DEFAULT_NUMERICS):
         if estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}")
+        get_numerics(numerics)  # refuses an unknown name
         est = ESTIMATORS[estimator]
         dynamics = problem.dynamics
-        self.gamma, self.task, self.points = problem.gamma, task, points
+        self.gamma, self.task, self.points, self.numerics = problem.gamma, task, points, numerics
         starts = est.start_pool(torch.as_tensor(np.asarray(action_indices))).numpy()
         if max_transitions and len(starts) > max_transitions:  # evenly spaced, deterministic
             starts = starts[np.linspace(0, len(starts) - 1, max_transitions).round().astype(np.int64)]
@@ -348,29 +352,21 @@ class SampledResidual:
         a_idx = np.asarray(action_indices[starts], dtype=np.int64)
         s_next = states[starts + 1]
         r = np.asarray(rewards[starts], dtype=np.float64)
-        if estimator == "DS":
-            s_alt = None
-        elif estimator == "UR":
-            if ur_action == "recorded":
-                a = ACTIONS[a_idx]
-            else:
-                fresh = "evaluation" if task == "evaluation" else "uniform"
-                a = np.where(rng.random(len(s)) < prob_plus(fresh, s), 1.0, -1.0)
-            s_alt = dynamics.step(s, a, rng.standard_normal(len(s)))
+        # the estimator's own draw (estimators/), on arrays: UR's fresh states from `rng`; None: s' (DS, j^ = j)
+        s_alt = est.second_state(ArrayDraw(states, starts, s, a_idx, task, dynamics, ur_action, rng))
+        if s_alt is None:
+            s_alt, r_alt = s_next, r
         else:
-            s_alt = s + (states[starts + 2] - s_next)
-        r_alt = r if (s_alt is None or dynamics.reward_of == "current") else np.sin(s_alt) + 1.0
-        self.arrays = {"s": s, "s_next": s_next, "s_alt": s_alt}
-        self.actions = torch.from_numpy(a_idx)[:, None]
-        self.rewards, self.alt_rewards = torch.from_numpy(r), torch.from_numpy(np.asarray(r_alt, dtype=np.float64))
-        self.probs = {name: target_probs_of(task, values) for name, values in self.arrays.items()
-                      if values is not None and name != "s"}
+            r_alt = r if dynamics.reward_of == "current" else reward(s_alt)
+        self.sample = reference.Transitions(
+            torch.from_numpy(s), torch.from_numpy(a_idx), torch.from_numpy(r), torch.from_numpy(s_next),
+            torch.from_numpy(s_alt), torch.from_numpy(np.asarray(r_alt, dtype=np.float64)),
+            target_probs_of(task, s_next), target_probs_of(task, s_alt))
         self.grid_feats = features64(exact.grid(points))
         # the kernel's layout: rows s, s', s^ (DS: s' again; its alt_rewards are the rewards, so j^ = j)
-        rows = [interpolation(x, points) for x in (s, s_next, s_next if s_alt is None else s_alt)]
+        rows = [interpolation(x, points) for x in (s, s_next, s_alt)]
         self.lower, self.upper, self.fraction, self.rest = (np.ascontiguousarray(np.stack(part)) for part in zip(*rows))
-        next_probs = self.probs.get("s_next")  # None for control, where V is the max
-        alt_probs = self.probs.get("s_alt", next_probs)
+        next_probs, alt_probs = self.sample.next_probs, self.sample.alt_probs  # None for control: V is the max
         self.kernel_probs = (np.empty((2, 0, 2)) if next_probs is None else
                              np.ascontiguousarray(np.stack([next_probs.numpy(), alt_probs.numpy()])))
 
@@ -378,35 +374,34 @@ class SampledResidual:
         """sum_m j_m j^_m and the gradient of the loss on the grid, for Q on the grid (points, 2)."""
         q = np.ascontiguousarray(q_grid.numpy(), dtype=np.float64)
         grad = np.zeros_like(q)
-        total = budget_kernel.kernel()(q, self.lower, self.upper, self.fraction, self.rest, self.actions.numpy()[:, 0],
-                                       self.rewards.numpy(), self.alt_rewards.numpy(), self.kernel_probs,
+        sample = self.sample
+        total = budget_kernel.kernel()(q, self.lower, self.upper, self.fraction, self.rest, sample.actions.numpy(),
+                                       sample.rewards.numpy(), sample.alt_rewards.numpy(), self.kernel_probs,
                                        self.gamma, grad)
         return total, torch.from_numpy(grad)
 
-    def residuals(self, q_of) -> tuple[torch.Tensor, torch.Tensor]:
-        """(j, j^) with q_of(name) Q at the named states (s, s_next, s_alt), (m, 2)."""
-        q_s = q_of("s").gather(1, self.actions).squeeze(1)
-        j = self.rewards + self.gamma * state_values(q_of("s_next"), self.probs["s_next"]) - q_s
-        if self.arrays["s_alt"] is None:
-            return j, j
-        return j, self.alt_rewards + self.gamma * state_values(q_of("s_alt"), self.probs["s_alt"]) - q_s
+    def residuals(self, q: reference.QFunction) -> tuple[torch.Tensor, torch.Tensor]:
+        """(j, j^) of every transition, with q(states) Q at those states, (m, 2)."""
+        return reference.residuals(q, self.sample, self.gamma)[:2]
 
-    def interpolated(self, q_grid: torch.Tensor, name: str) -> torch.Tensor:
-        """Q at the named states (s, s_next, s_alt), (m, 2), interpolated from Q on the grid."""
-        row = ("s", "s_next", "s_alt").index(name)
-        lower, upper = torch.from_numpy(self.lower[row]), torch.from_numpy(self.upper[row])
-        rest, fraction = torch.from_numpy(self.rest[row])[:, None], torch.from_numpy(self.fraction[row])[:, None]
-        return q_grid.index_select(0, lower) * rest + q_grid.index_select(0, upper) * fraction
+    def interpolated(self, q_grid: torch.Tensor) -> reference.QFunction:
+        """Q at any states, interpolated linearly from Q on the grid (points, 2)."""
+        def q(states: torch.Tensor) -> torch.Tensor:
+            lower, upper, fraction, rest = (torch.from_numpy(x) for x in interpolation(states.numpy(), self.points))
+            return q_grid.index_select(0, lower) * rest[:, None] + q_grid.index_select(0, upper) * fraction[:, None]
+        return q
 
     def loss(self, theta: torch.Tensor) -> torch.Tensor:
-        return _InterpolatedLoss.apply(forward(theta, self.grid_feats), self)
+        q_grid = forward(theta, self.grid_feats)
+        if self.numerics == "reference":
+            return reference.cbo_loss(*self.residuals(self.interpolated(q_grid)))
+        return _InterpolatedLoss.apply(q_grid, self)
 
     @torch.no_grad()
     def residual_scale(self, theta: torch.Tensor) -> float:
         """mean(j^2)/2: the size of the terms whose products the loss averages (UR's and BFF's loss can
         be near 0 or negative, so it is no scale for a tolerance)."""
-        q_grid = forward(theta, self.grid_feats)
-        j, _ = self.residuals(lambda name: self.interpolated(q_grid, name))
+        j, _ = self.residuals(self.interpolated(forward(theta, self.grid_feats)))
         return float(0.5 * (j * j).mean())
 
     @torch.no_grad()
@@ -414,25 +409,13 @@ class SampledResidual:
         """The same loss with the network evaluated at every state (float64, no interpolation)."""
         total = 0.0
         m = self.transitions
-        for start in range(0, m, chunk):
-            part = slice(start, min(start + chunk, m))
 
-            def q_of(name, part=part):
-                return forward(theta, features64(self.arrays[name][part]))
-            sub = _Slice(self, part)
-            j, j_hat = sub.residuals(q_of)
+        def q(states: torch.Tensor) -> torch.Tensor:
+            return forward(theta, features64(states.numpy()))
+        for start in range(0, m, chunk):
+            j, j_hat, _ = reference.residuals(q, self.sample.part(slice(start, min(start + chunk, m))), self.gamma)
             total += float((j * j_hat).sum())
         return 0.5 * total / m
-
-
-class _Slice(SampledResidual):
-    """A SampledResidual's transitions in `part` (for direct_loss)."""
-
-    def __init__(self, whole: SampledResidual, part: slice):  # noqa: D107 (no super: a view)
-        self.gamma, self.task = whole.gamma, whole.task
-        self.arrays = {name: None if v is None else v[part] for name, v in whole.arrays.items()}
-        self.actions, self.rewards, self.alt_rewards = whole.actions[part], whole.rewards[part], whole.alt_rewards[part]
-        self.probs = {name: None if p is None else p[part] for name, p in whole.probs.items()}
 
 
 # -- what each part's step writes ----------------------------------------------------------------------

@@ -2,14 +2,15 @@
 
 Each particle X_i is a flat parameter vector. One step, on a fresh random subset of m transitions:
 
-    L_i  = mean(j_i * j^_i) / 2                                   (residuals.cbo_loss)
+    L_i  = mean(j_i * j^_i) / 2                                   (numerics: particle_losses)
     w_i  = exp(-beta * (L_i - min_k L_k))                         (shifted: no underflow, no 0/0)
     x^   = sum_i w_i X_i / sum_i w_i                               (the consensus)
     X_i <- X_i - lambda*eta*(X_i - x^) + noise*sqrt(eta)*(X_i - x^) * Z_i,   Z_i ~ N(0, I)
 
-(the noise is component-wise, "anisotropic" CBO, as in the notebook). The consensus network is
-the one whose error is reported. With particle_batch = particles, one epoch is one step over all
-particles; a smaller particle_batch cycles through random particle batches as the notebook does.
+(numerics/reference.py: consensus_weights, cbo_update; the noise is component-wise, "anisotropic" CBO,
+as in the notebook). The consensus network is the one whose error is reported. With particle_batch =
+particles, one epoch is one step over all particles; a smaller particle_batch cycles through random
+particle batches as the notebook does.
 
 Why the notebook's setting cannot converge (docs/bellman.md, "What CBO needs"): the weights' effective
 sample size (ESS) falls to 1, so the consensus is the best particle, which sits at distance 0 from
@@ -51,16 +52,10 @@ from .batching import epoch_batches
 from .estimators import Estimator, get_estimator
 from .metrics import ErrorMeter
 from .optimizer import Fit, Optimizer, Run, named_settings
-from .qnet import SHAPE, Network, forward_no_grad, init_params
-from .residuals import (
-    ResidualBatch,
-    TrajectoryTensors,
-    cbo_loss,
-    make_batch,
-    residual_pair,
-    rows_per_sample,
-    start_pool,
-)
+from .numerics import DEFAULT, get_numerics
+from .numerics.reference import cbo_update, consensus_weights
+from .qnet import SHAPE, init_params
+from .residuals import TrajectoryTensors, rows_per_sample, start_pool
 from .sde import Problem
 
 
@@ -111,12 +106,6 @@ def initial_swarm(params: CBOParams, generator: torch.Generator, q_level: float)
     return particles
 
 
-def consensus_weights(losses: torch.Tensor, beta: float) -> torch.Tensor:
-    """exp(-beta * (L - min L)) normalised to sum to one; the shift makes it finite for any beta, L."""
-    shifted = -beta * (losses - losses.min())
-    return torch.softmax(shifted.to(torch.float64), dim=0)
-
-
 def beta_for_ess(losses: torch.Tensor, target: float, low: float = 1e-3, high: float = 1e9) -> float:
     """The beta whose weights have effective sample size 1/sum(w^2) = target (bisection in log beta;
     the ESS falls monotonically from M at beta=0 to the number of minimisers as beta grows)."""
@@ -133,29 +122,6 @@ def effective_sample_size(weights: torch.Tensor) -> float:
     return float(1.0 / (weights ** 2).sum())
 
 
-def cbo_update(particles: torch.Tensor, weights: torch.Tensor, lam: float, eta: float, noise: float,
-               normals: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """One CBO move of particles (M, d) given normalised weights (M,) and standard normals (M, d).
-
-    Returns (new particles, consensus). Particles at the consensus stay there: both the drift and
-    the noise are proportional to X_i - x^.
-    """
-    consensus = (weights.to(particles.dtype) @ particles)
-    offset = particles - consensus
-    return particles - lam * eta * offset + noise * math.sqrt(eta) * offset * normals, consensus
-
-
-def particle_losses(particles: torch.Tensor, batch: ResidualBatch, gamma: float) -> torch.Tensor:
-    """L_i for each particle: each particle's Q by a loop of ordinary matmuls (measured faster here than
-    one batched matmul over all particles, whose large intermediates make it memory-bound), then
-    every particle's residuals at once."""
-    nets = [Network(theta) for theta in particles]
-    q_main = torch.stack([forward_no_grad(net, batch.feats) for net in nets])
-    q_next = None if batch.next_feats is None else torch.stack([forward_no_grad(net, batch.next_feats)
-                                                                 for net in nets])
-    return cbo_loss(*residual_pair(q_main, q_next, batch, gamma))
-
-
 def particle_batch_schedule(params: CBOParams, generator: torch.Generator):
     """The particle batches of every epoch in turn (each epoch a shuffle of all particles)."""
     remainder = torch.empty(0, dtype=torch.long)
@@ -166,8 +132,10 @@ def particle_batch_schedule(params: CBOParams, generator: torch.Generator):
 
 def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, estimator: str | Estimator, task: str,
               params: CBOParams, problem: Problem, generator: torch.Generator, meter: ErrorMeter | None = None,
-              label: str = "CBO", stop_on_divergence: bool = False) -> tuple[torch.Tensor, CBOHistory]:
+              label: str = "CBO", stop_on_divergence: bool = False,
+              numerics: str = DEFAULT) -> tuple[torch.Tensor, CBOHistory]:
     """Run CBO from the initial swarm (N, d); returns the final consensus and the history.
+    numerics: the backend of the batches and the particles' losses (numerics/: compiled, reference).
 
     Non-finite losses or particles raise DivergenceError, or with stop_on_divergence (parameter
     sweeps, where divergence is a result) end the run at the last finite consensus."""
@@ -177,6 +145,7 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, estimator: str |
     # Indices and random draws live on the CPU (the generator's device); make_batch and the lines
     # below move what they draw to the particles' device, a no-op on the CPU.
     device = particles.device
+    backend = get_numerics(numerics)
     estimator = get_estimator(estimator)
     starts_pool = start_pool(estimator, traj.action_indices)
     if len(starts_pool) == 0:
@@ -195,8 +164,8 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, estimator: str |
             chosen = chosen.to(device)
             step = len(history.loss)
             starts = starts_pool[torch.randint(len(starts_pool), (params.samples,), generator=generator)]
-            batch = make_batch(traj, starts, estimator, task, problem.dynamics, generator, params.ur_action)
-            losses = particle_losses(particles[chosen], batch, problem.gamma)
+            batch = backend.batch(traj, starts, estimator, task, problem.dynamics, generator, params.ur_action)
+            losses = backend.particle_losses(particles[chosen], batch, problem.gamma)
             beta = beta_for_ess(losses, params.ess_target * len(chosen)) if params.ess_target else params.beta
             weights = consensus_weights(losses, beta)
             normals = torch.randn(len(chosen), particles.shape[1], generator=generator).to(device)
@@ -237,7 +206,8 @@ def fit_cbo(params: CBOParams, run: Run) -> Fit:
     """One run of run_method: CBO from a swarm drawn by run.init."""
     swarm = initial_swarm(params, run.init, reward_level(run.mean_reward, run.problem.gamma)).to(run.device)
     consensus, history = train_cbo(swarm, run.traj, run.estimator, run.task, params, run.problem, run.sampling,
-                                   run.meter, run.label, stop_on_divergence=run.stop_on_divergence)
+                                   run.meter, run.label, stop_on_divergence=run.stop_on_divergence,
+                                   numerics=run.numerics)
     return Fit(consensus, history, {"loss": history.loss, "ess": history.ess, "beta": history.beta,
                                     "spread": history.spread, "diverged": history.diverged_at is not None})
 

@@ -35,6 +35,7 @@ class Run:
     mean_reward: float  # of the trajectory (CBO's reward-level start)
     device: torch.device
     stop_on_divergence: bool = False  # end a diverging run at its last finite iterate (sweeps) instead of failing
+    numerics: str = "compiled"  # the backend of the optimisers' numerics (numerics/: compiled, reference)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@
     features(s) = (sin s, cos s)
     h1 = cos(W1 features + b1),  h2 = cos(W2 h1 + b2),  Q(s, .) = W3 h2 + b3
 
-One flat vector per network lets SGD (one vector with autograd) and CBO (a matrix of particles,
-one row each) share the same forward pass and the same initialisation.
+One flat vector per network lets SGD (one vector) and CBO (a matrix of particles, one row each) share
+the same forward pass and the same initialisation. forward() is the plain pass (autograd through it:
+numerics/reference.py); forward_cached/backward and forward_no_grad are the compiled backend's
+(numerics/compiled.py), the chain rule written out and trig.py's kernels where they apply.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ squared residual E[j]^2 needs two independent next states; each estimator suppli
     BFF-matched                        BFF on the transitions with a_{m+1} = a_m only
 
 and j^ is j with s^_{m+1} in place of s_{m+1}. SGD follows mean(j * grad j^) (the notebook's
-`j^.backward(j)`, see sgd_grad_q), CBO minimises L = mean(j * j^) / 2. Every optimiser uses this module alone.
+`j^.backward(j)`, see sgd_grad_q), CBO minimises L = mean(j * j^) / 2. This module is the compiled
+backend's layout of them (numerics/compiled.py); numerics/reference.py writes the same in plain PyTorch.
 
 What each is unbiased for: UR's s^_{m+1} is an independent draw from the kernel of (s_m, a_m), so
 E[j j^ | s_m, a_m] is the squared Bellman residual (the notebook's `policy` variant draws a fresh
@@ -33,7 +34,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .estimators import Draw, Estimator, get_estimator
+from .estimators import Estimator, TensorDraw, get_estimator
+from .numerics.laws import evaluation_plus, reward_of_sine
+from .numerics.reference import cbo_loss as cbo_loss  # L = mean(j j^)/2, shared by both backends
 from .qnet import features
 from .sde import Dynamics
 
@@ -120,17 +123,17 @@ def make_batch(traj: TrajectoryTensors, starts: torch.Tensor, estimator: str | E
     a_idx = traj.action_indices.index_select(0, starts)
     rewards = traj.rewards.index_select(0, starts)
     feats_s, feats_next = traj.features.index_select(0, starts), traj.features.index_select(0, following)
-    s_alt = estimator.second_state(Draw(traj.states, starts, s, a_idx, task, dynamics, generator, ur_action))
+    s_alt = estimator.second_state(TensorDraw(traj.states, starts, s, a_idx, task, dynamics, ur_action, generator))
     feats_alt = feats_next if s_alt is None else features(s_alt)
     alt_rewards = rewards
     if dynamics.reward_of == "next" and s_alt is not None:
-        alt_rewards = feats_alt[:, 0].to(torch.float64) + 1.0  # sin(s^') + 1
+        alt_rewards = reward_of_sine(feats_alt[:, 0].to(torch.float64))
 
     def probs(feats):
         """pi(.|s) from the features: the evaluation policy needs only sin s."""
         if task != "evaluation":
             return None
-        plus = 0.5 + feats[:, 0] / 5.0
+        plus = evaluation_plus(feats[:, 0])
         return torch.stack([1.0 - plus, plus], dim=-1)
 
     return ResidualBatch(
@@ -159,12 +162,6 @@ def residual_pair(q_main: torch.Tensor, q_next: torch.Tensor | None, batch: Resi
         return j_hat, j_hat
     j = batch.rewards + gamma * next_values(q_next, batch.next_probs) - q_s
     return j, j_hat
-
-
-def cbo_loss(j: torch.Tensor, j_hat: torch.Tensor) -> torch.Tensor:
-    """L = mean(j * j^) / 2, the loss CBO minimises (mean(j^2)/2 for DS); one per row of j for
-    several networks."""
-    return (j * j_hat).mean(dim=-1) / 2.0
 
 
 def sgd_grad_q(j: torch.Tensor, q_main: torch.Tensor, batch: ResidualBatch, gamma: float,

@@ -14,6 +14,9 @@ from typing import ClassVar
 
 import numpy as np
 
+from .numerics.laws import evaluation_plus, reward
+from .numerics.laws import prob_plus as prob_plus  # the MDP's policy, read here by exact.py and stationary.py
+
 ACTIONS = np.array([-1.0, 1.0])
 TASKS = ("evaluation", "control")
 POLICY_OF_TASK = {"evaluation": "evaluation", "control": "uniform"}  # the policy whose data each task learns from
@@ -62,20 +65,6 @@ class Problem:
         return cls(Dynamics(**section["dynamics"]), section["gamma"])
 
 
-def reward(s):
-    """r(s) = sin(s) + 1, the reward of a state (its transition's, or the one before's: Dynamics.reward_of)."""
-    return np.sin(s) + 1.0
-
-
-def prob_plus(policy: str, s):
-    """pi(a=+1 | s) for the named policy; works on floats and arrays."""
-    if policy == "evaluation":
-        return 0.5 + np.sin(s) / 5.0
-    if policy == "uniform":
-        return 0.5 + 0.0 * s
-    raise ValueError(f"unknown policy {policy!r}; allowed: 'evaluation', 'uniform'")
-
-
 @dataclass(frozen=True)
 class Trajectory:
     states: np.ndarray  # float64 (n,)
@@ -113,7 +102,7 @@ def sample_trajectory(policy: str, n_steps: int, dynamics: Dynamics, rng: np.ran
 def _sequential_rollout(policy, uniforms, kicks, dt, s0):
     if policy != "evaluation":
         raise ValueError(f"unknown policy {policy!r}; allowed: 'evaluation', 'uniform'")
-    sin = math.sin
+    sin, plus_of_sine = math.sin, evaluation_plus  # locals: the loop's fastest lookups
     n = len(uniforms)
     states = [0.0] * n
     plus = [False] * n
@@ -122,12 +111,12 @@ def _sequential_rollout(policy, uniforms, kicks, dt, s0):
     k = kicks.tolist()
     for m in range(n - 1):
         states[m] = s
-        # pi(+1|s) = 1/2 + sin(s)/5: take a = +1 when the uniform falls below it.
-        if u[m] < 0.5 + sin(s) / 5.0:
+        # take a = +1 when the uniform falls below pi(+1|s) (math.sin: the fastest on a Python float)
+        if u[m] < plus_of_sine(sin(s)):
             plus[m] = True
             s = s + (dt + k[m])
         else:
             s = s + (-dt + k[m])
     states[n - 1] = s
-    plus[n - 1] = u[n - 1] < 0.5 + sin(s) / 5.0
+    plus[n - 1] = u[n - 1] < plus_of_sine(sin(s))
     return np.array(states), np.array(plus, dtype=np.int8)

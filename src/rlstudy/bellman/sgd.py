@@ -25,17 +25,9 @@ from .batching import epoch_batches
 from .estimators import Estimator, get_estimator
 from .metrics import ErrorMeter
 from .optimizer import Fit, Optimizer, Run, one_setting_per_task
-from .qnet import Network, backward, forward_cached, forward_no_grad, init_params
-from .residuals import (
-    ResidualBatch,
-    TrajectoryTensors,
-    cbo_loss,
-    make_batch,
-    residual_pair,
-    rows_per_sample,
-    sgd_grad_q,
-    start_pool,
-)
+from .numerics import DEFAULT, get_numerics
+from .qnet import init_params
+from .residuals import TrajectoryTensors, cbo_loss, rows_per_sample, start_pool
 from .sde import Problem
 
 
@@ -61,9 +53,6 @@ class History:
     diagnostics: pd.DataFrame = field(default_factory=pd.DataFrame)  # per epoch: the steps' statistics
 
 
-TRANSITIONS_PER_PASS = 2000  # a mini-batch goes through the network in parts of this many transitions
-
-
 def step_statistics(loss: torch.Tensor, j: torch.Tensor, q_taken: torch.Tensor, grad: torch.Tensor,
                     lr: float) -> dict[str, float]:
     """An SGD step's statistics: the residual loss, Q(s_m, a_m) and the target r + gamma V(s')
@@ -73,32 +62,12 @@ def step_statistics(loss: torch.Tensor, j: torch.Tensor, q_taken: torch.Tensor, 
                 "lr": lr}
 
 
-def batch_gradient(theta: torch.Tensor, batch: ResidualBatch, gamma: float):
-    """The step's direction mean(j * grad j^) over the mini-batch, and its j, j^ and Q(s_m, a_m).
-
-    The mini-batch goes through the network TRANSITIONS_PER_PASS transitions at a time, each part's
-    gradient added up: a part's activations (a few hundred KB each) stay in the cache between the
-    forward and the backward pass, where the whole batch's (MB each) went to memory and back, and
-    two runs side by side competed for it. The sum is the same gradient up to float32 rounding."""
-    m = len(batch.action_indices)
-    grad = torch.zeros_like(theta)
-    parts = []
-    net = Network(theta)
-    for start in range(0, m, TRANSITIONS_PER_PASS):
-        part = batch.transitions(start, min(start + TRANSITIONS_PER_PASS, m))
-        q_main, cache = forward_cached(net, part.feats)
-        q_next = None if part.next_feats is None else forward_no_grad(net, part.next_feats)
-        j, j_hat = residual_pair(q_main, q_next, part, gamma)
-        grad += backward(theta, cache, sgd_grad_q(j, q_main, part, gamma, batch_size=m))
-        parts.append((j, j_hat, q_main[:len(j)].gather(1, part.action_indices.view(-1, 1)).squeeze(1)))
-    j, j_hat, q_taken = (torch.cat(values) for values in zip(*parts))
-    return grad, j, j_hat, q_taken
-
-
 def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, estimator: str | Estimator, task: str,
               params: SGDParams, problem: Problem, generator: torch.Generator, meter: ErrorMeter | None = None,
-              label: str = "SGD") -> tuple[torch.Tensor, History]:
-    """Run SGD from theta0; returns the final parameters and the history (error only with a meter)."""
+              label: str = "SGD", numerics: str = DEFAULT) -> tuple[torch.Tensor, History]:
+    """Run SGD from theta0; returns the final parameters and the history (error only with a meter).
+    numerics: the backend of the batches and the step's direction (numerics/: compiled, reference)."""
+    backend = get_numerics(numerics)
     theta = theta0.clone()
     estimator = get_estimator(estimator)
     pool = start_pool(estimator, traj.action_indices)
@@ -118,8 +87,9 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, estimator: str | Es
         lr = params.lr0 * params.lr_decay ** epoch
         batches, remainder = epoch_batches(n_starts, params.batch_size, remainder, generator)
         for positions in batches:
-            batch = make_batch(traj, pool[positions], estimator, task, problem.dynamics, generator, params.ur_action)
-            grad, j, j_hat, q_taken = batch_gradient(theta, batch, problem.gamma)
+            batch = backend.batch(traj, pool[positions], estimator, task, problem.dynamics, generator,
+                                  params.ur_action)
+            grad, j, j_hat, q_taken = backend.sgd_direction(theta, batch, problem.gamma)  # mean(j * grad j^)
             theta -= lr * grad
             residual_loss = cbo_loss(j, j_hat)
             log.add(step_statistics(residual_loss, j, q_taken, grad, lr))
@@ -144,7 +114,7 @@ def fit_sgd(params: SGDParams, run: Run) -> Fit:
     """One run of run_method: SGD from a network drawn by run.init."""
     theta0 = init_params(1, run.init)[0].to(run.device)
     theta, history = train_sgd(theta0, run.traj, run.estimator, run.task, params, run.problem, run.sampling,
-                               run.meter, run.label)
+                               run.meter, run.label, run.numerics)
     return Fit(theta, history, {"lr": history.lr, "loss": history.loss})
 
 

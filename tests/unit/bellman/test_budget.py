@@ -230,7 +230,7 @@ def test_the_compiled_loss_and_gradient_are_the_tensor_codes(task, reward_of):
                                          np.random.default_rng(7), POINTS)
         for q_grid in q_grids:
             q_grid = q_grid.clone().requires_grad_(True)
-            j, j_hat = sampled.residuals(lambda name: sampled.interpolated(q_grid, name))
+            j, j_hat = sampled.residuals(sampled.interpolated(q_grid))
             expected = 0.5 * (j * j_hat).mean()
             expected.backward()
             total, grad = sampled.sums(q_grid.detach())

@@ -139,15 +139,15 @@ def test_kick_moves_coinciding_particles_and_shrinks(small_trajectory):
 
 
 def test_bff_matched_draws_only_transitions_that_repeat_the_action(small_trajectory, monkeypatch):
-    import rlstudy.bellman.cbo as cbo
+    import rlstudy.bellman.numerics.compiled as compiled
     seen = []
-    real = cbo.make_batch
+    real = compiled.make_batch
 
     def spy(traj, starts, *args, **kwargs):
         seen.append(starts)
         return real(traj, starts, *args, **kwargs)
 
-    monkeypatch.setattr(cbo, "make_batch", spy)
+    monkeypatch.setattr(compiled, "make_batch", spy)
     traj = small_trajectory()
     p = params()
     g = torch.Generator().manual_seed(0)
@@ -162,7 +162,7 @@ def test_bff_matched_draws_only_transitions_that_repeat_the_action(small_traject
 def test_particle_losses_are_each_particles_own_loss(small_trajectory, task, estimator):
     """All particles' residuals at once (residual_pair on a stack of Q) give each particle the loss it
     has alone, mean(j * j^) / 2 of its own Q."""
-    from rlstudy.bellman.cbo import particle_losses
+    from rlstudy.bellman.numerics.compiled import particle_losses
     from rlstudy.bellman.qnet import forward_no_grad, init_params
     from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, start_pool
 

@@ -287,36 +287,36 @@ def test_a_second_process_loads_the_compiled_kernels_from_numbas_cache(tmp_path)
 @pytest.mark.parametrize("task", ["evaluation", "control"])
 @pytest.mark.parametrize("estimator", ["DS", "UR", "BFF", "BFF-matched"])
 def test_a_mini_batch_in_parts_gives_the_whole_batchs_gradient(small_trajectory, theta, task, estimator, monkeypatch):
-    """sgd.batch_gradient by parts of uneven size (7 transitions, the last part shorter) against one
+    """compiled.sgd_direction by parts of uneven size (7 transitions, the last part shorter) against one
     pass over the whole mini-batch: j, j^, Q(s, a) and the gradient within float32 rounding (BLAS
     rounds a row's product differently with the number of rows around it)."""
-    from rlstudy.bellman import sgd
+    from rlstudy.bellman.numerics import compiled
 
     traj = small_trajectory("evaluation" if task == "evaluation" else "uniform")
     starts = start_pool(estimator, traj.action_indices)[:100]
     batch = make_batch(traj, starts, estimator, task, DYN, torch.Generator().manual_seed(5))
-    whole = sgd.batch_gradient(theta, batch, GAMMA)
-    monkeypatch.setattr(sgd, "TRANSITIONS_PER_PASS", 7)
-    parts = sgd.batch_gradient(theta, batch, GAMMA)
+    whole = compiled.sgd_direction(theta, batch, GAMMA)
+    monkeypatch.setattr(compiled, "TRANSITIONS_PER_PASS", 7)
+    parts = compiled.sgd_direction(theta, batch, GAMMA)
     for ours, reference in zip(parts[1:], whole[1:]):
         torch.testing.assert_close(ours, reference, rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(parts[0], whole[0], rtol=1e-5, atol=1e-6)
 
 
 def test_a_mini_batch_bounds_the_network_once_not_once_per_part(small_trajectory, theta, monkeypatch):
-    """The compiled passes' bound reads every weight: sgd.batch_gradient checks it once per cosine layer
+    """The compiled passes' bound reads every weight: compiled.sgd_direction checks it once per cosine layer
     for the whole mini-batch (it cost several per cent of an SGD run when every part of the batch, forward
     and next states, checked it again), and the gradient is the same bits either way."""
-    from rlstudy.bellman import sgd
+    from rlstudy.bellman.numerics import compiled
 
     traj = small_trajectory("uniform")
     batch = make_batch(traj, start_pool("UR", traj.action_indices)[:100], "UR", "control", DYN,
                        torch.Generator().manual_seed(5))
-    monkeypatch.setattr(sgd, "TRANSITIONS_PER_PASS", 7)
+    monkeypatch.setattr(compiled, "TRANSITIONS_PER_PASS", 7)
     calls = []
     bounded = trig.bounded
     monkeypatch.setattr(trig, "bounded", lambda weight, bias: calls.append(1) or bounded(weight, bias))
-    grad = sgd.batch_gradient(theta, batch, GAMMA)[0]
+    grad = compiled.sgd_direction(theta, batch, GAMMA)[0]
     assert len(calls) == 2  # not once per part and pass (15 parts, forward and next states)
     per_call = torch.zeros_like(theta)
     for start in range(0, 100, 7):

@@ -12,6 +12,8 @@ from __future__ import annotations
 from rlstudy.bellman.budget import SampledResidual, minimise
 from rlstudy.bellman.cli import budget_common as common
 from rlstudy.bellman.datasets import load_trajectory, trajectory_paths
+from rlstudy.bellman.numerics import DEFAULT as DEFAULT_NUMERICS
+from rlstudy.bellman.numerics import NUMERICS
 from rlstudy.bellman.qnet import load_network
 from rlstudy.bellman.sde import Problem
 from rlstudy.core import seeding
@@ -30,6 +32,9 @@ def main() -> None:
     p.add_argument("--max-transitions", type=integer_from(0), default=0,
                    help="transitions used, evenly spaced (0: every one)")
     p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
+    p.add_argument("--numerics", choices=NUMERICS, default=DEFAULT_NUMERICS,
+                   help="the loss's backend (config 'numerics'): compiled (budget_kernel.py), or reference "
+                        "(autograd through numerics/reference.py's residuals)")
     args = p.parse_args()
     setup_torch("cpu")
     settings = common.fit_settings(args.fit, "budget.finite_fit")
@@ -39,7 +44,8 @@ def main() -> None:
     start = load_network(args.start, "the start network")
     rng = seeding.numpy_rng(args.seed, "sampling", "budget", args.task, args.estimator)
     objective = SampledResidual(data.states, data.action_indices, data.rewards, args.task, args.estimator, problem,
-                                rng, args.points, args.ur_action, args.max_transitions)
+                                rng, args.points, args.ur_action, args.max_transitions,
+                                args.numerics)
     fit = minimise(objective.loss, start, settings, f"finite data {args.task} {args.estimator}")
     direct = objective.direct_loss(fit.theta)
     interpolated, scale = fit.history[-1]["loss"], objective.residual_scale(fit.theta)
@@ -50,7 +56,8 @@ def main() -> None:
                             f"loss at the states themselves ({direct:.9g}): raise --points")
     keys = {"task": args.task, "estimator": args.estimator, "part": "finite_data"}
     params = {"points": args.points, "fit": args.fit, "ur_action": args.ur_action, "gamma": problem.gamma,
-              "dynamics": args.problem["dynamics"], "max_transitions": args.max_transitions}
+              "dynamics": args.problem["dynamics"], "max_transitions": args.max_transitions,
+              "numerics": args.numerics}
     common.write_part(args, keys, fit, exact_q, weights, params, args.seed,
                common.inputs_of(args, start=args.start, **trajectory_paths(args.trajectory)),
                extra={"transitions": objective.transitions, "loss_direct": direct})

@@ -21,6 +21,8 @@ from rlstudy.bellman.datasets import dataset_dynamics, load_trajectory, trajecto
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, q_on_grid
 from rlstudy.bellman.estimators import ESTIMATORS
+from rlstudy.bellman.numerics import DEFAULT as DEFAULT_NUMERICS
+from rlstudy.bellman.numerics import NUMERICS
 from rlstudy.bellman.optimizers import OPTIMIZERS, Run, all_settings
 from rlstudy.bellman.qnet import load_network, to_state_dict
 from rlstudy.bellman.residuals import TrajectoryTensors
@@ -77,6 +79,10 @@ def main() -> None:
     p.add_argument("--out-dir", required=True, help="the run folder (results/runs/<dataset>/<task>/<setting>/<estimator>/seed<N>)")
     p.add_argument("--stop-on-divergence", action="store_true",
                    help="end a diverging run at its last finite iterate instead of failing (CBO's sweeps)")
+    p.add_argument("--numerics", choices=NUMERICS, default=DEFAULT_NUMERICS,
+                   help="the backend of the optimiser's numerics (config 'numerics'; numerics/__init__.py): compiled, "
+                        "the study's, or reference, plain PyTorch with autograd (slower, the same within float32 "
+                        "rounding)")
     add_device_argument(p)
     args = p.parse_args()
     device = setup_torch(args.device)
@@ -96,7 +102,7 @@ def main() -> None:
                                                   str(args.run_seed)),
                  meter=meter, label=f"{args.setting} {args.estimator} {args.task} seed {args.run_seed}",
                  mean_reward=float(np.nanmean(data.rewards)), device=device,
-                 stop_on_divergence=args.stop_on_divergence)
+                 stop_on_divergence=args.stop_on_divergence, numerics=args.numerics)
     fit = optimizer.fit(params, inputs)
     theta, history, label = fit.theta, fit.history, inputs.label
     keys = {"dataset": args.dataset, "task": args.task, "setting": args.setting, "estimator": args.estimator,
@@ -112,7 +118,7 @@ def main() -> None:
     # problem's discount beside them.
     record = provenance({**keys, "params": {**args.params, "gamma": problem.gamma},
                          "dynamics": args.problem["dynamics"],
-                         "device": device_record(args.device, device)},
+                         "device": device_record(args.device, device), "numerics": args.numerics},
                         args.seed, {**trajectory_paths(args.trajectory), "reference": args.reference, "exact": args.exact})
     out = Path(args.out_dir)
     save_tensors(out / "q.pt", to_state_dict(theta), record)

@@ -3,7 +3,7 @@ line here. The order is the one figures draw and list them in (and gives each it
 schema, the workflow's wildcards and the figures' colours all derive from this registry
 (tests/unit/bellman/test_registries.py)."""
 
-from .base import Draw, Estimator, GridResidual
+from .base import ArrayDraw, Draw, Estimator, GridResidual, TensorDraw
 from .bff import BFF, BFF_MATCHED
 from .ds import DS
 from .ur import UR
@@ -25,4 +25,4 @@ def get_estimator(estimator: str | Estimator) -> Estimator:
     return ESTIMATORS[estimator]
 
 
-__all__ = ["ESTIMATORS", "Draw", "Estimator", "GridResidual", "get_estimator"]
+__all__ = ["ESTIMATORS", "ArrayDraw", "Draw", "TensorDraw", "Estimator", "GridResidual", "get_estimator"]

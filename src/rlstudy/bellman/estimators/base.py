@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..sde import Dynamics
 
 if TYPE_CHECKING:  # the registry is read by steps that never touch a tensor (figures): no torch import for them
@@ -20,17 +22,80 @@ if TYPE_CHECKING:  # the registry is read by steps that never touch a tensor (fi
 
 @dataclass(frozen=True)
 class Draw:
-    """What a second next state may be made of, for m transitions (tensors on the trajectory's device;
-    the random stream lives on the CPU, so a run draws the same numbers on any device)."""
+    """What a second next state may be made of, for m transitions, in either library: tensors (SGD's
+    and CBO's batches: TensorDraw) or NumPy arrays (the budget's sampled residual: ArrayDraw). An
+    estimator's second_state reads the states through `following` and draws through `uniforms` and
+    `normals`, so that one function serves both, and each keeps the bits it always had."""
 
-    states: torch.Tensor  # float64 (n,): the whole trajectory
-    starts: torch.Tensor  # int64 (m,): the start indices m
-    s: torch.Tensor  # float64 (m,): s_m
-    action_indices: torch.Tensor  # int64 (m,): a_m
+    states: torch.Tensor | np.ndarray  # float64 (n,): the whole trajectory
+    starts: torch.Tensor | np.ndarray  # int64 (m,): the start indices m
+    s: torch.Tensor | np.ndarray  # float64 (m,): s_m
+    action_indices: torch.Tensor | np.ndarray  # int64 (m,): a_m
     task: str
     dynamics: Dynamics
-    generator: torch.Generator
     ur_action: str  # the optimiser's `ur_action`: how a resampled state picks its action
+
+    def following(self, k: int):
+        """s_{m+k} of every transition."""
+        raise NotImplementedError
+
+    def uniforms(self):
+        """m uniforms on [0, 1), float64."""
+        raise NotImplementedError
+
+    def normals(self):
+        """m standard normals, float64."""
+        raise NotImplementedError
+
+    def signs(self, plus):
+        """The actions +-1.0 (float64) of action indices, or of booleans "a = +1" (index 1 is a = +1)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class TensorDraw(Draw):
+    """A Draw on tensors on the trajectory's device; the random stream lives on the CPU, so a run
+    draws the same numbers on any device."""
+
+    generator: torch.Generator = None
+
+    def following(self, k: int):
+        # index_select: 3x faster than tensor[index] here, and this runs every step.
+        return self.states.index_select(0, self.starts + k)
+
+    def uniforms(self):
+        import torch
+
+        return torch.rand(self.s.shape, generator=self.generator, dtype=torch.float64).to(self.states.device)
+
+    def normals(self):
+        import torch
+
+        return torch.randn(self.s.shape, generator=self.generator, dtype=torch.float64).to(self.states.device)
+
+    def signs(self, plus):
+        import torch
+
+        return plus.to(torch.float64) * 2.0 - 1.0
+
+
+@dataclass(frozen=True)
+class ArrayDraw(Draw):
+    """A Draw on NumPy arrays, its random numbers from a NumPy generator."""
+
+    rng: np.random.Generator = None
+
+    def following(self, k: int):
+        return self.states[self.starts + k]
+
+    def uniforms(self):
+        return self.rng.random(len(self.s))
+
+    def normals(self):
+        return self.rng.standard_normal(len(self.s))
+
+    def signs(self, plus):
+        return np.asarray(plus, dtype=np.float64) * 2.0 - 1.0
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,8 @@ if TYPE_CHECKING:
     import torch
 
 
-def borrowed_state(draw: Draw) -> torch.Tensor:
-    following = draw.starts + 1
-    return draw.s + (draw.states.index_select(0, draw.starts + 2) - draw.states.index_select(0, following))
+def borrowed_state(draw: Draw):
+    return draw.s + (draw.following(2) - draw.following(1))
 
 
 def matched_actions(pool: torch.Tensor, action_indices: torch.Tensor) -> torch.Tensor:

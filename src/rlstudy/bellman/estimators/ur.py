@@ -5,35 +5,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..numerics.laws import prob_plus
+from ..sde import POLICY_OF_TASK
 from .base import Draw, Estimator, GridResidual
 
 if TYPE_CHECKING:  # imported where a state is drawn (base.py says why)
     import torch
 
 
-def prob_plus_torch(task: str, states: torch.Tensor) -> torch.Tensor:
-    """pi(a=+1|s) of the task's policy (the target policy of evaluation, the behaviour policy of control)."""
-    import torch
-
-    if task == "evaluation":
-        return 0.5 + torch.sin(states) / 5.0
-    return torch.full_like(states, 0.5)
-
-
-def resampled_state(draw: Draw) -> torch.Tensor:
-    import torch
-
-    device = draw.states.device
+def resampled_state(draw: Draw):
     if draw.ur_action == "recorded":
-        a = draw.action_indices.to(torch.float64) * 2.0 - 1.0
-    elif draw.ur_action == "policy":  # the notebook's variant: a fresh action from the policy at s
-        uniform = torch.rand(draw.s.shape, generator=draw.generator, dtype=torch.float64).to(device)
-        plus = uniform < prob_plus_torch(draw.task, draw.s)
-        a = plus.to(torch.float64) * 2.0 - 1.0
+        a = draw.signs(draw.action_indices)
+    elif draw.ur_action == "policy":  # the notebook's variant: a fresh action from the task's policy at s
+        a = draw.signs(draw.uniforms() < prob_plus(POLICY_OF_TASK[draw.task], draw.s))
     else:
         raise ValueError(f"ur_action must be 'recorded' or 'policy', got {draw.ur_action!r}")
-    z = torch.randn(draw.s.shape, generator=draw.generator, dtype=torch.float64).to(device)
-    return draw.dynamics.step(draw.s, a, z)
+    return draw.dynamics.step(draw.s, a, draw.normals())
 
 
 def population_terms(grid: GridResidual) -> torch.Tensor:

@@ -1,0 +1,201 @@
+"""The two backends of the CBO/BFF numerics (bellman/numerics/): the compiled one, the study's, and the
+plain-PyTorch reference agree within float32 rounding on every estimator and task; the policy and the
+reward have one home; the config's `numerics` is the registry's."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from rlstudy.bellman import budget
+from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
+from rlstudy.bellman.estimators import ESTIMATORS, ArrayDraw, TensorDraw
+from rlstudy.bellman.numerics import NUMERICS, compiled, get_numerics, laws, reference
+from rlstudy.bellman.qnet import init_params
+from rlstudy.bellman.residuals import start_pool
+from rlstudy.bellman.sgd import SGDParams, train_sgd
+from rlstudy.core.config import SCHEMA_PATH
+from bellman_fixtures import problem
+
+TASKS = ("evaluation", "control")
+CASES = [(task, estimator, ur_action, reward_of) for task in TASKS for estimator in ESTIMATORS
+         for ur_action in ("recorded", "policy") if ur_action == "recorded" or estimator == "UR"
+         for reward_of in ("current", "next")]
+
+
+def trajectory(small_trajectory, task):
+    return small_trajectory("evaluation" if task == "evaluation" else "uniform")
+
+
+def both_batches(traj, task, estimator, ur_action, dynamics, count=300, seed=3):
+    """The same transitions drawn by each backend from generators in the same state; each generator's
+    state after the draw, to show that the two consume the stream alike."""
+    starts = start_pool(estimator, traj.action_indices)[:count]
+    batches, states = {}, {}
+    for name in NUMERICS:
+        generator = torch.Generator().manual_seed(seed)
+        batches[name] = get_numerics(name).batch(traj, starts, estimator, task, dynamics, generator, ur_action)
+        states[name] = generator.get_state()
+    return batches, states
+
+
+@pytest.mark.parametrize("task, estimator, ur_action, reward_of", CASES)
+def test_sgds_direction_agrees_between_the_backends(small_trajectory, theta, task, estimator, ur_action, reward_of):
+    """mean(j * grad j^) by the hand-written backward and compiled passes against autograd over the
+    plain network, with the same draws: j, j^, Q(s_m, a_m) and the direction within float32 rounding."""
+    dynamics = problem(reward_of=reward_of).dynamics
+    batches, states = both_batches(trajectory(small_trajectory, task), task, estimator, ur_action, dynamics)
+    assert torch.equal(states["compiled"], states["reference"])
+    fast = compiled.sgd_direction(theta, batches["compiled"], 0.9)
+    plain = reference.sgd_direction(theta, batches["reference"], 0.9)
+    for ours, expected in zip(fast[1:], plain[1:]):
+        torch.testing.assert_close(ours, expected, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(fast[0], plain[0], rtol=1e-4, atol=1e-5)
+    assert float(fast[0].abs().max()) > 1e-3  # a direction that could disagree
+
+
+@pytest.mark.parametrize("task, estimator, ur_action, reward_of", CASES)
+def test_cbos_particle_losses_agree_between_the_backends(small_trajectory, task, estimator, ur_action, reward_of):
+    dynamics = problem(reward_of=reward_of).dynamics
+    batches, _ = both_batches(trajectory(small_trajectory, task), task, estimator, ur_action, dynamics)
+    particles = init_params(5, torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        fast = compiled.particle_losses(particles, batches["compiled"], 0.9)
+    plain = reference.particle_losses(particles, batches["reference"], 0.9)
+    torch.testing.assert_close(fast, plain, rtol=1e-5, atol=1e-6)
+    assert len(set(plain.tolist())) == 5  # each particle its own loss
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("estimator", list(ESTIMATORS))
+def test_short_sgd_and_cbo_runs_agree_between_the_backends(small_trajectory, task, estimator):
+    """A few steps of each optimiser, each backend from the same start and stream: the same draws
+    throughout (the generators end alike) and the final networks within float32 rounding. The step is
+    small enough that the loss falls: a growing one amplifies any rounding, as a chaotic map does."""
+    traj = trajectory(small_trajectory, task)
+    sgd_params = SGDParams(epochs=1, batch_size=400, lr0=0.01, lr_decay=0.9, ur_action="recorded")
+    cbo_params = CBOParams(particles=4, particle_batch=2, samples=200, epochs=1, lam=1.0, eta=0.1, noise=0.5,
+                           beta=10.0, ur_action="recorded", output_bias_init="default", kick=0.0, kick_decay=1.0,
+                           ess_target=0.0)
+    finals, streams = {}, {}
+    for name in NUMERICS:
+        generator = torch.Generator().manual_seed(6)
+        theta0 = init_params(1, torch.Generator().manual_seed(1))[0]
+        sgd_theta, _ = train_sgd(theta0, traj, estimator, task, sgd_params, problem(), generator, numerics=name)
+        swarm = initial_swarm(cbo_params, torch.Generator().manual_seed(2), 0.0)
+        consensus, _ = train_cbo(swarm, traj, estimator, task, cbo_params, problem(), generator, numerics=name)
+        finals[name], streams[name] = (sgd_theta, consensus), generator.get_state()
+    assert torch.equal(streams["compiled"], streams["reference"])
+    for ours, expected in zip(finals["compiled"], finals["reference"]):
+        torch.testing.assert_close(ours, expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("task, estimator, ur_action, reward_of", CASES)
+def test_the_budgets_sampled_residual_agrees_between_the_backends(task, estimator, ur_action, reward_of):
+    """The finite-data loss and its gradient: budget_kernel.py's pass against autograd through the
+    reference residuals, on the same interpolation."""
+    dyn = problem(reward_of=reward_of).dynamics
+    rng = np.random.default_rng(8)
+    states = np.cumsum(np.r_[0.0, rng.choice([-1.0, 1.0], 1999) * dyn.dt + 0.09 * rng.normal(size=1999)])
+    actions = (rng.random(2000) < 0.5).astype(np.int8)
+    rewards = laws.reward(states)
+    theta = init_params(1, torch.Generator().manual_seed(0))[0].double()
+    losses, grads = {}, {}
+    for name in NUMERICS:
+        sampled = budget.SampledResidual(states, actions, rewards, task, estimator, problem(reward_of=reward_of),
+                                         np.random.default_rng(7), 256, ur_action, numerics=name)
+        point = theta.clone().requires_grad_(True)
+        loss = sampled.loss(point)
+        loss.backward()
+        losses[name], grads[name] = float(loss.detach()), point.grad
+    assert losses["compiled"] == pytest.approx(losses["reference"], rel=1e-10, abs=1e-14)
+    torch.testing.assert_close(grads["compiled"], grads["reference"], rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("estimator", list(ESTIMATORS))
+@pytest.mark.parametrize("ur_action", ["recorded", "policy"])
+def test_an_estimators_one_draw_gives_the_same_states_on_arrays_and_tensors(small_trajectory, estimator, ur_action):
+    """The budget (arrays, a NumPy stream) and the optimisers (tensors, a torch stream) call the same
+    second_state: fed the same random numbers, it gives the same states, bit for bit."""
+    traj = small_trajectory("evaluation")
+    starts = start_pool(estimator, traj.action_indices)[:200]
+    s, actions = traj.states[starts], traj.action_indices[starts]
+    dynamics = problem().dynamics
+    spec = ESTIMATORS[estimator]
+    tensor = spec.second_state(TensorDraw(traj.states, starts, s, actions, "evaluation", dynamics, ur_action,
+                                          torch.Generator().manual_seed(5)))
+    generator = torch.Generator().manual_seed(5)  # UR's stream: uniforms for a fresh action, then normals
+    uniforms = None
+    if ur_action == "policy":
+        uniforms = torch.rand(len(starts), generator=generator, dtype=torch.float64).numpy()
+    normals = torch.randn(len(starts), generator=generator, dtype=torch.float64).numpy()
+
+    class Replay:  # a NumPy generator that hands out the torch stream's numbers, in its order
+        def __init__(self):
+            self.pending = [uniforms, normals] if ur_action == "policy" else [normals]
+
+        def random(self, n):
+            return self.pending.pop(0)
+
+        standard_normal = random
+
+    array = spec.second_state(ArrayDraw(traj.states.numpy(), starts.numpy(), s.numpy(), actions.numpy(),
+                                        "evaluation", dynamics, ur_action, Replay()))
+    if tensor is None:
+        assert array is None
+    else:
+        assert np.array_equal(tensor.numpy(), array)
+
+
+def test_the_policy_and_the_reward_keep_each_librarys_bits():
+    """One formula, evaluated in the library of its argument: NumPy's for arrays and floats, torch's
+    for tensors (so no caller's bits move), and from a sine where the caller has one."""
+    s = np.linspace(-20.0, 20.0, 1001)
+    assert np.array_equal(laws.prob_plus("evaluation", s), 0.5 + np.sin(s) / 5.0)
+    assert np.array_equal(laws.reward(s), np.sin(s) + 1.0)
+    t = torch.from_numpy(s)
+    assert torch.equal(laws.prob_plus("evaluation", t), 0.5 + torch.sin(t) / 5.0)
+    assert torch.equal(laws.reward(t), torch.sin(t) + 1.0)
+    assert laws.evaluation_plus(math.sin(1.0)) == 0.5 + math.sin(1.0) / 5.0
+    assert np.array_equal(laws.prob_plus("uniform", s), np.full_like(s, 0.5))
+    with pytest.raises(ValueError, match="'evaluation', 'uniform'"):
+        laws.prob_plus("greedy", s)
+
+
+def test_the_configs_numerics_is_the_registrys_and_an_unknown_backend_is_refused():
+    schema = yaml.safe_load(SCHEMA_PATH.read_text())
+    assert schema["properties"]["numerics"]["enum"] == list(NUMERICS)
+    with pytest.raises(ValueError, match="numerics must be one of"):
+        get_numerics("fast")
+    with pytest.raises(ValueError, match="numerics must be one of"):
+        budget.SampledResidual(np.zeros(10), np.zeros(10, np.int8), np.ones(10), "control", "DS", problem(),
+                               np.random.default_rng(0), 16, numerics="fast")
+
+
+def test_the_budget_draws_a_new_estimators_own_second_state(monkeypatch):
+    """A registered estimator that is neither DS nor UR gets its own draw in the finite-data fit, not
+    BFF's (the budget once chose the draw by name, and gave every other estimator BFF's)."""
+    from rlstudy.bellman.estimators import Estimator
+
+    mirror = Estimator("MIRROR", "s_{m+1} mirrored through s_m",
+                       second_state=lambda draw: 2.0 * draw.s - draw.following(1), lookahead=1, rows_per_sample=3)
+    monkeypatch.setitem(budget.ESTIMATORS, "MIRROR", mirror)
+    states = np.cumsum(np.random.default_rng(1).normal(size=50))
+    sampled = budget.SampledResidual(states, np.zeros(50, np.int8), laws.reward(states), "control", "MIRROR",
+                                     problem(), np.random.default_rng(0), 16)
+    assert np.array_equal(sampled.sample.s_alt.numpy(), 2.0 * states[:49] - states[1:])
+
+
+@pytest.mark.parametrize("step", ["rlstudy.bellman.cli.run_method", "rlstudy.bellman.cli.budget_finite"])
+def test_a_step_that_takes_numerics_depends_on_both_backends(step):
+    """The workflow reruns a job when a file it imports changes (core/sources.py reads the imports): the
+    backend chosen at run time must be among them, whichever it is."""
+    from pathlib import Path
+
+    from rlstudy.core.sources import module_sources
+
+    src = Path(laws.__file__).resolve().parents[3]
+    sources = {str(path.relative_to(src)) for path in module_sources(step, src)}
+    assert {f"rlstudy/bellman/numerics/{name}.py" for name in (*NUMERICS, "laws")} <= sources
