@@ -130,6 +130,8 @@ use rule step as budget_finite with:
             "--seed",
             config["seed"],
             *budget_weights_args(w.task),
+            "--numerics",
+            config["numerics"],
             "--out-dir",
             str(Path(output.error).parent),
         ],
