@@ -10,24 +10,33 @@ rule front_page:
         schema="workflow/schemas/claims.schema.yaml",
         code=sources("report.cli.write_front_page"),
     output:
-        report("results/report/front_page.rst", caption="../report/front_page_block.rst",
-               category="0. Claims and verdicts"),
-    params:
-        scale=SCALE.describe(),
-        seeds=as_json({"master": config["seed"], "settings": {setting: {task: list(seeds_of(setting, task))
-                                                                    for task in config["tasks"]} for setting in SETTINGS}}),
-        datasets=DATASETS,
-        # The figures' names, not their files: the block links them and reads none (a figure redrawn,
-        # e.g. cost_seconds from remeasured wall times, changes nothing in it).
-        figures=lambda w: report_figures(),
+        report(
+            "results/report/front_page.rst",
+            caption="../report/front_page_block.rst",
+            category="0. Claims and verdicts",
+        ),
     log:
         "logs/report/front_page.log",
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        ENV
+    params:
+        scale=SCALE.describe(),
+        seeds=as_json(
+            {
+                "master": config["seed"],
+                "settings": {
+                    setting: {task: list(seeds_of(setting, task)) for task in config["tasks"]} for setting in SETTINGS
+                },
+            }
+        ),
+        datasets=DATASETS,
+        # The figures' names, not their files: the block links them and reads none (a figure redrawn,
+        # e.g. cost_seconds from remeasured wall times, changes nothing in it).
+        figures=lambda w: report_figures(),
     shell:
         "python -m rlstudy.runtime.warmstart rlstudy.report.cli.write_front_page --claims {input.claims:q}"
         " --claims-file {input.claims_file:q} --schema {input.schema:q} --figures {params.figures:q}"

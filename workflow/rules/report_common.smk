@@ -10,4 +10,6 @@ SCALE = scale_of(config, workflow.basedir)
 def report_figures():
     """The figures the report shows: the first format of every figure the default target builds."""
     shown = f".{config['figures']['formats'][0]}"
-    return sorted(str(path) for path in rules.all.input if str(path).startswith("figures/") and str(path).endswith(shown))
+    return sorted(
+        str(path) for path in rules.all.input if str(path).startswith("figures/") and str(path).endswith(shown)
+    )

@@ -16,7 +16,7 @@ from rlstudy.bellman.numerics import NUMERICS, compiled, get_numerics, laws, ref
 from rlstudy.bellman.qnet import init_params
 from rlstudy.bellman.residuals import start_pool
 from rlstudy.bellman.sgd import SGDParams, train_sgd
-from rlstudy.core.config import SCHEMA_PATH
+from rlstudy.core.config import schema_file
 from bellman_fixtures import problem
 
 TASKS = ("evaluation", "control")
@@ -165,7 +165,7 @@ def test_the_policy_and_the_reward_keep_each_librarys_bits():
 
 
 def test_the_configs_numerics_is_the_registrys_and_an_unknown_backend_is_refused():
-    schema = yaml.safe_load(SCHEMA_PATH.read_text())
+    schema = yaml.safe_load(schema_file().read_text())
     assert schema["properties"]["numerics"]["enum"] == list(NUMERICS)
     with pytest.raises(ValueError, match="numerics must be one of"):
         get_numerics("fast")
