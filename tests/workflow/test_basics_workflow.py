@@ -78,6 +78,8 @@ def test_smoke_profile_builds_every_agent_figure_and_run_file(smoke_project):
 
     summary = pd.read_csv(workdir / "results" / "agents" / "summary.csv")
     assert list(summary.columns) == ["agent", "env", "seed", "episodes", "steps", "final_mean_return",
-                                     "solved_return", "solved"]
+                                     "solved_return", "solved", "final_return_sd", "evaluation_episodes"]
+    # the per-run claims' noise (claims.yaml run_noise): the evaluation episodes' spread and count
+    assert (summary["evaluation_episodes"] >= 1).all() and (summary["final_return_sd"] >= 0).all()
     assert (summary["solved"] == (summary["final_mean_return"] >= summary["solved_return"])).all()
     assert sorted(set(summary["agent"])) == sorted(REGISTRY)

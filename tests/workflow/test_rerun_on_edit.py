@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from project_copy import SMOKE, snakemake
 
+from rlstudy.agents.registry import AGENTS
 from rlstudy.core.sources import module_sources
 
 pytestmark = pytest.mark.integration
@@ -32,7 +33,11 @@ def test_a_step_depends_on_its_imports_at_any_depth():
 
 
 def test_the_mpo_rollout_does_not_import_the_learner():
-    sources = {str(p.relative_to(SRC)) for p in module_sources("rlstudy.agents.cli.rollout_mpo", SRC)}
+    """The rollout's code (rule mpo_rollout: its step's and its agent class's module, agent_sources in
+    basics_common.smk, as the registry builds the agent by name) has the networks, not the learner."""
+    module = f"rlstudy.agents.{AGENTS['mpo'].module}"
+    sources = {str(p.relative_to(SRC)) for step in ("rlstudy.agents.cli.rollout_mpo", module)
+               for p in module_sources(step, SRC)}
     assert "rlstudy/agents/mpo/networks.py" in sources and "rlstudy/agents/mpo/learner.py" not in sources
 
 
