@@ -19,7 +19,7 @@ FINITE = "results/budget/control/finite_data/UR/error.csv"
 def test_the_reference_backend_builds_runs_that_match_the_compiled_ones(tmp_path, await_smoke_project):
     workdir = copy_project(tmp_path / "reference")
     config = ["numerics=reference"] if AUTHORS else ["--config", "numerics=reference"]  # one --config list
-    result = snakemake(workdir, *SMOKE, *config, SGD_RUN, CBO_RUN, FINITE)
+    result = snakemake(workdir, SGD_RUN, CBO_RUN, FINITE, *SMOKE, *config)  # targets before --config
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     for target in (SGD_RUN, CBO_RUN, FINITE):
         record = json.loads((workdir / f"{target}.provenance.json").read_text())

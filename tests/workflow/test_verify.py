@@ -19,8 +19,8 @@ pytestmark = pytest.mark.integration
 PROFILE = ["--profile", "workflow/profiles/smoke", "--cores", "2"]
 # two jobs: a trajectory (bellman/sde.py) and the exact Q on its grid (which imports sde.py too)
 TARGETS = ["data/trajectories/ours/evaluation/short/states.npy", "results/exact/evaluation/reward_next/q_exact.npy"]
-KERNEL = Path("src/rlstudy/bellman/sde.py")
-REWARD = "return np.sin(s) + 1.0\n"
+KERNEL = Path("src/rlstudy/bellman/numerics/laws.py")  # the reward, written once
+REWARD = "return sin_s + 1.0\n"
 
 
 def step(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -56,7 +56,7 @@ def test_a_rebuild_is_identical_and_a_changed_kernel_is_not(built, tmp_path):
     kernel = built / KERNEL
     text = kernel.read_text()
     assert text.count(REWARD) == 1
-    kernel.write_text(text.replace(REWARD, "return np.sin(s) + 1.0000001\n"))  # within the steps' 1e-6 check
+    kernel.write_text(text.replace(REWARD, "return sin_s + 1.0000001\n"))  # within the steps' 1e-6 check
     try:
         done = step("verify", "--manifest", "manifest.json", "--sample", "2", "--max-jobs", "3", "--cores", "2",
                     "--scratch", str(tmp_path / "changed"), cwd=built)
