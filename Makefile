@@ -12,7 +12,8 @@ LONG_RUN := --profile workflow/profiles/long
 # template, which Snakemake would run as Python) is refused before Snakemake reads it (docs/reliability.md).
 SNAKEMAKE := $(BIN)/python -m rlstudy.runtime.launch
 # make rerun keeps the checkout's scale: the one its first build recorded (results/.scale; paper if none).
-SCALE ?= $(or $(strip $(shell cat results/.scale 2>/dev/null)),paper)
+# (only a scale's name: the file's text never reaches a recipe's shell otherwise)
+SCALE ?= $(or $(filter paper smoke,$(strip $(shell cat results/.scale 2>/dev/null))),paper)
 SCALE_FILE = $(if $(filter smoke,$(SCALE)),workflow/profiles/smoke/scale.yaml)
 TARGET ?=
 CONFIGFILES ?=

@@ -253,7 +253,7 @@ class PopulationResidual:
         self.behaviour = torch.from_numpy(policy_probs(POLICY_OF_TASK[task], s))
         self.target_probs = target_probs_of(task, s)
         # UR with ur_action policy draws a fresh action from the task's policy (estimators/ur.py)
-        self.fresh_probs = torch.from_numpy(policy_probs(POLICY_OF_TASK[task], s))
+        self.fresh_probs = self.behaviour
         self.reward = torch.from_numpy(reward(s))
         self.multipliers = torch.from_numpy(exact.StepOperator.build(points, problem.dynamics).multipliers)
 

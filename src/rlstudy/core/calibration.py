@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 from scipy import stats
 
+from rlstudy.core.config import load_yaml
 from rlstudy.core.statistics import (
     CONFIDENCE,
     MEAN_INTERVAL,
@@ -30,6 +30,7 @@ from rlstudy.core.statistics import (
     share_interval,
     share_test_p_values,
     sign_test_p_values,
+    sign_test_power,
     unpaired_p_values,
 )
 
@@ -68,7 +69,7 @@ def seed_counts(config: dict) -> tuple[int, ...]:
 
 def config_seed_counts(path: Path = CONFIG) -> tuple[int, ...]:
     """seed_counts of the shipped config.yaml."""
-    return seed_counts(yaml.safe_load(Path(path).read_text()))
+    return seed_counts(load_yaml(path, "config file"))
 
 
 @dataclass(frozen=True)
@@ -220,9 +221,7 @@ def unpaired_false_holds(null: Null, n_first: int, n_second: int, repetitions: i
 def sign_test_false_holds(n: int, level: float = LEVEL) -> float:
     """The sign test's false-holds rate at n pairs under any law of the differences with median 0 and
     no zeros, exactly: P(Binomial(n, 1/2) >= k*), k* the smallest count whose p is at most the level."""
-    counts = np.arange(n + 1)
-    passing = counts[stats.binom.sf(counts - 1, n, 0.5) <= level]
-    return float(stats.binom.sf(passing[0] - 1, n, 0.5)) if len(passing) else 0.0
+    return sign_test_power(n, 0.5, level)  # its power where a pair goes either way with probability 1/2
 
 
 def skewed_differences(rng: np.random.Generator, shape) -> np.ndarray:

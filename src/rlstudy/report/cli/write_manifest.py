@@ -16,7 +16,6 @@ docs/manifest.json; `make verify` (rlstudy.report.cli.verify) rebuilds part of t
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import os
 import platform
@@ -28,7 +27,7 @@ from pathlib import Path
 from rlstudy.core.cli import parser, run
 from rlstudy.core.config import load_yaml
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX, git_commit, package_versions, read_record, write_artefact
+from rlstudy.core.io import PROVENANCE_SUFFIX, git_commit, package_versions, read_record, sha256_file, write_artefact
 
 FORMAT = 1
 FOLDERS = ("data", "results", "figures")
@@ -82,13 +81,7 @@ def kind_of(path: str) -> str:
 
 
 def _sha256_and_size(path: Path) -> tuple[str, int]:
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
+    return sha256_file(path), path.stat().st_size
 
 
 def artefacts(project: Path) -> tuple[dict[str, dict], Counter]:
