@@ -14,8 +14,8 @@ from rlstudy.bellman.sweep import resolve_sweep, sweep_points
 from rlstudy.core.config import ConfigError, load_yaml
 from rlstudy.core.io import read_record
 from rlstudy.core.markdown import text
+from rlstudy.core.scale import PAPER
 
-PAPER = "paper"
 OTHER = "not the paper's"
 _STATED = re.compile(rf"^Scale: ({re.escape(PAPER)}|{re.escape(OTHER)})\b", re.MULTILINE)
 

@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rlstudy.core.config import ConfigError
+from rlstudy.core.scale import SMOKE_SIZES
 
 RECORD = Path("results") / ".scale"  # relative to the workflow's working directory
-SMOKE_FILE = "workflow/profiles/smoke/scale.yaml"
+SMOKE_FILE = SMOKE_SIZES  # the smoke profile's sizes (core/scale.py)
 # What keeps each scale, for the messages: make rerun reads RECORD.
 KEEP = {"paper": "make rerun TARGET=... (or snakemake without --profile workflow/profiles/smoke)",
         "smoke": "make rerun TARGET=... (or snakemake --profile workflow/profiles/smoke, and with more config files "
