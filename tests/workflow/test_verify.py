@@ -43,7 +43,7 @@ def test_the_manifest_of_the_build(built):
     assert set(record["artefacts"]) == {f"data/trajectories/ours/evaluation/short/{a}.npy"
                                         for a in ("states", "action_indices", "rewards")} | {
         "results/exact/evaluation/reward_next/q_exact.npy", "results/exact/evaluation/reward_next/refinement.csv"}
-    assert record["scale"] == "smoke" and record["seed_block"]["seeds"] == [0, 1]
+    assert record["scale"] == "smoke" and record["seed_block"]["lists"]["seeds"] == [0, 1]
 
 
 def test_a_rebuild_is_identical_and_a_changed_kernel_is_not(built, tmp_path):

@@ -14,7 +14,7 @@ from project_copy import MEASURED
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import save_csv, write_artefact
 from rlstudy.report.cli import verify, write_manifest
-from rlstudy.report.cli.write_manifest import dumps, kind_of, load_manifest, manifest
+from rlstudy.report.cli.write_manifest import dumps, kind_of, load_manifest, manifest, seed_block
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -70,6 +70,20 @@ def run_folder(tmp_path):
     return tmp_path
 
 
+def test_the_seed_block_is_the_runs_own_plan_where_it_wrote_one(run_folder):
+    """The bug: the manifest listed config.yaml's lists as written (the exploratory block's) for a
+    confirmatory run; it now lists the run's seed plan, or the config's lists as its block resolves them."""
+    (run_folder / "config.yaml").write_text("seed: 7\nseeds: [0, 1]\nseed_block: confirmatory\n"
+                                            "confirmatory_block: {start: 100, counts: {seeds: 3}}\n")
+    assert seed_block(run_folder, "paper") == {"block": "confirmatory", "from": "config.yaml",
+                                               "lists": {"seeds": [100, 101, 102]}}
+    (run_folder / "results/seed_plan.csv").write_text("list,seed,block\nseeds,100,confirmatory\nseeds,101,confirmatory\n"
+                                                      "mpo.seeds,100,confirmatory\n")
+    assert seed_block(run_folder, "paper") == {"block": "confirmatory", "from": "results/seed_plan.csv",
+                                               "lists": {"seeds": [100, 101], "mpo.seeds": [100]}}
+
+
+
 def test_a_manifest_lists_every_artefact_once_with_its_sha256(run_folder):
     record = manifest(run_folder, "paper", ["--config", "authors_data=x"])
     states = run_folder / "data/trajectories/ours/control/short/states.npy"
@@ -82,7 +96,8 @@ def test_a_manifest_lists_every_artefact_once_with_its_sha256(run_folder):
     assert record["commits_of_artefacts"] == {"a" * 40: 4}
     assert record["tables"]["references"]["rows"] == [["control", "0.1234"]]
     assert record["verdicts"] == {"a": "holds", "b": "fails"}
-    assert record["seed"] == 7 and record["seed_block"] == {"seed": 7, "seeds": [0, 1], "agents.seeds": [3]}
+    assert record["seed"] == 7 and record["seed_block"] == {"block": "exploratory", "from": "config.yaml",
+                                                            "lists": {"seeds": [0, 1], "agents.seeds": [3]}}
     assert record["snakemake_args"] == ["--config", "authors_data=x"]
     rounding = record["platform"]["rounding"]
     assert {"cpu_model", "blas_flags", "openblas_kernels", "torch_cpu_capability", "versions"} <= set(rounding)

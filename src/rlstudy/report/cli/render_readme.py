@@ -11,7 +11,9 @@ README or the study pages is typed by hand (`make readme` runs this after buildi
 - docs/bellman.md, "What CBO needs": the blocks of rlstudy.bellman.doc_blocks (sweep, cost, the
   notebook's CBO and cbo-adaptive as measured);
 - docs/agents.md and docs/offline.md, between their results markers: the tables of
-  rlstudy.report.study_tables, from the agents' and the offline summaries.
+  rlstudy.report.study_tables, from the agents' and the offline summaries;
+- docs/figures/: the run's headline figures, small, with provenance, shown between the headline-figures
+  markers of the README and the study pages (rlstudy.report.headline_figures).
 
 These are tracked files, so the tables must come from the paper-scale profile (every run they
 summarise was made with the optimiser parameters config.yaml gives, which the smoke profile's
@@ -41,11 +43,12 @@ from rlstudy.bellman import doc_blocks
 from rlstudy.bellman.doc_blocks import GROUP, RESULTS_END, RESULTS_START, coverage_at_spread, render_results
 from rlstudy.claims.loading import load_claims
 from rlstudy.core.markdown import cells_of, check_block, code, markers, text
+from rlstudy.report import headline_figures
 from rlstudy.report.protocol import LOCK, Standing, block_note, foreign_seeds, judge
 from rlstudy.report.scale import scale_line, scale_problem
 from rlstudy.report.study_tables import STUDY_TABLES
 from rlstudy.core.cli import parser, run
-from rlstudy.core.errors import InputError
+from rlstudy.core.errors import InputError, OutputError
 from rlstudy.core.io import load_csv, read_record, replace_all
 
 
@@ -292,6 +295,9 @@ def main() -> None:
     p.add_argument("--sweep", default="results/sweep/cbo_sweep.csv", help="the CBO sweep's table")
     p.add_argument("--cost", default="results/cost.csv", help="the equal-cost table")
     p.add_argument("--runs", default="results/runs", help="the main runs' folder (the CBO runs' error curves)")
+    p.add_argument("--figures-project", default=".", help="the checkout whose figures/ holds the run's figures")
+    p.add_argument("--figures-folder", default=headline_figures.FOLDER,
+                   help="where the headline figures go (%(default)s), linked from the pages")
     args = p.parse_args()
     claims_scale = scale_problem(args.claims)  # stated on the claims page, whichever the mode
     if not args.allow_any_results:
@@ -357,16 +363,30 @@ def main() -> None:
         start, end = markers(study.marker)
         with cells_of(path):
             put(page, study.render(table, commit_of(path, args.allow_any_results), start, end), start, end)
+    figures_folder = Path(args.figures_folder)
+    figures = headline_figures.render_figures(Path(args.figures_project), figures_folder, claims_commit,
+                                              standing.block, args.allow_any_results)
+    role_pages = {headline_figures.README: args.readme, headline_figures.BELLMAN: args.study_page,
+                  headline_figures.AGENTS: args.agents_results_page, headline_figures.OFFLINE: args.offline_results_page}
+    for role in headline_figures.roles():
+        put(role_pages[role], headline_figures.render_block(role, Path(role_pages[role]), figures_folder, claims_commit,
+                                                            standing.block), headline_figures.START,
+            headline_figures.END)
     for path, blocks in placed.items():  # no inserted value broke a block placed before it
         for start, end in blocks:
             if not markers_intact(pages[path], start, end):
                 raise InputError(f"{path}: the generated block '{start}' lost its markers while rendering")
     # all pages or none: the README's verdicts never disagree with the claims page's evidence
-    replace_all({path: content.encode() for path, content in pages.items()})
+    try:  # the one thing made before the pages: an empty folder for the figures, if it is new
+        figures_folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise OutputError(f"cannot make {figures_folder}: {err.strerror or err}; no file was changed") from err
+    replace_all({**{path: content.encode() for path, content in pages.items()}, **figures})
     print(f"wrote {len(claims)} {'verdicts' if standing.confirmatory else 'exploratory outcomes'} ({standing.block} "
           f"seed block) into {args.readme}, {len(stats)} result rows and the "
           f"blocks of 'What CBO needs' into {args.study_page} and "
-          "the agents' and the offline study's tables into their pages")
+          f"the agents' and the offline study's tables into their pages, {len(headline_figures.HEADLINES)} headline "
+          f"figures into {figures_folder}")
 
 if __name__ == "__main__":
     run(main)

@@ -25,9 +25,11 @@ from collections import Counter
 from pathlib import Path
 
 from rlstudy.core.cli import parser, run
-from rlstudy.core.config import load_yaml
+from rlstudy.core.config import ConfigError, load_yaml
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX, git_commit, package_versions, read_record, sha256_file, write_artefact
+from rlstudy.core.io import (PROVENANCE_SUFFIX, git_commit, load_csv, package_versions, read_record, sha256_file,
+                             write_artefact)
+from rlstudy.core.seed_blocks import BLOCK_KEY, EXPLORATORY, resolve_seed_block, seed_lists
 
 FORMAT = 1
 FOLDERS = ("data", "results", "figures")
@@ -118,19 +120,6 @@ def tables(project: Path) -> dict[str, dict]:
     return found
 
 
-def _seed_lists(node, where: str = "") -> dict[str, object]:
-    """Every `seed` and `seeds` key of a config, by its dotted path."""
-    found = {}
-    if isinstance(node, dict):
-        for key, value in node.items():
-            path = f"{where}.{key}" if where else str(key)
-            if key in ("seed", "seeds"):
-                found[path] = value
-            else:
-                found.update(_seed_lists(value, path))
-    return found
-
-
 def _merge(base: dict, over: dict) -> dict:
     merged = dict(base)
     for key, value in over.items():
@@ -140,10 +129,24 @@ def _merge(base: dict, over: dict) -> dict:
 
 
 def seed_block(project: Path, scale: str) -> dict[str, object]:
+    """The run's seed block and every replicate list it ran: from results/seed_plan.csv where the run
+    wrote it (the lists the rules read), else as the config resolves them (core/seed_blocks.py)."""
+    plan = project / "results" / "seed_plan.csv"
+    if plan.is_file():
+        table = load_csv(plan, "the run's seed plan", columns=("list", "seed", "block"))
+        blocks = sorted(set(table["block"].astype(str)))
+        if len(blocks) != 1:
+            raise InputError(f"{plan}: one seed block expected, found {blocks}; rerun rule seed_plan")
+        lists = {str(key): [int(seed) for seed in group["seed"]] for key, group in table.groupby("list", sort=False)}
+        return {"block": blocks[0], "lists": lists, "from": "results/seed_plan.csv"}
     config = load_yaml(project / "config.yaml", "config file")
     if scale == "smoke":
         config = _merge(config, load_yaml(project / "workflow/profiles/smoke/scale.yaml", "config file"))
-    return _seed_lists(config)
+    try:
+        resolved = resolve_seed_block(config)
+    except ConfigError as err:
+        raise InputError(f"{project / 'config.yaml'}: {err}") from err
+    return {"block": config.get(BLOCK_KEY, EXPLORATORY), "lists": seed_lists(resolved), "from": "config.yaml"}
 
 
 def _cpu() -> dict[str, object]:
