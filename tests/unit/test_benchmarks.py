@@ -3,7 +3,7 @@ parameter dataclasses lost their defaults and five benchmarks built them bare un
 
 Each runs in a fresh process on one thread, from a temporary folder, and must exit with status 0;
 what it measures is not checked (no timing here). Nothing runs with --write: the scripts that write
-into docs/ (floor.py, timings.py, interval_coverage.py) only print."""
+into docs/ (floor.py, timings.py, interval_coverage.py, platform_spread.py) only print."""
 
 import importlib.util
 import os
@@ -30,7 +30,8 @@ QUICK = {
     "snakemake_overhead.py": ["--jobs", "2", "--inputs", "1", "--sleep", "0", "--window", "20",
                               "--settings", "the study's profile"],
     "timings.py": ["command", "--label", "a test", "--", "true"],
-    "seed_plan.py": ["--holm"],  # not a timing: the confirmatory seed counts, planned from claims.yaml
+    "seed_plan.py": ["--holm"],
+    "platform_spread.py": ["--quick"],  # not a timing: the confirmatory seed counts, planned from claims.yaml
 }
 # modules the scripts import (run through them), and the script offline_rl_speed.py runs in d3rlpy's venv
 NOT_SCRIPTS = {"bellman_problem.py", "record.py", "d3rlpy_bcq_speed.py"}
