@@ -40,7 +40,7 @@ import pandas as pd
 from rlstudy.bellman import doc_blocks
 from rlstudy.bellman.doc_blocks import GROUP, RESULTS_END, RESULTS_START, coverage_at_spread, render_results
 from rlstudy.claims.loading import load_claims
-from rlstudy.core.markdown import cells_of, check_block, code, markers, text
+from rlstudy.core.markdown import cells_of, check_block, code, markers, markers_intact, text
 from rlstudy.report.protocol import LOCK, Standing, block_note, foreign_seeds, judge
 from rlstudy.report.scale import scale_line, scale_problem
 from rlstudy.report.study_tables import STUDY_TABLES
@@ -205,10 +205,6 @@ def replace_block(page: str, block: str, path: Path, start: str = START, end: st
         raise InputError(f"{path}: expected one generated block between '{start}' and '{end}'")
     check_block(block, start, end)
     return page[:page.index(start)] + block + page[page.index(end) + len(end):]
-
-
-def markers_intact(page: str, start: str, end: str) -> bool:
-    return page.count(start) == 1 and page.count(end) == 1 and page.index(start) < page.index(end)
 
 
 def commit_of(table: str, any_results: bool) -> str:
