@@ -15,8 +15,9 @@ and the infrastructure they share:
 
 and, above the studies, how the workflow starts and runs them:
 
-    runtime   make's entry to Snakemake, the warm-start server (which runs each study's warm-up hook,
-              `<study>/warmup.py`), Snakemake's exit; it imports the studies only through those hooks
+    runtime   make's entry to Snakemake, the warm-start server (which imports each study's steps and
+              runs its warm-up hook, `<study>/warmup.py`, where it has one), Snakemake's exit; it
+              imports the studies only that way, found by their files
 
 Core imports no study and nothing of runtime; a study imports nothing of runtime
 (tests/unit/test_layers.py).

@@ -1,7 +1,7 @@
 """The direction of the package's imports, read from every module's source (ast: imports inside functions
 included, relative ones resolved, and importlib.import_module of a written name):
 
-    runtime   may import core; a study only through its warm-up hook, found by its file (never named)
+    runtime   may import core; a study only through its steps and warm-up hook, found by their files (never named)
     studies   bellman, agents, offline, claims, report, plotting: may import core and each other, never runtime
     core      imports nothing of the package but core (and the package root, rlstudy/__init__.py)
 
@@ -67,7 +67,7 @@ def violations(name: str, imports: set[str]) -> list[str]:
         if own == "core" or (own not in LAYERS and own is not None and theirs == "runtime"):
             wrong.append(f"{name} imports {target}")
         elif own == "runtime" and theirs != "core":
-            wrong.append(f"{name} imports {target} (a study: only through its warm-up hook)")
+            wrong.append(f"{name} imports {target} (a study: only through its steps and warm-up hook)")
     return wrong
 
 

@@ -152,24 +152,33 @@ def _umask() -> int:
     return mask
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as err:
-        raise OutputError(f"cannot write {path}: {err.strerror or err}") from err
+def _temporary_beside(path: Path, data: bytes) -> str:
+    """A new temporary file in path's folder holding `data`, to be renamed onto `path`; removed again
+    when writing it fails (the OSError goes on to the caller, which names `path`)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         # mkstemp creates 0600; an artefact gets the permissions open() would give it, so that a
         # group sharing a cluster folder can read it.
         os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException as err:
+    except BaseException:
         Path(tmp).unlink(missing_ok=True)
-        if isinstance(err, OSError):
-            raise OutputError(f"cannot write {path}: {err.strerror or err}") from err
         raise
+    return tmp
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _temporary_beside(path, data)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as err:
+        raise OutputError(f"cannot write {path}: {err.strerror or err}") from err
 
 
 def write_artefact(path: str | Path, data: bytes, record: dict | None) -> None:
@@ -211,14 +220,7 @@ def replace_all(contents: dict[str | Path, bytes]) -> None:
     try:
         for path, data in targets.items():
             try:
-                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            except OSError as err:
-                raise OutputError(f"cannot write {path}: {err.strerror or err}; no file was changed") from err
-            temporaries[path] = tmp
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.chmod(tmp, 0o666 & ~_umask())  # as open() would make it (see _atomic_write_bytes)
+                temporaries[path] = _temporary_beside(path, data)
             except OSError as err:
                 raise OutputError(f"cannot write {path}: {err.strerror or err}; no file was changed") from err
         replaced: list[Path] = []

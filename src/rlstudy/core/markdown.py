@@ -45,6 +45,18 @@ def check_block(block: str, start: str, end: str) -> str:
     return block
 
 
+def markers_intact(page: str, start: str, end: str) -> bool:
+    """The page holds one generated block between these markers: each once, the start first."""
+    return page.count(start) == 1 and page.count(end) == 1 and page.index(start) < page.index(end)
+
+
+def generated_block(page: str, start: str, end: str) -> str | None:
+    """The page's generated block, its markers included; None unless they are intact (markers_intact)."""
+    if not markers_intact(page, start, end):
+        return None
+    return page[page.index(start):page.index(end) + len(end)]
+
+
 @contextmanager
 def cells_of(table):
     """Around a renderer: a cell it cannot show (text where its column holds numbers) is a one-line

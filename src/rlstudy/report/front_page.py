@@ -16,10 +16,8 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from rlstudy.claims.rules import FAILS, HOLDS, INCONCLUSIVE
-
-VERDICTS = (HOLDS, FAILS, INCONCLUSIVE)
-MARK = {HOLDS: "holds", FAILS: "**fails**", INCONCLUSIVE: "*inconclusive*"}
+from rlstudy.claims.rules import HOLDS
+from rlstudy.report.verdicts import MARK, verdict_counts
 # claims.csv's evidence: each test's "[verdict] text", joined by " | " (claims/rules.evaluate).
 _TEST_SEPARATOR = re.compile(r" \| (?=\[(?:holds|fails|inconclusive)\] )")
 _TEST = re.compile(r"\[(holds|fails|inconclusive)\] (.*)", re.DOTALL)
@@ -118,11 +116,6 @@ def _figure_link(path: str) -> str:
     return f"`{name} <javascript:app.showResultInfo('{path}')>`__"
 
 
-def counts(claims: pd.DataFrame) -> str:
-    tally = claims["verdict"].value_counts()
-    return ", ".join(f"{int(tally.get(v, 0))} {v}" for v in VERDICTS)
-
-
 def claims_table(claims: pd.DataFrame, declared: Iterable[dict], available: Sequence[str]) -> list[str]:
     """The claims as a list-table: the claim (id, statement, its figures), the verdict, the decisive test."""
     tests = {claim["id"]: claim for claim in declared}
@@ -150,7 +143,7 @@ def render(claims: pd.DataFrame, declared: Iterable[dict], available: Sequence[s
         f"- Seeds: {rst_inline(seeds)}.",
         f"- Data: {rst_inline(datasets)}.", "",
         "Claims and verdicts", "-------------------", "",
-        f"{len(claims)} claims of the source notebooks and of this study (claims.yaml): {counts(claims)}. A "
+        f"{len(claims)} claims of the source notebooks and of this study (claims.yaml): {verdict_counts(claims)}. A "
         "claim holds when every test holds, fails when one fails; the decisive test is the one that decides "
         "its verdict (for a claim that holds, the test with the largest p-value). Every test's evidence and "
         "seeds: results/claims.csv (category 0).", "",

@@ -68,29 +68,43 @@ FOLDER_GONE = "its folder is gone"
 SHELL_OWN = frozenset({"_", "SHLVL", "PWD", "OLDPWD"})
 STEP_MODULE = re.compile(r"rlstudy(\.[A-Za-z_]\w*)*\.cli\.[A-Za-z_]\w*")
 PACKAGE = Path(__file__).resolve().parents[1]  # src/rlstudy
-WARM_UP_MODULE = "warmup"  # rlstudy/<study>/warmup.py: its warm_up() readies the study's jobs
+WARM_UP_MODULE = "warmup"  # rlstudy/<study>/warmup.py: its warm_up() readies more than the study's steps
+STEPS_PACKAGE = "cli"  # rlstudy/<study>/cli/: the study's steps, every rule's MODULE
 
 
 # ---- what the server loads, and what makes it stale ----------------------------------------------
 
-def warm_up_hooks() -> list[str]:
-    """The warm-up hooks the server runs: the module `warmup` of each subpackage of rlstudy that has one
-    (`rlstudy/<study>/warmup.py`, whose warm_up() imports the study's steps and loads its compiled
-    kernels), sorted. Found by their files, so the server names no study: a new study with kernels to
-    load edits only itself."""
-    return sorted(f"rlstudy.{folder.name}.{WARM_UP_MODULE}" for folder in PACKAGE.iterdir()
-                  if (folder / "__init__.py").is_file() and (folder / f"{WARM_UP_MODULE}.py").is_file())
+def warmed_studies() -> list[tuple[str, bool, bool]]:
+    """The subpackages of rlstudy the server readies, sorted, each with whether it has steps
+    (`rlstudy/<study>/cli/`) and whether it has a warm-up hook (`rlstudy/<study>/warmup.py`, for what its
+    jobs load beyond their imports: bellman's compiled kernels). Found by their files, so the server
+    names no study: a new study edits only itself, and adds a hook only for more than its steps."""
+    found = []
+    for folder in sorted(PACKAGE.iterdir(), key=lambda folder: folder.name):
+        steps, hook = (folder / STEPS_PACKAGE / "__init__.py").is_file(), (folder / f"{WARM_UP_MODULE}.py").is_file()
+        if (folder / "__init__.py").is_file() and (steps or hook):
+            found.append((f"rlstudy.{folder.name}", steps, hook))
+    return found
+
+
+def warm_up(study: str, steps: bool, hook: bool) -> None:
+    """Ready one study as its jobs would ready themselves: import its steps (core.cli.import_steps: PyTorch,
+    NumPy, pandas, SciPy, Matplotlib, gymnasium come with them), then run its warm-up hook, if it has one."""
+    from rlstudy.core.cli import import_steps
+
+    if steps:
+        import_steps(study)
+    if hook:
+        importlib.import_module(f"{study}.{WARM_UP_MODULE}").warm_up()
 
 
 def preload() -> None:
-    """Run every study's warm-up hook (each imports its steps: PyTorch, NumPy, pandas, SciPy, Matplotlib,
-    gymnasium come with them; and loads its compiled kernels, as its jobs would) and read the config
-    schema."""
+    """Ready every study (warmed_studies, warm_up) and read the config schema."""
     import matplotlib
 
     matplotlib.use("Agg")  # the figure steps' backend (plotting/style.py), before any step imports pyplot
-    for hook in warm_up_hooks():
-        importlib.import_module(hook).warm_up()
+    for study, steps, hook in warmed_studies():
+        warm_up(study, steps, hook)
     from rlstudy.core import config
 
     config.schema()

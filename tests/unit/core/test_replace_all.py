@@ -1,4 +1,5 @@
-"""core.io.replace_all: several files written all or none (render_readme's pages)."""
+"""core.io.replace_all: several files written all or none (render_readme's pages); and the temporary file it
+makes as write_artefact does."""
 
 import errno
 import os
@@ -6,7 +7,7 @@ import os
 import pytest
 
 from rlstudy.core.errors import OutputError
-from rlstudy.core.io import replace_all
+from rlstudy.core.io import replace_all, write_artefact
 
 
 def test_every_file_is_written_or_none_and_a_new_one_is_removed_again(tmp_path, monkeypatch):
@@ -55,3 +56,33 @@ def test_a_file_that_could_not_be_put_back_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(OutputError, match=f"cannot write {second}: .*; and could not put back {first}$"):
         replace_all({first: b"A", second: b"B"})
+
+
+WRITERS = {"write_artefact": lambda path: write_artefact(path, b"new", None),
+           "replace_all": lambda path: replace_all({path: b"new"})}
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_temporary_file_that_cannot_be_finished_is_removed_and_the_file_kept(tmp_path, monkeypatch, writer):
+    """Both writers make their temporary file one way (core.io._temporary_beside): one whose
+    permissions cannot be set is removed again, and the file it was for keeps its bytes."""
+    page = tmp_path / "page.md"
+    page.write_bytes(b"old")
+
+    def chmod(*_):
+        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(os, "chmod", chmod)
+    with pytest.raises(OutputError, match=f"cannot write {page}: {os.strerror(errno.EPERM)}"):
+        WRITERS[writer](page)
+    assert page.read_bytes() == b"old" and [path.name for path in tmp_path.iterdir()] == ["page.md"]
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_both_writers_give_the_users_umask(tmp_path, writer):
+    previous = os.umask(0o027)
+    try:
+        WRITERS[writer](tmp_path / "page.md")
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "page.md").stat().st_mode & 0o777 == 0o640

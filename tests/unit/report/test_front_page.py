@@ -175,3 +175,19 @@ def test_the_front_page_template_renders_as_snakemake_renders_it(tmp_path, monke
     assert ("This report: smoke scale" in html) == built and ('class="claims' in html) == built
     assert ("holds no claims table" in html) != built
     assert "<style>" in html and "rlstudy-front-page" in html
+
+
+@pytest.mark.parametrize("rows, counts", [(3, "1 holds, 1 fails, 1 inconclusive"), (2, "1 holds, 1 fails, 0 inconclusive")])
+def test_the_front_page_marks_and_counts_verdicts_as_the_readme_and_the_claims_page_do(rows, counts):
+    """One run's verdicts shown one way on every page that publishes them (report/verdicts.py)."""
+    from rlstudy.report.cli.render_readme import render as readme_block, render_page
+
+    table = claims().head(rows)
+    rst = render(table, DECLARED, FIGURES, scale="s", commit="abc123", seeds="s", datasets="d").splitlines()
+    readme, claims_page = readme_block(table, "abc123"), render_page(table, "abc123", problem=None).splitlines()
+    assert f"(claims.yaml): {counts}." in " ".join(rst)
+    assert f"{rows} claims, {counts}." in readme and f"(commit abc123): {counts}." in claims_page[1]
+    for claim, mark in zip(table["id"], ("holds", "**fails**", "*inconclusive*")):
+        assert rst[next(i for i, line in enumerate(rst) if line.startswith(f"   * - **{claim}**")) + 1] == f"     - {mark}"
+        assert f"- {mark} (1): `{claim}`" in readme
+        assert next(line for line in claims_page if line.startswith(f"| `{claim}` |")).split(" | ")[-2] == mark

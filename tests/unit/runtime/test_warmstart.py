@@ -139,34 +139,60 @@ def test_the_server_refuses_what_a_fork_could_get_wrong(monkeypatch):
     assert warmstart.refusal(request, env, cwd, fingerprint) == "the server is not single-threaded"
 
 
-def test_the_server_finds_each_study_s_warm_up_hook_by_its_file(tmp_path, monkeypatch):
-    """The server names no study: a subpackage with a `warmup` module is run, whatever its name."""
-    for folder, files in {"alpha": ["__init__.py", "warmup.py"], "beta": ["__init__.py"], "loose": ["warmup.py"],
+def test_the_server_finds_each_study_s_steps_and_warm_up_hook_by_their_files(tmp_path, monkeypatch):
+    """The server names no study: a subpackage with steps (`cli/`) or a `warmup` module is readied,
+    whatever its name."""
+    for folder, files in {"alpha": ["__init__.py", "warmup.py", "cli/__init__.py"], "beta": ["__init__.py"],
+                          "delta": ["__init__.py", "cli/__init__.py"], "loose": ["warmup.py"],
                           "gamma": ["__init__.py", "warmup.py"]}.items():
-        (tmp_path / folder).mkdir()
         for name in files:
+            (tmp_path / folder / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / folder / name).write_text("")
     monkeypatch.setattr(warmstart, "PACKAGE", tmp_path)
-    assert warmstart.warm_up_hooks() == ["rlstudy.alpha.warmup", "rlstudy.gamma.warmup"]
+    assert warmstart.warmed_studies() == [("rlstudy.alpha", True, True), ("rlstudy.delta", True, False),
+                                          ("rlstudy.gamma", False, True)]
 
 
-def test_every_study_with_steps_offers_a_warm_up_hook_and_the_digest_covers_it():
-    """A study's steps are preloaded only through its hook; the staleness digest reads every file of
-    the package (the hooks, and all they import from it) and the schema that preload reads."""
+def test_a_study_s_steps_are_imported_and_its_hook_runs_after_them(monkeypatch):
+    """No study needs a hook to have its steps preloaded; one that has a hook gets it run after them."""
+    import sys
+    import types
+
+    from rlstudy.core import cli
+
+    calls = []
+    monkeypatch.setattr(cli, "import_steps", lambda study: calls.append(("steps", study)))
+    for study in ("rlstudy.alpha", "rlstudy.gamma"):
+        hook = types.ModuleType(f"{study}.warmup")
+        hook.warm_up = lambda study=study: calls.append(("hook", study))
+        monkeypatch.setitem(sys.modules, hook.__name__, hook)
+    for study, steps, hook in [("rlstudy.alpha", True, True), ("rlstudy.delta", True, False),
+                               ("rlstudy.gamma", False, True)]:
+        warmstart.warm_up(study, steps, hook)
+    assert calls == [("steps", "rlstudy.alpha"), ("hook", "rlstudy.alpha"), ("steps", "rlstudy.delta"),
+                     ("hook", "rlstudy.gamma")]
+
+
+def test_every_study_with_steps_is_preloaded_and_the_digest_covers_it():
+    """Every study's steps are preloaded, and bellman's hook loads its compiled kernels; the staleness
+    digest reads every file of the package (the steps, the hooks and all they import from it) and the
+    schema that preload reads."""
     import importlib
 
     from rlstudy.core.config import schema_file
 
     studies = sorted(path.parent.parent.name for path in warmstart.PACKAGE.glob("*/cli/__init__.py"))
-    assert studies and warmstart.warm_up_hooks() == [f"rlstudy.{study}.warmup" for study in studies]
-    for hook in warmstart.warm_up_hooks():
-        assert callable(importlib.import_module(hook).warm_up)
+    warmed = warmstart.warmed_studies()
+    assert studies and [study for study, steps, _ in warmed if steps] == [f"rlstudy.{study}" for study in studies]
+    assert ("rlstudy.bellman", True, True) in warmed
+    for study, _, hook in warmed:
+        assert not hook or callable(importlib.import_module(f"{study}.{warmstart.WARM_UP_MODULE}").warm_up)
     digested = warmstart.source_files()
     assert schema_file() in digested and schema_file().is_file()
     assert set(warmstart.PACKAGE.rglob("*.py")) <= set(digested)
 
 
-def test_a_hook_imports_each_step_module_of_its_study():
+def test_import_steps_imports_each_step_module_of_a_study():
     import sys
 
     from rlstudy.core.cli import import_steps

@@ -13,8 +13,8 @@ Verdicts of two scales do not compare (a smoke run's smaller budgets move most o
 scale is told the way render_readme tells it (rlstudy.report.scale): a claims.csv is paper-scale when
 every run it was computed from, followed through its provenance records from where this runs, was
 made with the parameters of --config; the claims page states the scale it was rendered from. A
-paper-scale side against one that is not, or a page that states no scale, is refused (status 2)
-unless --allow-scales; two sides of the same other scale (two smoke runs) are compared.
+paper-scale side against one that is not, or a page that states no scale (or holds no one generated
+table), is refused (status 2) unless --allow-scales; two sides of the same other scale (two smoke runs) are compared.
 
     python -m rlstudy.claims.cli.compare_verdicts --before docs/claims.md --after results/claims.csv
 """
@@ -31,7 +31,7 @@ from rlstudy.claims.rules import FAILS, HOLDS, INCONCLUSIVE
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv
-from rlstudy.core.markdown import markers
+from rlstudy.core.markdown import generated_block, markers
 from rlstudy.report.scale import OTHER, PAPER, scale_problem, stated_scale
 
 # A row of docs/claims.md's generated table: | `id` | statement | verdict mark | evidence |
@@ -65,12 +65,15 @@ def verdicts(path: str) -> pd.DataFrame:
 
 
 def scale_of(path: str, config: str) -> tuple[str | None, str]:
-    """(PAPER or OTHER, why) of one side: a page's as its generated block states it (None where it
-    states none), a claims.csv's from its runs' parameters (render_readme's check)."""
+    """(PAPER or OTHER, why) of one side: a page's as its one generated block states it (None where it
+    states none; a page without one such block is refused), a claims.csv's from its runs' parameters
+    (render_readme's check)."""
     if path.endswith(".md"):
-        page = read_page(path)
         start, end = markers("claims-table")
-        block = page[page.find(start):page.find(end)] if start in page and end in page else ""
+        block = generated_block(read_page(path), start, end)
+        if block is None:
+            raise InputError(f"{path}: expected one generated claims table between '{start}' and '{end}', so "
+                             "the scale it states is not known; pass --allow-scales to compare anyway")
         return stated_scale(block), "its generated block says so"
     problem = scale_problem(path, config)
     return (PAPER, "") if problem is None else (OTHER, problem)

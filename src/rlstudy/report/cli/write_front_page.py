@@ -12,6 +12,7 @@ from rlstudy.core.cli import json_arg, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv, provenance, read_record, write_artefact
 from rlstudy.report import front_page
+from rlstudy.report.verdicts import VERDICTS
 
 
 def main() -> None:
@@ -27,9 +28,9 @@ def main() -> None:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     claims = load_csv(args.claims, "the claims' verdicts", columns=("id", "statement", "verdict", "evidence"))
-    unknown = sorted(set(claims["verdict"]) - set(front_page.VERDICTS))
+    unknown = sorted(set(claims["verdict"]) - set(VERDICTS))
     if unknown:
-        raise InputError(f"{args.claims}: verdicts {unknown} are none of {list(front_page.VERDICTS)}; rerun rule claims")
+        raise InputError(f"{args.claims}: verdicts {unknown} are none of {list(VERDICTS)}; rerun rule claims")
     odd = [str(i)[:80] for i in claims["id"] if not front_page.CLAIM_ID.fullmatch(str(i))]
     if odd:
         raise InputError(f"{args.claims}: claim ids {odd[:3]} are not of the ids claims.yaml allows ([a-z0-9-]+)")
