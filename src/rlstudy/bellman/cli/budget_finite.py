@@ -12,7 +12,6 @@ from __future__ import annotations
 from rlstudy.bellman.budget import SampledResidual, minimise
 from rlstudy.bellman.cli import budget_common as common
 from rlstudy.bellman.datasets import load_trajectory, trajectory_paths
-from rlstudy.bellman.numerics import DEFAULT as DEFAULT_NUMERICS
 from rlstudy.bellman.numerics import NUMERICS
 from rlstudy.bellman.qnet import load_network
 from rlstudy.bellman.sde import Problem
@@ -29,12 +28,12 @@ def main() -> None:
     common.add_common(p, "grid the network is evaluated on and interpolated from")
     common.add_residual_options(p)
     p.add_argument("--trajectory", required=True, help="folder of the short trajectory")
-    p.add_argument("--max-transitions", type=integer_from(0), default=0,
-                   help="transitions used, evenly spaced (0: every one)")
+    p.config_option("--max-transitions", "budget.max_transitions", type=integer_from(0),
+                    help="transitions used, evenly spaced (0: every one)")
     p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
-    p.add_argument("--numerics", choices=NUMERICS, default=DEFAULT_NUMERICS,
-                   help="the loss's backend (config 'numerics'): compiled (budget_kernel.py), or reference "
-                        "(autograd through numerics/reference.py's residuals)")
+    p.config_option("--numerics", "numerics", choices=NUMERICS,
+                    help="the loss's backend: compiled (budget_kernel.py), or reference (autograd through "
+                         "numerics/reference.py's residuals)")
     args = p.parse_args()
     setup_torch("cpu")
     settings = common.fit_settings(args.fit, "budget.finite_fit")
