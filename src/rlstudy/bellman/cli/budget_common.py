@@ -1,4 +1,4 @@
-"""What the error budget's steps share (bellman/budget.py): their common options and how a part's
+"""What the error budget's steps share (bellman/budget/): their common options and how a part's
 fit is written (q.pt, error.csv: one row, fit.csv: the loss per chunk of L-BFGS iterations)."""
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ from pathlib import Path
 
 import torch
 
-from rlstudy.bellman.budget import UR_ACTIONS, FitSettings, load_weights, part_table
+from rlstudy.bellman.budget.lbfgs import FitSettings
+from rlstudy.bellman.budget.population import UR_ACTIONS
+from rlstudy.bellman.budget.tables import load_weights, part_table
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.qnet import to_state_dict

@@ -1,5 +1,5 @@
 """The error budget's third part: the network minimising one estimator's sampled residual on the
-study's own trajectory (budget.SampledResidual: mean(j j^)/2 over every transition the estimator may
+study's own trajectory (budget/sampled.py, SampledResidual: mean(j j^)/2 over every transition the estimator may
 use, UR's second next states drawn once from the "sampling"/"budget" stream), by full-batch L-BFGS
 in float64 from the reach fit's network (--start). The network is evaluated on grid(--points) and
 interpolated at each state; the loss is then recomputed with the network at every state itself
@@ -9,7 +9,8 @@ Writes q.pt, error.csv (one row) and fit.csv (the loss per chunk of iterations).
 
 from __future__ import annotations
 
-from rlstudy.bellman.budget import SampledResidual, minimise
+from rlstudy.bellman.budget.lbfgs import minimise
+from rlstudy.bellman.budget.sampled import SampledResidual
 from rlstudy.bellman.cli import budget_common as common
 from rlstudy.bellman.datasets import load_trajectory, trajectory_paths
 from rlstudy.bellman.numerics import NUMERICS
