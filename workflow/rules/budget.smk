@@ -1,4 +1,4 @@
-# The error budget of each task (bellman/budget.py, docs/bellman.md "The error budget"): how far the
+# The error budget of each task (bellman/budget/, docs/bellman.md "The error budget"): how far the
 # network gets from the exact Q, part by part, each part measured by its own fit: the network's reach
 # (regression to the exact Q), the minimiser of each estimator's population residual, the minimiser of
 # its sampled residual on our short trajectory; beside them the runs' final errors (results/summary.csv).

@@ -1,6 +1,6 @@
 """The finite-data fit's loss and its gradient in one compiled pass over the transitions (Numba).
 
-budget.SampledResidual's loss is L = sum_m j_m j^_m / (2 M) over the M transitions of a trajectory,
+budget/sampled.py's SampledResidual loss is L = sum_m j_m j^_m / (2 M) over the M transitions of a trajectory,
 with Q at a transition's states (s, s', s^) interpolated linearly from the network's values on a
 grid: Q(x, a) = q[lo(x), a] (1 - f(x)) + q[up(x), a] f(x). Every L-BFGS iteration evaluates it, and
 its gradient with respect to the grid's values, on all 1e6 transitions. Written with PyTorch's

@@ -1,6 +1,8 @@
 """The registry of optimisers: one module per optimiser (optimizer.py says what it fills in), one line
 here. The workflow's settings and wildcards, run_method's dispatch and the figures' wording all derive
-from this registry (tests/unit/bellman/test_registries.py)."""
+from this registry (tests/unit/bellman/test_registries.py). The entries are imported, not named by
+module and class as the agents' are: the workflow calls their `settings` at parse time (docs/bellman.md,
+"How the registries are written")."""
 
 from .cbo import CBO
 from .sgd import SGD

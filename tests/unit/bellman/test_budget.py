@@ -1,4 +1,4 @@
-"""The error budget (bellman/budget.py): the regression recovers a network of the class, the population
+"""The error budget (bellman/budget/): the regression recovers a network of the class, the population
 residual matches hand-computed values, DS exceeds UR by the variance term, and the steps refuse bad input."""
 
 import dataclasses
@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from rlstudy.bellman import budget, exact
+from rlstudy.bellman import exact
+from rlstudy.bellman.budget import grid, interpolation, lbfgs, reach, tables
+from rlstudy.bellman.budget.population import PopulationResidual
+from rlstudy.bellman.budget.sampled import SampledResidual
+from rlstudy.core.errors import InputError
 from rlstudy.bellman.qnet import QNetShape, forward, init_params
 from rlstudy.bellman.sde import Problem
 from bellman_fixtures import dynamics as shipped_dynamics
@@ -31,11 +35,11 @@ def test_regression_recovers_a_target_in_the_network_class():
     so this is the reach's resolution: the budget's parts and the study's final errors are all above
     0.04 of their initial error, so a 1 % resolution cannot reorder them)."""
     shape = QNetShape()
-    feats = budget.features64(exact.grid(POINTS))
+    feats = grid.features64(exact.grid(POINTS))
     truth = init_params(1, torch.Generator().manual_seed(1), shape)[0].double()
     target = forward(truth, feats).numpy()
     start = init_params(1, torch.Generator().manual_seed(2), shape)[0]
-    fit = budget.minimise(budget.regression_loss(target, POINTS), start, budget.FitSettings(1500, 50, 1e-14), "test")
+    fit = lbfgs.minimise(reach.regression_loss(target, POINTS), start, lbfgs.FitSettings(1500, 50, 1e-14), "test")
     before = np.linalg.norm(forward(start.double(), feats).numpy() - target)
     after = np.linalg.norm(forward(fit.theta, feats).numpy() - target)
     assert fit.history[-1]["loss"] < fit.history[0]["loss"]
@@ -45,17 +49,17 @@ def test_regression_recovers_a_target_in_the_network_class():
 def test_the_weighted_regression_counts_only_where_the_weights_are():
     """Weights zero on half the circle: a target changed only there has the same loss; weights alike on
     every point give the unweighted mean."""
-    feats = budget.features64(exact.grid(POINTS))
+    feats = grid.features64(exact.grid(POINTS))
     target = forward(init_params(1, torch.Generator().manual_seed(1))[0].double(), feats).detach().numpy()
     changed = target.copy()
     changed[POINTS // 2:] += 1.0
     half = np.r_[np.ones(POINTS // 2), np.zeros(POINTS // 2)]
     theta = init_params(1, torch.Generator().manual_seed(2))[0].double()
-    seen = float(budget.regression_loss(target, POINTS, half)(theta))
-    assert float(budget.regression_loss(changed, POINTS, half)(theta)) == seen
-    assert float(budget.regression_loss(changed, POINTS)(theta)) > seen + 0.4  # the unweighted loss sees the change
-    alike = float(budget.regression_loss(target, POINTS, np.ones(POINTS))(theta))
-    assert alike == pytest.approx(float(budget.regression_loss(target, POINTS)(theta)), rel=1e-12)
+    seen = float(reach.regression_loss(target, POINTS, half)(theta))
+    assert float(reach.regression_loss(changed, POINTS, half)(theta)) == seen
+    assert float(reach.regression_loss(changed, POINTS)(theta)) > seen + 0.4  # the unweighted loss sees the change
+    alike = float(reach.regression_loss(target, POINTS, np.ones(POINTS))(theta))
+    assert alike == pytest.approx(float(reach.regression_loss(target, POINTS)(theta)), rel=1e-12)
 
 
 @pytest.mark.parametrize("estimator, reward_of", [("DS", "current"), ("DS", "next"), ("UR", "current"),
@@ -68,7 +72,7 @@ def test_a_constant_q_has_the_residual_of_its_one_step(task, estimator, reward_o
     BFF-matched keeps the transitions whose next action repeats a: its term carries
     P(a_{m+1} = a | s, a) = E_a[mu(a|s')]."""
     k = 3.7
-    population = budget.PopulationResidual(task, estimator, problem(reward_of), POINTS)
+    population = PopulationResidual(task, estimator, problem(reward_of), POINTS)
     s = exact.grid(POINTS)
     dyn = problem(reward_of).dynamics
     damping = np.exp(-0.5 * dyn.sigma ** 2 * dyn.dt)
@@ -97,8 +101,8 @@ def test_the_exact_q_zeroes_ur_and_leaves_ds_the_variance(task):
     points = 256
     solution = exact.solve_on_grid(points, exact.EVALUATED_POLICY[task], GAMMA, problem().dynamics)
     q = torch.from_numpy(solution.values)
-    ur = budget.PopulationResidual(task, "UR", problem(), points).terms(q).numpy()
-    ds = budget.PopulationResidual(task, "DS", problem(), points).terms(q).numpy()
+    ur = PopulationResidual(task, "UR", problem(), points).terms(q).numpy()
+    ds = PopulationResidual(task, "DS", problem(), points).terms(q).numpy()
     assert np.abs(ur).max() < 1e-20
     # gamma^2 Var[V(s')] by the solver's own kernel (numpy), apart from the torch code
     v = exact.state_values(solution.values, exact.grid(points), exact.EVALUATED_POLICY[task])
@@ -109,10 +113,10 @@ def test_the_exact_q_zeroes_ur_and_leaves_ds_the_variance(task):
 
 
 def test_ds_exceeds_ur_by_the_variance_for_any_network():
-    population = {name: budget.PopulationResidual("evaluation", name, problem(), POINTS) for name in ("DS", "UR")}
+    population = {name: PopulationResidual("evaluation", name, problem(), POINTS) for name in ("DS", "UR")}
     theta = init_params(1, torch.Generator().manual_seed(3))[0].double()
     q = forward(theta, population["DS"].feats)
-    v = budget.state_values(q, population["DS"].target_probs).detach().numpy()
+    v = grid.state_values(q, population["DS"].target_probs).detach().numpy()
     op = exact.StepOperator.build(POINTS, problem().dynamics)
     variance = GAMMA ** 2 * (op.expect(v ** 2) - op.expect(v) ** 2)
     gap = (population["DS"].terms(q) - population["UR"].terms(q)).detach().numpy()
@@ -125,28 +129,28 @@ def test_ds_exceeds_ur_by_the_variance_for_any_network():
 def test_on_control_bff_matched_is_ur():
     """Uniform behaviour: the matched transitions' increment has the right law, independent of s1."""
     theta = init_params(1, torch.Generator().manual_seed(4))[0].double()
-    ur = budget.PopulationResidual("control", "UR", problem(), POINTS)
-    matched = budget.PopulationResidual("control", "BFF-matched", problem(), POINTS)
+    ur = PopulationResidual("control", "UR", problem(), POINTS)
+    matched = PopulationResidual("control", "BFF-matched", problem(), POINTS)
     assert float(matched.loss(theta)) == pytest.approx(float(ur.loss(theta)), rel=1e-10)
 
 
 def test_weights_are_read_at_the_grid_and_checked(tmp_path):
-    np.testing.assert_allclose(budget.weights_on(None, 4), 0.25)
-    np.testing.assert_allclose(budget.weights_on(np.arange(8.0) + 1, 4), np.array([1, 3, 5, 7]) / 16)
+    np.testing.assert_allclose(interpolation.weights_on(None, 4), 0.25)
+    np.testing.assert_allclose(interpolation.weights_on(np.arange(8.0) + 1, 4), np.array([1, 3, 5, 7]) / 16)
     for bad, message in ((np.array([1.0, -1.0, 2.0]), "negative"), (np.array([1.0, np.nan]), "NaN"),
                          (np.zeros(4), "vanish")):
         np.save(tmp_path / "w.npy", bad)
-        with pytest.raises(budget.InputError, match=message):
-            budget.load_weights(tmp_path / "w.npy")
+        with pytest.raises(InputError, match=message):
+            tables.load_weights(tmp_path / "w.npy")
 
 
 def test_uniform_weights_score_as_the_unweighted_metric():
     """The weighted metric with equal weights is the notebook's (per-action centred) metric."""
     theta = init_params(1, torch.Generator().manual_seed(4))[0]
     exact_q = np.random.default_rng(0).normal(size=(400, 2))
-    measured = budget.scores(theta, exact_q, np.ones(400))
+    measured = tables.scores(theta, exact_q, np.ones(400))
     assert measured["error_exact_weighted_normalised"] == pytest.approx(measured["error_exact_normalised"], rel=1e-12)
-    assert list(budget.scores(theta, exact_q, None)) == ["error_exact_normalised"]
+    assert list(tables.scores(theta, exact_q, None)) == ["error_exact_normalised"]
 
 
 def test_the_sampled_residual_interpolates_to_the_direct_loss():
@@ -157,7 +161,7 @@ def test_the_sampled_residual_interpolates_to_the_direct_loss():
     rewards = np.sin(traj_states) + 1.0
     theta = init_params(1, torch.Generator().manual_seed(6))[0].double()
     for estimator in ("DS", "UR", "BFF", "BFF-matched"):
-        sampled = budget.SampledResidual(traj_states, actions, rewards, "control", estimator, problem(),
+        sampled = SampledResidual(traj_states, actions, rewards, "control", estimator, problem(),
                                          np.random.default_rng(7), 4096)
         assert float(sampled.loss(theta)) == pytest.approx(sampled.direct_loss(theta), rel=1e-5)
 
@@ -190,6 +194,7 @@ def test_the_population_step_refuses_bad_weights(tmp_path):
     result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.budget_population", "--task", "control",
                              "--estimator", "UR", "--exact", str(q), "--points", "50", "--weights", str(w),
                              "--fit", '{"max_iterations": 5, "chunk": 5, "rtol": 1e-6}', "--start", "none.pt",
+                             "--ur-action", "recorded",
                              "--problem", '{"dynamics": {"dt": 0.2, "sigma": 0.2, "reward_of": "current"}, "gamma": 0.9}',
                              "--out-dir", str(tmp_path / "out")], capture_output=True, text=True)
     assert result.returncode == 2
@@ -198,18 +203,18 @@ def test_the_population_step_refuses_bad_weights(tmp_path):
 
 def test_an_estimator_without_written_out_terms_is_refused(monkeypatch):
     """A registered estimator without population terms is refused by name; one that brings its own
-    (here UR's, under another name) gets the budget without any edit of budget.py."""
+    (here UR's, under another name) gets the budget without any edit of budget/."""
     from rlstudy.bellman import estimators
     from rlstudy.bellman.estimators.ur import UR
     with pytest.raises(ValueError, match="config budget.estimators"):
-        budget.PopulationResidual("control", "TOY", problem(), POINTS)
+        PopulationResidual("control", "TOY", problem(), POINTS)
     monkeypatch.setitem(estimators.ESTIMATORS, "TOY", dataclasses.replace(UR, name="TOY", population_terms=None))
     with pytest.raises(ValueError, match="'TOY' \\(config budget.estimators\\)"):
-        budget.PopulationResidual("control", "TOY", problem(), POINTS)
+        PopulationResidual("control", "TOY", problem(), POINTS)
     monkeypatch.setitem(estimators.ESTIMATORS, "TOY", dataclasses.replace(UR, name="TOY"))
     q = torch.rand(POINTS, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
-    toy = budget.PopulationResidual("control", "TOY", problem(), POINTS).loss_of_q(q)
-    assert float(toy) == float(budget.PopulationResidual("control", "UR", problem(), POINTS).loss_of_q(q))
+    toy = PopulationResidual("control", "TOY", problem(), POINTS).loss_of_q(q)
+    assert float(toy) == float(PopulationResidual("control", "UR", problem(), POINTS).loss_of_q(q))
 
 
 @pytest.mark.parametrize("task, reward_of", [("control", "current"), ("evaluation", "current"), ("evaluation", "next")])
@@ -226,7 +231,7 @@ def test_the_compiled_loss_and_gradient_are_the_tensor_codes(task, reward_of):
     if task == "control":
         q_grids.append(q_grids[0][:, :1].repeat(1, 2))
     for estimator in ("DS", "UR", "BFF", "BFF-matched"):
-        sampled = budget.SampledResidual(traj_states, actions, rewards, task, estimator, problem(reward_of),
+        sampled = SampledResidual(traj_states, actions, rewards, task, estimator, problem(reward_of),
                                          np.random.default_rng(7), POINTS)
         for q_grid in q_grids:
             q_grid = q_grid.clone().requires_grad_(True)

@@ -103,7 +103,7 @@ def bellman_project(tmp_path_factory):
                     "--run-seed", str(seed), "--seed", "3", "--device", "cpu", "--trajectory", str(root / "traj"),
                     "--reference", str(root / "q_star.pt"), "--exact", str(root / "q_exact.npy"),
                     "--params", json.dumps(SGD_PARAMS),
-                    "--problem", problem_json(), "--out-dir", str(root / f"seed{seed}")]
+                    "--problem", problem_json(), "--numerics", "compiled", "--out-dir", str(root / f"seed{seed}")]
         importlib.import_module("rlstudy.bellman.cli.run_method").main()
     sys.argv = argv
     return root
@@ -130,7 +130,7 @@ def run_method_args(project, **change):
             "--run-seed": 0, "--device": "cpu",
             "--seed": 3, "--trajectory": project / "traj", "--reference": project / "q_star.pt",
             "--exact": project / "q_exact.npy",
-            "--params": json.dumps(SGD_PARAMS), "--problem": problem_json(),
+            "--params": json.dumps(SGD_PARAMS), "--problem": problem_json(), "--numerics": "compiled",
             "--out-dir": project / "new"}
     args.update(change)
     return [item for pair in args.items() for item in pair]

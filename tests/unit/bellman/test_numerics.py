@@ -9,7 +9,7 @@ import pytest
 import torch
 import yaml
 
-from rlstudy.bellman import budget
+from rlstudy.bellman.budget.sampled import SampledResidual
 from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
 from rlstudy.bellman.estimators import ESTIMATORS, ArrayDraw, TensorDraw
 from rlstudy.bellman.numerics import NUMERICS, compiled, get_numerics, laws, reference
@@ -104,7 +104,7 @@ def test_the_budgets_sampled_residual_agrees_between_the_backends(task, estimato
     theta = init_params(1, torch.Generator().manual_seed(0))[0].double()
     losses, grads = {}, {}
     for name in NUMERICS:
-        sampled = budget.SampledResidual(states, actions, rewards, task, estimator, problem(reward_of=reward_of),
+        sampled = SampledResidual(states, actions, rewards, task, estimator, problem(reward_of=reward_of),
                                          np.random.default_rng(7), 256, ur_action, numerics=name)
         point = theta.clone().requires_grad_(True)
         loss = sampled.loss(point)
@@ -170,7 +170,7 @@ def test_the_configs_numerics_is_the_registrys_and_an_unknown_backend_is_refused
     with pytest.raises(ValueError, match="numerics must be one of"):
         get_numerics("fast")
     with pytest.raises(ValueError, match="numerics must be one of"):
-        budget.SampledResidual(np.zeros(10), np.zeros(10, np.int8), np.ones(10), "control", "DS", problem(),
+        SampledResidual(np.zeros(10), np.zeros(10, np.int8), np.ones(10), "control", "DS", problem(),
                                np.random.default_rng(0), 16, numerics="fast")
 
 
@@ -181,9 +181,9 @@ def test_the_budget_draws_a_new_estimators_own_second_state(monkeypatch):
 
     mirror = Estimator("MIRROR", "s_{m+1} mirrored through s_m",
                        second_state=lambda draw: 2.0 * draw.s - draw.following(1), lookahead=1, rows_per_sample=3)
-    monkeypatch.setitem(budget.ESTIMATORS, "MIRROR", mirror)
+    monkeypatch.setitem(ESTIMATORS, "MIRROR", mirror)
     states = np.cumsum(np.random.default_rng(1).normal(size=50))
-    sampled = budget.SampledResidual(states, np.zeros(50, np.int8), laws.reward(states), "control", "MIRROR",
+    sampled = SampledResidual(states, np.zeros(50, np.int8), laws.reward(states), "control", "MIRROR",
                                      problem(), np.random.default_rng(0), 16)
     assert np.array_equal(sampled.sample.s_alt.numpy(), 2.0 * states[:49] - states[1:])
 

@@ -122,3 +122,33 @@ def test_every_optimiser_documents_its_parameters_in_the_schema(name):
     if "$ref" in definition:
         required |= set(SCHEMA["$defs"][definition["$ref"].removeprefix("#/$defs/")]["required"])
     assert required == {f.name for f in dataclasses.fields(optimizer.params)}
+
+
+def test_the_estimators_and_the_backends_registries_import_no_torch():
+    """docs/bellman.md, "How the registries are written": the registries the config checks and the
+    figures read are imported as they are, and stay free of torch (the optimisers' imports it, and the
+    workflow runs their code at parse time)."""
+    import subprocess
+    import sys
+
+    probe = "import sys, rlstudy.bellman.estimators, rlstudy.bellman.numerics; print('torch' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("step", ["bellman.cli.run_method", "bellman.cli.train_reference",
+                                  "bellman.cli.budget_finite"])
+def test_a_step_reading_a_registry_depends_on_every_registered_module(step):
+    """The entries are imported, so core/sources.py finds every registered estimator's and optimiser's
+    module among the step's imports: editing one reruns its jobs with no per-job list in the rules. A
+    registry of names resolved lazily would drop them here."""
+    import inspect
+
+    from rlstudy.core.sources import module_sources
+
+    src = ROOT / "src"
+    sources = set(module_sources(f"rlstudy.{step}", src))
+    registered = {Path(inspect.getfile(estimator.second_state)) for estimator in ESTIMATORS.values()}
+    if step == "bellman.cli.run_method":
+        registered |= {Path(inspect.getfile(optimizer.fit)) for optimizer in OPTIMIZERS.values()}
+    assert registered and registered <= {path.resolve() for path in sources}

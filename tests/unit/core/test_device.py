@@ -151,7 +151,8 @@ def fit(monkeypatch, trajectory, reference, optimizer, params, out_dir, *device)
         "--task", "evaluation", "--estimator", estimator,
         "--run-seed", 0, "--seed", 7, "--trajectory", trajectory, "--reference", reference,
         "--exact", exact_file(reference.parent / "q_exact.npy"),
-        "--params", json.dumps(params), "--problem", PROBLEM_JSON, "--out-dir", out_dir, *device)
+        "--params", json.dumps(params), "--problem", PROBLEM_JSON, "--numerics", "compiled",
+        "--out-dir", out_dir, *device)
     return (out_dir / "q.pt").read_bytes(), (out_dir / "errors.csv").read_bytes()
 
 

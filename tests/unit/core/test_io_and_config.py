@@ -152,6 +152,7 @@ def test_cli_reports_a_missing_input_without_traceback(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "rlstudy.bellman.cli.run_method", "--dataset", "ours", "--optimizer", "sgd",
          "--setting", "sgd", "--task", "control", "--estimator", "DS", "--run-seed", "0", "--seed", "1", "--device", "cpu",
+         "--numerics", "compiled",
          "--trajectory", str(tmp_path / "none"), "--reference", str(tmp_path / "q.pt"),
          "--exact", str(tmp_path / "q_exact.npy"), "--out-dir", str(tmp_path),
          "--params", '{"epochs": 1, "batch_size": 10, "lr0": 0.1, "lr_decay": 1.0, "ur_action": "recorded"}',

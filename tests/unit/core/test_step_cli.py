@@ -63,12 +63,41 @@ def test_no_step_repeats_a_config_value_as_its_default(capsys, monkeypatch):
                             ("agents.cli.plot_basics", "--rollout-steps", "<agent>.rollout_steps"),
                             ("agents.cli.plot_mpo", "--dpi", "figures.dpi"),
                             ("bellman.cli.solve_exact", "--rtol", "exact.rtol"),
+                            ("bellman.cli.run_method", "--numerics", "numerics"),
+                            ("bellman.cli.budget_finite", "--numerics", "numerics"),
+                            ("bellman.cli.budget_finite", "--max-transitions", "budget.max_transitions"),
+                            ("bellman.cli.budget_population", "--ur-action", "budget.ur_action"),
                             ("bellman.cli.train_reference", "--device", "device"),
                             ("offline.cli.train_behavioural", "--device", "device")]:
         text = " ".join(help_text(capsys, monkeypatch, step).split())
         help_of_flag = text[text.index(f" {flag} ", text.index("options:")):]
         where = help_of_flag.index(f"config '{key}'") + len(f"config '{key}'")
         assert not help_of_flag[where:].startswith(" (default:"), (step, flag)  # argparse appends a default
+
+
+def test_the_numerics_and_the_budget_options_come_from_the_rule_or_the_config(cli, tmp_path):
+    """Left out and without --from-config, --numerics (and the budget's --ur-action, --max-transitions)
+    is missing, not the compiled backend by a default of the step's own; --from-config gives the config's."""
+    budget = ["--task", "control", "--exact", "e.npy", "--points", "64", "--fit", "{}", "--estimator", "UR",
+              "--problem", "{}", "--start", "q.pt", "--out-dir", tmp_path / "out"]
+    status, err = cli("bellman.cli.budget_finite", *budget, "--trajectory", "t", "--seed", "0")
+    one_line_error(status, err, "--ur-action (config 'budget.ur_action')",
+                   "--max-transitions (config 'budget.max_transitions')", "--numerics (config 'numerics')")
+    status, err = cli("bellman.cli.budget_population", *budget)
+    one_line_error(status, err, "required: --ur-action (config 'budget.ur_action'); give them")
+    status, err = cli("bellman.cli.run_method", "--setting", "sgd", "--dataset", "ours", "--task", "control",
+                      "--estimator", "DS", "--run-seed", "0", "--trajectory", "t", "--reference", "r", "--exact", "e",
+                      "--out-dir", tmp_path, "--optimizer", "sgd", "--seed", "0", "--params", "{}", "--problem", "{}",
+                      "--device", "cpu")
+    one_line_error(status, err, "required: --numerics (config 'numerics'); give them")
+    from rlstudy.bellman.cli import budget_common
+    from rlstudy.core.cli import parser
+
+    p = parser("a budget step")
+    budget_common.add_residual_options(p)
+    p.config_option("--numerics", "numerics")
+    args = p.parse_args(["--estimator", "UR", "--problem", "{}", "--start", "q.pt", "--from-config", CONFIG])
+    assert (args.ur_action, args.numerics) == ("recorded", "compiled")  # config.yaml's
 
 
 def test_a_list_option_takes_its_items_from_the_config():

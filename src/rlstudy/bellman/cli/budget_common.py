@@ -1,4 +1,4 @@
-"""What the error budget's steps share (bellman/budget.py): their common options and how a part's
+"""What the error budget's steps share (bellman/budget/): their common options and how a part's
 fit is written (q.pt, error.csv: one row, fit.csv: the loss per chunk of L-BFGS iterations)."""
 
 from __future__ import annotations
@@ -8,12 +8,14 @@ from pathlib import Path
 
 import torch
 
-from rlstudy.bellman.budget import UR_ACTIONS, FitSettings, load_weights, part_table
+from rlstudy.bellman.budget.lbfgs import FitSettings
+from rlstudy.bellman.budget.population import UR_ACTIONS
+from rlstudy.bellman.budget.tables import load_weights, part_table
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.qnet import to_state_dict
 from rlstudy.bellman.sde import TASKS
-from rlstudy.core.cli import build, integer_from, json_arg
+from rlstudy.core.cli import StepParser, build, integer_from, json_arg
 from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 
 
@@ -28,11 +30,11 @@ def add_common(p: argparse.ArgumentParser, points_help: str) -> None:
     p.add_argument("--out-dir", required=True)
 
 
-def add_residual_options(p: argparse.ArgumentParser) -> None:
+def add_residual_options(p: StepParser) -> None:
     """The options of the steps that minimise a residual (population, finite data)."""
     p.add_argument("--estimator", choices=ESTIMATORS, required=True)
     p.add_argument("--problem", type=json_arg, required=True, help="JSON of config 'problem' (dynamics, gamma)")
-    p.add_argument("--ur-action", choices=UR_ACTIONS, default="recorded", help="UR's second next state's action")
+    p.config_option("--ur-action", "budget.ur_action", choices=UR_ACTIONS, help="UR's second next state's action")
     p.add_argument("--start", required=True, help="the network the fit starts from (the reach fit's q.pt)")
 
 

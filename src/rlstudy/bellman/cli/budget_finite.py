@@ -1,5 +1,5 @@
 """The error budget's third part: the network minimising one estimator's sampled residual on the
-study's own trajectory (budget.SampledResidual: mean(j j^)/2 over every transition the estimator may
+study's own trajectory (budget/sampled.py, SampledResidual: mean(j j^)/2 over every transition the estimator may
 use, UR's second next states drawn once from the "sampling"/"budget" stream), by full-batch L-BFGS
 in float64 from the reach fit's network (--start). The network is evaluated on grid(--points) and
 interpolated at each state; the loss is then recomputed with the network at every state itself
@@ -9,10 +9,10 @@ Writes q.pt, error.csv (one row) and fit.csv (the loss per chunk of iterations).
 
 from __future__ import annotations
 
-from rlstudy.bellman.budget import SampledResidual, minimise
+from rlstudy.bellman.budget.lbfgs import minimise
+from rlstudy.bellman.budget.sampled import SampledResidual
 from rlstudy.bellman.cli import budget_common as common
 from rlstudy.bellman.datasets import load_trajectory, trajectory_paths
-from rlstudy.bellman.numerics import DEFAULT as DEFAULT_NUMERICS
 from rlstudy.bellman.numerics import NUMERICS
 from rlstudy.bellman.qnet import load_network
 from rlstudy.bellman.sde import Problem
@@ -29,12 +29,12 @@ def main() -> None:
     common.add_common(p, "grid the network is evaluated on and interpolated from")
     common.add_residual_options(p)
     p.add_argument("--trajectory", required=True, help="folder of the short trajectory")
-    p.add_argument("--max-transitions", type=integer_from(0), default=0,
-                   help="transitions used, evenly spaced (0: every one)")
+    p.config_option("--max-transitions", "budget.max_transitions", type=integer_from(0),
+                    help="transitions used, evenly spaced (0: every one)")
     p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
-    p.add_argument("--numerics", choices=NUMERICS, default=DEFAULT_NUMERICS,
-                   help="the loss's backend (config 'numerics'): compiled (budget_kernel.py), or reference "
-                        "(autograd through numerics/reference.py's residuals)")
+    p.config_option("--numerics", "numerics", choices=NUMERICS,
+                    help="the loss's backend: compiled (budget_kernel.py), or reference (autograd through "
+                         "numerics/reference.py's residuals)")
     args = p.parse_args()
     setup_torch("cpu")
     settings = common.fit_settings(args.fit, "budget.finite_fit")

@@ -1,5 +1,5 @@
 """The error budget's second part: the network minimising one estimator's Bellman residual in
-expectation (budget.PopulationResidual: grid(--points) weighted by --weights, uniform when absent,
+expectation (budget/population.py, PopulationResidual: grid(--points) weighted by --weights, uniform when absent,
 each action by the behaviour policy; the exact kernel by FFT; no sampling noise), from the reach
 fit's network (--start), by full-batch L-BFGS in float64.
 
@@ -9,7 +9,8 @@ objective unbounded below, as BFF's can be) shows as converged False."""
 
 from __future__ import annotations
 
-from rlstudy.bellman.budget import PopulationResidual, minimise
+from rlstudy.bellman.budget.lbfgs import minimise
+from rlstudy.bellman.budget.population import PopulationResidual
 from rlstudy.bellman.cli import budget_common as common
 from rlstudy.bellman.qnet import load_network
 from rlstudy.bellman.sde import Problem

@@ -11,7 +11,8 @@ Writes q.pt (the network), error.csv (one row: its errors against the exact Q, u
 
 from __future__ import annotations
 
-from rlstudy.bellman.budget import minimise, regression_loss
+from rlstudy.bellman.budget.lbfgs import minimise
+from rlstudy.bellman.budget.reach import regression_loss
 from rlstudy.bellman.cli.budget_common import add_common, fit_settings, inputs_of, load_inputs, write_part
 from rlstudy.bellman.qnet import init_params, load_network
 from rlstudy.core import seeding

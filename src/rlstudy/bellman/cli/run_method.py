@@ -21,7 +21,6 @@ from rlstudy.bellman.datasets import dataset_dynamics, load_trajectory, trajecto
 from rlstudy.bellman.exact import load_exact
 from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, q_on_grid
 from rlstudy.bellman.estimators import ESTIMATORS
-from rlstudy.bellman.numerics import DEFAULT as DEFAULT_NUMERICS
 from rlstudy.bellman.numerics import NUMERICS
 from rlstudy.bellman.optimizers import OPTIMIZERS, Run, all_settings
 from rlstudy.bellman.qnet import load_network, to_state_dict
@@ -79,10 +78,9 @@ def main() -> None:
     p.add_argument("--out-dir", required=True, help="the run folder (results/runs/<dataset>/<task>/<setting>/<estimator>/seed<N>)")
     p.add_argument("--stop-on-divergence", action="store_true",
                    help="end a diverging run at its last finite iterate instead of failing (CBO's sweeps)")
-    p.add_argument("--numerics", choices=NUMERICS, default=DEFAULT_NUMERICS,
-                   help="the backend of the optimiser's numerics (config 'numerics'; numerics/__init__.py): compiled, "
-                        "the study's, or reference, plain PyTorch with autograd (slower, the same within float32 "
-                        "rounding)")
+    p.config_option("--numerics", "numerics", choices=NUMERICS,
+                    help="the backend of the optimiser's numerics (numerics/__init__.py): compiled, the study's, or "
+                         "reference, plain PyTorch with autograd (slower, the same within float32 rounding)")
     add_device_argument(p)
     args = p.parse_args()
     device = setup_torch(args.device)

@@ -1,7 +1,9 @@
 """The registry of residual estimators: one module per estimator (base.py says what it fills in), one
 line here. The order is the one figures draw and list them in (and gives each its colour). The config
 schema, the workflow's wildcards and the figures' colours all derive from this registry
-(tests/unit/bellman/test_registries.py)."""
+(tests/unit/bellman/test_registries.py). The entries are imported, not named by module and class
+as the agents' are: no torch is imported here, and a step's code is what it imports (docs/bellman.md,
+"How the registries are written")."""
 
 from .base import ArrayDraw, Draw, Estimator, GridResidual, TensorDraw
 from .bff import BFF, BFF_MATCHED

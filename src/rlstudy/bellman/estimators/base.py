@@ -3,7 +3,7 @@
 An estimator supplies the second next state s^_{m+1} of the transitions it draws (residuals.py says
 why one is needed), which start indices m it may draw from, and how many network evaluations a
 transition costs it; and, for the error budget, what its residual product j j^ is in expectation
-(budget.py's population part). Everything else (the residuals, SGD's step, CBO's loss) is shared.
+(budget/population.py). Everything else (the residuals, SGD's step, CBO's loss) is shared.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ class ArrayDraw(Draw):
 @dataclass(frozen=True)
 class GridResidual:
     """What an estimator's population residual is made of, on the budget's grid of n states
-    (budget.PopulationResidual): the next state's target split as target(s') = c(s) + g(s'), and the
+    (budget/population.py): the next state's target split as target(s') = c(s) + g(s'), and the
     exact expectation over the transition kernel of each action."""
 
     q: torch.Tensor  # Q(s, a), (n, 2)

@@ -12,7 +12,7 @@ to read against docs/bellman.md ("The reference layer", "Bellman residuals").
     CBO's step    w_i = exp(-beta (L_i - min L)),  x^ = sum w_i X_i / sum w_i,
                   X_i <- X_i - lambda eta (X_i - x^) + noise sqrt(eta) (X_i - x^) Z_i     -> cbo_update
     the budget    the same mean(j * j^) / 2 over every transition of the trajectory, Q interpolated
-                  from the network on a grid (budget.SampledResidual)                      -> residuals
+                  from the network on a grid (budget/sampled.py)                           -> residuals
 
 The policy and the reward are laws.py's; each estimator's draw is its own module's (estimators/).
 
