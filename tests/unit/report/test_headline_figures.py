@@ -58,12 +58,14 @@ def test_a_figure_without_its_record_or_of_smoke_scale_is_refused(tmp_path):
 
 
 def test_the_pages_link_the_figures_relative_to_themselves_and_refuse_an_odd_folder(tmp_path):
-    readme = render_block(headline_figures.README, Path("README.md"), Path(FOLDER), COMMIT, "confirmatory")
-    study = render_block(headline_figures.BELLMAN, Path("docs/bellman.md"), Path(FOLDER), COMMIT, "confirmatory")
+    readme = render_block(headline_figures.README, Path("README.md"), Path(FOLDER), COMMIT)
+    study = render_block(headline_figures.BELLMAN, Path("docs/bellman.md"), Path(FOLDER), COMMIT)
     assert "](docs/figures/q_control_sgd.png)" in readme and "](figures/q_control_sgd.png)" in study
+    assert f"commit {COMMIT}, paper scale" in readme and "preview" not in readme
+    assert "a preview" in render_block(headline_figures.README, Path("README.md"), Path(FOLDER), COMMIT, preview=True)
     assert "](figures/reference_error.png)" in study and "reference_error" not in readme
     with pytest.raises(InputError, match="plain path"):
-        render_block(headline_figures.README, Path("README.md"), Path("docs/my figures)"), COMMIT, "confirmatory")
+        render_block(headline_figures.README, Path("README.md"), Path("docs/my figures)"), COMMIT)
 
 
 def _links(page: Path) -> list[str]:
@@ -79,14 +81,15 @@ def test_the_committed_headlines_are_the_committed_manifests_run():
     if not manifest_path.exists():
         pytest.skip("no published run yet (docs/manifest.json): make readme publishes one")
     manifest = json.loads(manifest_path.read_text())
+    wanted = {name for headline in HEADLINES for name in (headline.file, f"{headline.file}{PROVENANCE_SUFFIX}")}
+    assert {path.name for path in (ROOT / FOLDER).iterdir()} == wanted  # no figure of an earlier headline list
     for headline in HEADLINES:
         figure = ROOT / FOLDER / headline.file
         record = json.loads((ROOT / FOLDER / f"{headline.file}{PROVENANCE_SUFFIX}").read_text())
         assert record["artefact"]["sha256"] == hashlib.sha256(figure.read_bytes()).hexdigest(), headline.name
         assert record["source"]["sha256"] == manifest["artefacts"][headline.source]["sha256"], headline.name
         assert record["source"]["git_commit"] in manifest["commits_of_artefacts"], headline.name
-        assert record["source"]["seed_block"] == manifest["seed_block"]["block"] if isinstance(
-            manifest["seed_block"], dict) else record["source"]["seed_block"] == manifest["seed_block"]
+        assert record["source"]["seed_block"] == manifest["seed_block"]["block"], headline.name
     pages = {headline_figures.README: ROOT / "README.md", headline_figures.BELLMAN: ROOT / "docs/bellman.md",
              headline_figures.AGENTS: ROOT / "docs/agents.md", headline_figures.OFFLINE: ROOT / "docs/offline.md"}
     for role, page in pages.items():
