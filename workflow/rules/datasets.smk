@@ -72,4 +72,13 @@ use rule step as authors_reference with:
     params:
         step="rlstudy.bellman.cli.import_authors_data",
         digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
-        args=["--task", "control", "--source", config["authors_data"], "--reference-out", AUTHORS_REFERENCE],
+        args=[
+            "--task",
+            "control",
+            "--source",
+            config["authors_data"],
+            "--steps",
+            config["trajectories"]["authors"],
+            "--reference-out",
+            AUTHORS_REFERENCE,
+        ],

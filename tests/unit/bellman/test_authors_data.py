@@ -108,7 +108,7 @@ def test_import_cli_refuses_an_evaluation_reference(tmp_path):
     import subprocess
 
     result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.import_authors_data", "--task", "evaluation",
-                             "--source", str(tmp_path), "--reference-out", str(tmp_path / "q.pt")],
+                             "--source", str(tmp_path), "--steps", "0", "--reference-out", str(tmp_path / "q.pt")],
                             capture_output=True, text=True)
     assert result.returncode == 2
     assert "control task only" in result.stderr

@@ -148,7 +148,7 @@ def test_the_import_step_refuses_in_one_line(cli, folder, hazard):
         expected = "S_2.pt: a link out of the folder"
     else:
         source, expected = LONG, "File name too long"
-    status, stderr = cli("bellman.cli.import_authors_data", "--task", "control", "--source", source,
+    status, stderr = cli("bellman.cli.import_authors_data", "--task", "control", "--source", source, "--steps", "0",
                          "--trajectory-out", folder / "out")
     one_line_error(status, stderr, "config 'authors_data'", expected)
     assert not (folder / "out").exists()

@@ -52,8 +52,8 @@ def main() -> None:
     p.add_argument("--source", required=True, help="'download', or a folder with the originals or the .npz files")
     p.add_argument("--download-dir", default="data/authors_original")
     p.add_argument("--trajectory-out", help="the trajectory folder to write")
-    p.add_argument("--steps", type=integer_from(0), default=0,
-                   help="keep the first STEPS steps only (0: all; smoke runs)")
+    p.config_option("--steps", "trajectories.authors", type=integer_from(0),
+                    help="keep the first STEPS steps of the trajectory only (0: all; smoke runs)")
     p.add_argument("--reference-out", help="control only: where to write the authors' Q* state dict")
     args = p.parse_args()
     if not (args.trajectory_out or args.reference_out):
