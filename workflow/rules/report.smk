@@ -28,6 +28,7 @@ rule front_page:
         seeds=as_json(
             {
                 "master": config["seed"],
+                "block": config["seed_block"],
                 "settings": {
                     setting: {task: list(seeds_of(setting, task)) for task in config["tasks"]} for setting in SETTINGS
                 },

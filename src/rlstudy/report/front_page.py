@@ -162,16 +162,19 @@ def seed_list(seeds: Sequence[int]) -> str:
     return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)) for run in runs) or "none"
 
 
-def seeds_note(master: int, settings: dict[str, dict[str, Sequence[int]]]) -> str:
-    """The seed block in words: the master seed every stream derives from, and each setting's replicate
-    seeds (setting -> task -> seeds; one list where every task has the same)."""
+def seeds_note(master: int, settings: dict[str, dict[str, Sequence[int]]], block: str | None = None) -> str:
+    """The seed block in words: its name (config seed_block), the master seed every stream derives from,
+    and each setting's replicate seeds (setting -> task -> seeds; one list where every task has the same)."""
     def of(by_task: dict[str, Sequence[int]]) -> str:
         lists = {seed_list(seeds) for seeds in by_task.values()}
         if len(lists) == 1:
             return lists.pop()
         return ", ".join(f"{task} {seed_list(seeds)}" for task, seeds in by_task.items())
     runs = "; ".join(f"{setting} {of(by_task)}" for setting, by_task in settings.items())
-    return f"master seed {master} (every random stream derives from it and a name); replicate seeds: {runs}"
+    named = {"confirmatory": "the confirmatory block (fresh seeds, run after the protocol commit): ",
+             "exploratory": "the exploratory block (the seeds the study was developed and its claims written on): "}
+    return (f"{named.get(block, '')}master seed {master} (every random stream derives from it and a name); "
+            f"replicate seeds: {runs}")
 
 
 def datasets_note(datasets: Sequence[str]) -> str:

@@ -10,6 +10,7 @@ import pytest
 from docutils.core import publish_parts
 
 from rlstudy.claims.loading import load_claims
+from rlstudy.report import front_page
 from rlstudy.report.front_page import decisive_test, figures_behind, render, seed_list
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -191,3 +192,12 @@ def test_the_front_page_marks_and_counts_verdicts_as_the_readme_and_the_claims_p
         assert rst[next(i for i, line in enumerate(rst) if line.startswith(f"   * - **{claim}**")) + 1] == f"     - {mark}"
         assert f"- {mark} (1): `{claim}`" in readme
         assert next(line for line in claims_page if line.startswith(f"| `{claim}` |")).split(" | ")[-2] == mark
+
+
+def test_the_seeds_line_names_the_seed_block():
+    """The front page says which block its seeds are (issue 40: scale, commit and seed block on the first screen)."""
+    settings = {"sgd": {"control": [10000, 10001, 10002], "evaluation": [10000, 10001, 10002]}}
+    assert front_page.seeds_note(7, settings, "confirmatory").startswith(
+        "the confirmatory block (fresh seeds, run after the protocol commit): master seed 7")
+    assert front_page.seeds_note(7, settings, "exploratory").startswith("the exploratory block")
+    assert front_page.seeds_note(7, settings).endswith("replicate seeds: sgd 10000-10002")

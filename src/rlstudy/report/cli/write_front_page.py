@@ -23,7 +23,8 @@ def main() -> None:
     p.add_argument("--figures", nargs="*", default=[], help="the figures the report shows (their paths)")
     p.add_argument("--scale", required=True, help="the scale in words (rlstudy.core.scale)")
     p.add_argument("--seeds", type=json_arg, required=True,
-                   help='JSON: {"master": config seed, "settings": {setting: {task: replicate seeds}}}')
+                   help='JSON: {"master": config seed, "block": config seed_block, "settings": {setting: {task: replicate '
+                        'seeds}}}')
     p.add_argument("--datasets", nargs="+", required=True, help="the datasets the runs use (ours, authors)")
     p.add_argument("--out", required=True)
     args = p.parse_args()
@@ -39,7 +40,7 @@ def main() -> None:
         raise InputError(f"--figures: paths {odd[:3]} hold characters other than letters, digits and _./-")
     declared = load_claims(Path(args.claims_file), Path(args.schema))["claims"]
     try:
-        seeds = front_page.seeds_note(args.seeds["master"], args.seeds["settings"])
+        seeds = front_page.seeds_note(args.seeds["master"], args.seeds["settings"], args.seeds.get("block"))
     except (KeyError, TypeError, AttributeError) as err:
         raise InputError(f"--seeds: expected master and settings ({err})") from err
     commit = (read_record(args.claims, "the claims' verdicts") or {}).get("git_commit") or "unknown (no provenance record)"
