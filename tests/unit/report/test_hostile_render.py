@@ -228,3 +228,15 @@ def test_a_sweep_table_from_other_parameters_is_refused(tmp_path, cli, in_reposi
                                                                                    "sha256": sha256_file(run)}}})
     one_line_error(*cli("report.cli.render_readme", *render_args(paths)),
                    "cbo_sweep.csv: not from the paper-scale profile", "particles 6")
+
+
+def test_the_claims_page_shows_the_holm_adjusted_p_each_verdict_was_decided_on():
+    """A sub-test printed as [holds] at the raw level inside a claim left inconclusive by Holm confused the
+    page (ds-greedy-worse-control: raw 0.0403, adjusted 0.0807): the adjusted p stands beside the verdict."""
+    claims = pd.DataFrame({"id": ["a", "b"], "statement": ["s", "t"], "verdict": ["inconclusive", "fails"],
+                           "family": ["f", "refs"], "p": [0.0403452339, float("nan")],
+                           "p_adjusted": [0.0806904678, float("nan")], "reverse_p": [1.0, float("nan")],
+                           "reverse_p_adjusted": [1.0, float("nan")], "evidence": ["[holds] p = 0.0403", "e"]})
+    rows = [line for line in render_page(claims, "c", problem=None).splitlines() if line.startswith("| `")]
+    assert rows == ["| `a` | s | *inconclusive* | 0.0807 (0.0403); reverse 1 (1); family `f` | \\[holds\\] p = 0.0403 |",
+                    "| `b` | t | **fails** | none: a description of the runs made (family `refs`) | e |"]
