@@ -4,6 +4,7 @@ confirmatory seed that is also an exploratory one stops the workflow before any 
 Dry runs only."""
 
 import pytest
+import yaml
 
 from project_copy import copy_project, snakemake
 
@@ -26,7 +27,9 @@ def test_the_paper_config_runs_the_confirmatory_block_and_records_it(workdir):
     plan = planned(workdir, "results/seed_plan.csv", "results/runs/ours/control/sgd/UR/seed10039/errors.csv",
                    "results/agents/mpo/seed10007/evaluation.csv")
     command = next(line for line in plan.splitlines() if SEED_PLAN in line)
-    assert "--block confirmatory" in command and '"cbo_sweep.seeds": [15000, 15001, 15002, 15003, 15004]' in command
+    block = yaml.safe_load((ROOT / "config.yaml").read_text())["confirmatory_block"]
+    sweep = list(range(block["start"] + 5000, block["start"] + 5000 + block["counts"]["cbo_sweep.seeds"]))
+    assert "--block confirmatory" in command and f'"cbo_sweep.seeds": {sweep}' in command
     refused = snakemake(workdir, "-n", "--cores", "1", "results/runs/ours/control/sgd/UR/seed0/errors.csv")
     assert refused.returncode != 0 and "seed 0 is not a seed the config lists" in refused.stdout + refused.stderr
 
