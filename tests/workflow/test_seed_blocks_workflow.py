@@ -27,7 +27,7 @@ def test_the_paper_config_runs_the_confirmatory_block_and_records_it(workdir):
     plan = planned(workdir, "results/seed_plan.csv", "results/runs/ours/control/sgd/UR/seed10039/errors.csv",
                    "results/agents/mpo/seed10007/evaluation.csv")
     command = next(line for line in plan.splitlines() if SEED_PLAN in line)
-    block = yaml.safe_load((ROOT / "config.yaml").read_text())["confirmatory_block"]
+    block = yaml.safe_load((workdir / "config.yaml").read_text())["confirmatory_block"]
     sweep = list(range(block["start"] + 5000, block["start"] + 5000 + block["counts"]["cbo_sweep.seeds"]))
     assert "--block confirmatory" in command and f'"cbo_sweep.seeds": {sweep}' in command
     refused = snakemake(workdir, "-n", "--cores", "1", "results/runs/ours/control/sgd/UR/seed0/errors.csv")
