@@ -338,7 +338,7 @@ def read_record(path: str | Path, what: str) -> dict | None:
     return record
 
 
-def _check_against_record(path: Path, what: str) -> None:
+def check_against_record(path: Path, what: str) -> None:
     """Compare a file with the sha256 its provenance record gives, when it has one."""
     record = read_record(path, what)
     if record is None:
@@ -394,7 +394,7 @@ def _load(path, what: str, read):
     if not path.is_file():
         raise InputError(f"missing input file {path} ({what}); build it with: snakemake --cores all {path}")
     _INPUTS_READ[str(path)] = path
-    _check_against_record(path, what)
+    check_against_record(path, what)
     try:
         return read(path)
     except Exception as err:  # each reader raises its own types for a damaged file (torch: many)

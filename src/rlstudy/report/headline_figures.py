@@ -23,7 +23,7 @@ from pathlib import Path
 from PIL import Image
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX, read_record
+from rlstudy.core.io import PROVENANCE_SUFFIX, check_against_record, read_record
 from rlstudy.core.markdown import code, markers, text
 
 FOLDER = "docs/figures"
@@ -101,6 +101,7 @@ def render_figures(project: Path, folder: Path, commit: str, block: str, any_res
             raise InputError(f"cannot read the headline figure {headline.source}: {err.strerror or err}; "
                              "run make figures first") from err
         record = _record_of(source)
+        check_against_record(source, "a headline figure")  # a redrawn or truncated figure is not its run's
         made = {key: record.get(key) for key in ("git_commit", "scale", "seed_block")}
         wanted = {"git_commit": commit, "scale": "paper", "seed_block": block}
         wrong = [f"{key} {made[key]!r} (the claims' run: {wanted[key]!r})" for key in wanted if made[key] != wanted[key]]

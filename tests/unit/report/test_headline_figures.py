@@ -96,3 +96,10 @@ def test_the_committed_headlines_are_the_committed_manifests_run():
         wanted = [headline.file for headline in HEADLINES if role in headline.pages]
         assert [Path(link).name for link in _links(page)] == wanted, page
         assert all((page.parent / link).is_file() for link in _links(page)), page
+
+
+def test_a_figure_that_is_not_the_bytes_its_record_names_is_refused(tmp_path):
+    headline_sources(tmp_path, COMMIT, "confirmatory")
+    (tmp_path / HEADLINES[0].source).write_bytes(b"not the figure")
+    with pytest.raises(InputError, match="changed or truncated since it was written"):
+        render_figures(tmp_path, tmp_path / "out", COMMIT, "confirmatory", any_results=True)
