@@ -1,6 +1,10 @@
-"""How far the artefacts that train nothing move when the CPU's kernels change: the trajectories and the
-exact Q, rebuilt by their own steps (the workflow's commands, config.yaml's parameters) under each BLAS
+"""How far the artefacts that train nothing move when the CPU's kernels change: the trajectories, the
+exact Q and the stationary density (every kind of these a verify sample draws and can build in a few jobs),
+rebuilt by their own steps (the workflow's commands, config.yaml's parameters) under each BLAS and ATen
 setting this machine can emulate, and compared with the build under the machine's own setting.
+`--write` also writes the measurement per kind into src/rlstudy/report/platform_spread.json, which
+`make verify` reads: a kind is held to identical bytes across platforms only where every setting
+rebuilt it byte for byte.
 
 A platform differs from another in the kernels its libraries pick: OpenBLAS's (by CPU, or
 OPENBLAS_CORETYPE), PyTorch's (ATEN_CPU_CAPABILITY), libm's. This script emulates the first two on one
@@ -10,7 +14,7 @@ CPU moved them by far more than any rounding tolerance (docs/ci.md), and verify 
 the verdicts.
 
     python benchmarks/platform_spread.py            # print the table
-    python benchmarks/platform_spread.py --write    # and write it into docs/ci.md
+    python benchmarks/platform_spread.py --write    # and write it into docs/ci.md and platform_spread.json
     python benchmarks/platform_spread.py --quick    # one task, 1000 steps, one emulated setting (the tests)
 """
 
@@ -33,10 +37,12 @@ sys.path.insert(0, str(ROOT / "src"))
 from rlstudy.core.config import load_yaml  # noqa: E402
 
 DOC = ROOT / "docs" / "ci.md"
-# What the machine picks by itself (the published build's setting), then the settings another CPU would pick:
-# an Intel with AVX-512 unpinned (SkylakeX), an AMD Zen, an older Intel without AVX2's FMA (Sandybridge).
+KINDS_FILE = ROOT / "src" / "rlstudy" / "report" / "platform_spread.json"
+# What the machine picks by itself, then the settings another CPU would pick: the published build's (an AMD
+# EPYC pinned to Haswell), an AVX-512 CPU unpinned (SkylakeX), an AMD Zen, an older Intel without AVX2's FMA.
 SETTINGS = {
-    "as published": {},
+    "this machine's own": {},
+    "OpenBLAS Haswell, PyTorch avx512": {"OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "avx512"},
     "OpenBLAS SkylakeX, PyTorch avx512": {"OPENBLAS_CORETYPE": "SkylakeX", "ATEN_CPU_CAPABILITY": "avx512"},
     "OpenBLAS Zen, PyTorch avx2": {"OPENBLAS_CORETYPE": "Zen", "ATEN_CPU_CAPABILITY": "avx2"},
     "OpenBLAS Sandybridge, PyTorch default": {"OPENBLAS_CORETYPE": "Sandybridge", "ATEN_CPU_CAPABILITY": "default"},
@@ -58,12 +64,17 @@ def steps(config: dict, quick: bool) -> dict[str, tuple[list[str], str]]:
             made[f"exact {task} reward {reward_of}"] = (
                 ["rlstudy.bellman.cli.solve_exact", "--task", task, "--problem", json.dumps(problem),
                  "--rtol", str(config["exact"]["rtol"])], "exact")
+        made[f"stationary density {task}"] = (
+            ["rlstudy.bellman.cli.solve_density", "--task", task, "--dynamics", json.dumps(dynamics),
+             "--out", "{out}/stationary_density.npy"], "density")
     return made
 
 
 def build(step: list[str], out: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", *step, "--out-dir", str(out)], check=True, capture_output=True,
+    out.mkdir(parents=True, exist_ok=True)
+    where = [arg.replace("{out}", str(out)) for arg in step] if "--out" in step else [*step, "--out-dir", str(out)]
+    subprocess.run([sys.executable, "-m", *where], check=True, capture_output=True,
                    env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **env})
     return time.perf_counter() - start
 
@@ -98,7 +109,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         for name, (step, kind) in steps(config, args.quick).items():
-            reference = Path(scratch) / "as-published" / name.replace(" ", "_")
+            reference = Path(scratch) / "own" / name.replace(" ", "_")
             build(step, reference, base_env)
             for setting, env in list(SETTINGS.items())[1:2 if args.quick else None]:
                 out = Path(scratch) / setting.replace(" ", "_").replace(",", "") / name.replace(" ", "_")
@@ -116,6 +127,18 @@ def main() -> None:
     print("\n".join(lines))
     if args.write:
         write_block("platform-spread", "platform_spread.py", "\n".join(lines), DOC)
+        KINDS_FILE.write_text(json.dumps(by_kind(rows, lines[0]), indent=1, sort_keys=True) + "\n")
+
+
+def by_kind(rows: list[tuple], measured: str) -> dict:
+    """Per kind: whether every emulated setting rebuilt it byte for byte, and the largest relative
+    difference of any of its numbers (verify's tolerance for a kind that moves)."""
+    kinds: dict[str, dict] = {}
+    for kind, _, _, files, same, worst, _ in rows:
+        entry = kinds.setdefault(kind, {"identical": True, "largest_relative_difference": 0.0})
+        entry["identical"] &= same == files
+        entry["largest_relative_difference"] = max(entry["largest_relative_difference"], worst)
+    return {"measured": measured, "kinds": kinds}
 
 
 if __name__ == "__main__":

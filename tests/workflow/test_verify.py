@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from project_copy import AUTHORS, copy_project, snakemake
 
-from rlstudy.report.cli.write_manifest import load_manifest
+from rlstudy.report.manifest_schema import load_manifest
 
 pytestmark = pytest.mark.integration
 

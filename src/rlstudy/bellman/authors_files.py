@@ -18,23 +18,14 @@ import stat
 from pathlib import Path
 
 from rlstudy.core.errors import InputError
+from rlstudy.core.regular_files import read_regular, refuse_unless_small_regular, shown
 
 # The authors' files are pinned by sha256 (authors_data.SHA256): the NumPy copy's biggest is 7.0 MB
 # (control_trajectory_1e6.npz), the originals hold 1e6 values a tensor (at most 8 bytes each, 8 MB).
 # Eight times that leaves room for any serialisation of them and stops a runaway read within a second.
 MAX_FILE_BYTES = 64 << 20
 SUFFIXES = (".pt", ".npz")  # what the folder's files may be: the originals and the NumPy conversion
-SHOWN_CHARACTERS = 120  # of a path in a message: a 5000-character path is cut, not printed whole
-
-
-def shown(path: str | Path) -> str:
-    """A path as an error message names it: on one line (control characters escaped), cut when long."""
-    text = str(path)
-    if not text.isprintable():
-        text = ascii(text)[1:-1]
-    if len(text) > SHOWN_CHARACTERS:
-        text = f"{text[:SHOWN_CHARACTERS // 2]}...{text[-SHOWN_CHARACTERS // 2:]} ({len(str(path)):,} characters)"
-    return text
+WHAT = "any of the authors' files"
 
 
 def _stat(path: Path, follow: bool) -> os.stat_result:
@@ -57,21 +48,8 @@ def folder_of(source: str | Path) -> Path:
             from err
 
 
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
 def _refuse_unless_small_regular(path: Path, info: os.stat_result) -> None:
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"{shown(path)}: {_kind(info.st_mode)}, not a regular file (the authors' data are "
-                         "regular files; nothing else is opened)")
-    if info.st_size > MAX_FILE_BYTES:
-        raise InputError(f"{shown(path)}: {info.st_size:,} bytes, over the {MAX_FILE_BYTES:,} any of the "
-                         "authors' files may have (MAX_FILE_BYTES)")
+    refuse_unless_small_regular(path, info, MAX_FILE_BYTES, WHAT)
 
 
 def checked_path(path: str | Path) -> Path:
@@ -112,19 +90,7 @@ def source_files(source: str | Path) -> list[Path]:
 def read_bytes(path: str | Path) -> bytes:
     """The contents of path, a file as checked_path accepts, read through a descriptor that was
     opened without blocking and without following a link, and checked again before reading."""
-    path = Path(path)
-    target = checked_path(path)
-    try:
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as err:
-        raise InputError(f"cannot read {shown(path)} (the authors' data): {err.strerror or err}") from err
-    with os.fdopen(fd, "rb") as file:
-        _refuse_unless_small_regular(path, os.fstat(fd))  # swapped since checked_path looked
-        data = file.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:  # grown since
-        raise InputError(f"{shown(path)}: over the {MAX_FILE_BYTES:,} bytes any of the authors' files may have "
-                         "(MAX_FILE_BYTES)")
-    return data
+    return read_regular(checked_path(path), MAX_FILE_BYTES, WHAT)
 
 
 def sha256(path: str | Path) -> str:

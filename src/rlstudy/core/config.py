@@ -193,6 +193,19 @@ def nonfinite_numbers(values, path: tuple = ()) -> list[tuple[str, str]]:
     return []
 
 
+# JSON Schema's `integer` is a number without a fraction, so 10000.0 passes it; the project's integers
+# (seeds, counts, sizes) are written as integers, and a float reaching range() or a seed stream is a
+# traceback naming no key. Here `integer` is a Python int (a bool is not one).
+_STRICT_INTEGERS = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
+_StrictValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_STRICT_INTEGERS)
+
+
+def strict_validator(schema: dict) -> jsonschema.Draft202012Validator:
+    """A validator of schema whose integers are Python ints (not 10000.0)."""
+    return _StrictValidator(schema)
+
+
 def _problems(validator: jsonschema.Draft202012Validator, values, root: dict, whole_config: bool,
               skip=()) -> list[tuple[str, str]]:
     errors = sorted(validator.iter_errors(values), key=lambda e: (list(map(str, e.absolute_path)), e.message))
@@ -208,7 +221,7 @@ def validate_config(config: dict, schema_path: str | Path, checks: Sequence[Chec
     schema = yaml.safe_load(Path(schema_path).read_text())
     whole_config = document == "config"
     problems = [f"{document} key '{key}': {message}"
-                for key, message in _problems(jsonschema.Draft202012Validator(schema), config, schema, whole_config)]
+                for key, message in _problems(strict_validator(schema), config, schema, whole_config)]
     if problems:
         lines = "\n  ".join(problems)
         heading = "configuration" if whole_config else document
@@ -240,7 +253,7 @@ def schema() -> dict:
 
 
 # A parameter dataclass's fields may hold tuples where the config has lists.
-_TUPLES_ARE_ARRAYS = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+_TUPLES_ARE_ARRAYS = _STRICT_INTEGERS.redefine(
     "array", lambda _, value: isinstance(value, (list, tuple)))
 _SectionValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_TUPLES_ARE_ARRAYS)
 

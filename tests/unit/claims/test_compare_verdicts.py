@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from rlstudy.claims.cli.compare_verdicts import compare, verdicts
+from rlstudy.claims.verdict_comparison import compare, verdicts
 from rlstudy.core.io import save_csv, sha256_file
 from rlstudy.core.markdown import generated_block, markers
 from rlstudy.report.scale import scale_line
