@@ -23,11 +23,13 @@ from pathlib import Path
 from PIL import Image
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX, check_against_record, read_record
+from rlstudy.core.io import PROVENANCE_SUFFIX, SHA256_HEX
+from rlstudy.core.regular_files import read_record, read_regular, refuse_unless_small_regular, shown
 from rlstudy.core.markdown import code, markers, text
 
 FOLDER = "docs/figures"
 MAX_WIDTH = 1000  # pixels: readable in a README column, a few hundred kilobytes at most
+MAX_FIGURE_BYTES = 32 << 20  # a run's figure is at most a few MB; a bigger file is not one
 README, BELLMAN, AGENTS, OFFLINE = "readme", "bellman", "agents", "offline"  # the pages' roles
 START, END = markers("headline-figures")
 _LINK = re.compile(r"[A-Za-z0-9_./+=-]+")
@@ -88,20 +90,70 @@ def _record_of(source: Path) -> dict:
     return record
 
 
+def _check_against_record(source: Path, data: bytes, record: dict) -> None:
+    """The figure is the bytes its record names: a redrawn or truncated figure is not its run's."""
+    artefact = record.get("artefact")
+    recorded = artefact.get("sha256") if isinstance(artefact, dict) else None
+    if not isinstance(recorded, str) or not SHA256_HEX.fullmatch(recorded):
+        raise InputError(f"{source}{PROVENANCE_SUFFIX} (a headline figure's record): field 'artefact.sha256' is "
+                         f"{str(recorded)[:80]!r}, not a sha256; rebuild it with make figures")
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != recorded:
+        raise InputError(f"{source} (a headline figure) changed or truncated since it was written (sha256 "
+                         f"{digest[:12]}..., its provenance record says {recorded[:12]}...); rerun its rule")
+
+
+def drawn_from(record: dict) -> dict[str, dict[str, str]]:
+    """The inputs a figure's record names, as {name: {path, sha256}} (the files it was drawn from)."""
+    inputs = record.get("inputs") if isinstance(record.get("inputs"), dict) else {}
+    return {str(name): {"path": entry["path"], "sha256": entry["sha256"]} for name, entry in sorted(inputs.items())
+            if isinstance(entry, dict) and isinstance(entry.get("path"), str) and isinstance(entry.get("sha256"), str)}
+
+
+def refuse_odd_targets(folder: Path) -> None:
+    """Each file the headlines will replace in folder, where one is there, is a regular file (not a FIFO,
+    a device or a link): the pages are written all or none, and what a file held is read first."""
+    for headline in HEADLINES:
+        for name in (headline.file, f"{headline.file}{PROVENANCE_SUFFIX}"):
+            path = folder / name
+            try:
+                info = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            except OSError as err:
+                raise InputError(f"cannot read {shown(path)} (a headline figure): {err.strerror or err}") from err
+            refuse_unless_small_regular(path, info, MAX_FIGURE_BYTES, "a headline figure")
+
+
+def inputs_problems(folder: Path, record: dict) -> list[str]:
+    """What the headline figures in folder and the manifest `record` disagree on: each figure's source and
+    every input its source was drawn from must be the manifest's artefact, byte for byte (sha256)."""
+    problems = []
+    artefacts = record["artefacts"]
+    for headline in HEADLINES:
+        mine = read_record(folder / headline.file, "a headline figure") or {}
+        source = mine.get("source") if isinstance(mine.get("source"), dict) else {}
+        named = {"source": {"path": source.get("path"), "sha256": source.get("sha256")}, **drawn_from(source)}
+        for name, entry in named.items():
+            listed = artefacts.get(entry["path"]) if isinstance(entry["path"], str) else None
+            if listed is None or listed["sha256"] != entry["sha256"]:
+                problems.append(f"{headline.file}: its {name} {shown(str(entry['path']))} is not the manifest's")
+    return problems
+
+
 def render_figures(project: Path, folder: Path, commit: str, block: str, any_results: bool) -> dict[Path, bytes]:
     """Every headline's small PNG and its provenance record, by path in `folder`, from the figures of
     `project`: each source must be of the run of the claims (its commit `commit`, paper scale, seed block
     `block`) unless any_results."""
+    refuse_odd_targets(folder)
     written: dict[Path, bytes] = {}
     for headline in HEADLINES:
         source = project / headline.source
-        try:
-            data = source.read_bytes()
-        except OSError as err:
-            raise InputError(f"cannot read the headline figure {headline.source}: {err.strerror or err}; "
-                             "run make figures first") from err
+        if not os.path.lexists(source):
+            raise InputError(f"cannot read the headline figure {headline.source}: no such file; run make figures first")
+        data = read_regular(source, MAX_FIGURE_BYTES, "a headline figure")
         record = _record_of(source)
-        check_against_record(source, "a headline figure")  # a redrawn or truncated figure is not its run's
+        _check_against_record(source, data, record)
         made = {key: record.get(key) for key in ("git_commit", "scale", "seed_block")}
         wanted = {"git_commit": commit, "scale": "paper", "seed_block": block}
         wrong = [f"{key} {made[key]!r} (the claims' run: {wanted[key]!r})" for key in wanted if made[key] != wanted[key]]
@@ -111,7 +163,8 @@ def render_figures(project: Path, folder: Path, commit: str, block: str, any_res
         small = small_png(data, headline.source)
         provenance = {
             "made_by": "make readme (rlstudy.report.headline_figures)",
-            "source": {"path": headline.source, "sha256": hashlib.sha256(data).hexdigest(), **made},
+            "source": {"path": headline.source, "sha256": hashlib.sha256(data).hexdigest(), **made,
+                       "inputs": drawn_from(record)},
             "max_width": MAX_WIDTH,
             "artefact": {"path": headline.file, "sha256": hashlib.sha256(small).hexdigest()},
         }

@@ -14,6 +14,7 @@ from rlstudy.core.errors import InputError
 from rlstudy.core.io import PROVENANCE_SUFFIX
 from rlstudy.report import headline_figures
 from rlstudy.report.headline_figures import FOLDER, HEADLINES, MAX_WIDTH, render_block, render_figures
+from rlstudy.report.manifest_schema import load_manifest
 
 from test_hostile_render import headline_sources
 
@@ -31,7 +32,8 @@ def test_each_headline_is_made_small_with_its_source_in_its_record(tmp_path):
         record = json.loads(written[tmp_path / "out" / f"{headline.file}{PROVENANCE_SUFFIX}"])
         source = (tmp_path / headline.source).read_bytes()
         assert record["source"] == {"path": headline.source, "sha256": hashlib.sha256(source).hexdigest(),
-                                    "git_commit": COMMIT, "scale": "paper", "seed_block": "confirmatory"}
+                                    "git_commit": COMMIT, "scale": "paper", "seed_block": "confirmatory",
+                                    "inputs": {}}
         assert record["artefact"]["sha256"] == hashlib.sha256(small).hexdigest()
     again = render_figures(tmp_path, tmp_path / "out", COMMIT, "confirmatory", any_results=False)
     assert again == written  # byte for byte: no date, no software tag
@@ -90,6 +92,8 @@ def test_the_committed_headlines_are_the_committed_manifests_run():
         assert record["source"]["sha256"] == manifest["artefacts"][headline.source]["sha256"], headline.name
         assert record["source"]["git_commit"] in manifest["commits_of_artefacts"], headline.name
         assert record["source"]["seed_block"] == manifest["seed_block"]["block"], headline.name
+    # the source of each and every input it names (records written since they name them) are the manifest's
+    assert headline_figures.inputs_problems(ROOT / FOLDER, load_manifest(manifest_path)) == []
     pages = {headline_figures.README: ROOT / "README.md", headline_figures.BELLMAN: ROOT / "docs/bellman.md",
              headline_figures.AGENTS: ROOT / "docs/agents.md", headline_figures.OFFLINE: ROOT / "docs/offline.md"}
     for role, page in pages.items():
@@ -103,3 +107,62 @@ def test_a_figure_that_is_not_the_bytes_its_record_names_is_refused(tmp_path):
     (tmp_path / HEADLINES[0].source).write_bytes(b"not the figure")
     with pytest.raises(InputError, match="changed or truncated since it was written"):
         render_figures(tmp_path, tmp_path / "out", COMMIT, "confirmatory", any_results=True)
+
+
+def test_a_figure_is_recorded_with_the_inputs_it_was_drawn_from_and_they_are_checked(tmp_path):
+    headline_sources(tmp_path, COMMIT, "confirmatory")
+    source = tmp_path / HEADLINES[0].source
+    record_path = source.with_name(source.name + PROVENANCE_SUFFIX)
+    record = json.loads(record_path.read_text())
+    record["inputs"] = {"curves": {"path": "results/summary.csv", "sha256": "b" * 64}}
+    record_path.write_text(json.dumps(record))
+    written = render_figures(tmp_path, tmp_path / "out", COMMIT, "confirmatory", any_results=False)
+    for path, data in written.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    mine = json.loads((tmp_path / "out" / f"{HEADLINES[0].file}{PROVENANCE_SUFFIX}").read_text())
+    assert mine["source"]["inputs"] == {"curves": {"path": "results/summary.csv", "sha256": "b" * 64}}
+    artefacts = {headline.source: {"sha256": hashlib.sha256((tmp_path / headline.source).read_bytes()).hexdigest()}
+                 for headline in HEADLINES}
+    manifest = {"artefacts": {**artefacts, "results/summary.csv": {"sha256": "b" * 64}}}
+    assert headline_figures.inputs_problems(tmp_path / "out", manifest) == []
+    manifest["artefacts"]["results/summary.csv"] = {"sha256": "c" * 64}
+    assert headline_figures.inputs_problems(tmp_path / "out", manifest) == [
+        f"{HEADLINES[0].file}: its curves results/summary.csv is not the manifest's"]
+
+
+def _within(seconds: int, call):
+    """call() under a SIGALRM deadline: a blocking open fails the test instead of hanging it."""
+    import signal
+
+    def hung(*_):
+        raise TimeoutError(f"still blocked after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        return call()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("odd", ["fifo source", "zero source", "fifo output", "zero record"])
+def test_a_fifo_or_a_link_to_dev_zero_among_the_headline_figures_is_refused_at_once(tmp_path, odd):
+    import os
+
+    headline_sources(tmp_path, COMMIT, "confirmatory")
+    out = tmp_path / "out"
+    out.mkdir()
+    where, what = odd.split()
+    path = {"source": tmp_path / HEADLINES[1].source, "output": out / HEADLINES[1].file,
+            "record": tmp_path / f"{HEADLINES[1].source}{PROVENANCE_SUFFIX}"}[what]
+    path.unlink(missing_ok=True)
+    if where == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    with pytest.raises(InputError) as err:
+        _within(10, lambda: render_figures(tmp_path, out, COMMIT, "confirmatory", any_results=False))
+    message = str(err.value)
+    assert "\n" not in message and path.name in message and ("FIFO" in message or "link" in message), message
