@@ -2,6 +2,7 @@
 changed kernel reported as different with a non-zero exit; and the cache of paper.yml (a fresh checkout
 over restored outputs and Snakemake's records reruns nothing)."""
 
+import json
 import os
 import shlex
 import shutil
@@ -52,6 +53,9 @@ def test_a_rebuild_is_identical_and_a_changed_kernel_is_not(built, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "platform: the manifest's" in done.stdout
     assert "3 identical" in done.stdout and "verify: agrees" in done.stdout
+    # progress as it works: what it copies, each job started, the count done
+    assert "copied workflow/ (" in done.stdout and "job started: rule trajectory" in done.stdout, done.stdout
+    assert "jobs done: 1 of 1" in done.stdout
 
     kernel = built / KERNEL
     text = kernel.read_text()
@@ -66,6 +70,23 @@ def test_a_rebuild_is_identical_and_a_changed_kernel_is_not(built, tmp_path):
     assert "`data/trajectories/ours/evaluation/short/rewards.npy` | trajectory | different" in done.stdout
     assert "`data/trajectories/ours/evaluation/short/states.npy` | trajectory | identical" in done.stdout
     assert "DIFFERS" in done.stdout
+
+
+def test_nothing_of_the_manifest_and_no_yte_file_runs(built, tmp_path):
+    """The manifest's snakemake_args are shown, never used; a YTE config file given by the user is refused by
+    the launcher before any of it runs."""
+    record = load_manifest(built / "manifest.json")
+    record["snakemake_args"] = ["--default-resources", f"pwn=__import__('os').system('touch {tmp_path}/a') or 1"]
+    (built / "hostile.json").write_text(json.dumps(record))
+    done = step("verify", "--manifest", "hostile.json", "--targets", TARGETS[0], "--cores", "2",
+                "--scratch", str(tmp_path / "one"), cwd=built)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (tmp_path / "a").exists() and "(shown only)" in done.stdout
+    (tmp_path / "yte.yaml").write_text(f"__use_yte__: true\nx: ?__import__('os').system('touch {tmp_path}/b')\n")
+    done = step("verify", "--manifest", "manifest.json", "--targets", TARGETS[0], "--cores", "2",
+                "--snakemake-args", f"--configfile {tmp_path}/yte.yaml", "--scratch", str(tmp_path / "two"), cwd=built)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert not (tmp_path / "b").exists() and "__use_yte__" in done.stdout + done.stderr
 
 
 def restored(built: Path, target: Path, records: bool) -> Path:
@@ -95,7 +116,8 @@ def test_a_rebuilt_runs_row_goes_into_the_published_tables_and_the_verdicts_hold
                 cwd=smoke_project)
     assert done.returncode == 0, done.stderr
     done = step("verify", "--manifest", str(manifest), "--project", str(smoke_project), "--cores", "2",
-                "--scratch", str(tmp_path / "scratch"), "--targets", "results/agents/qtable/seed0/evaluation.csv",
+                "--snakemake-args", shlex.join(AUTHORS), "--scratch", str(tmp_path / "scratch"),
+                "--targets", "results/agents/qtable/seed0/evaluation.csv",
                 "results/runs/ours/evaluation/sgd/UR/seed0/q.pt", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "summary: 1 rows of 1 rebuilt runs put in the published table (1 as published)" in done.stdout
