@@ -31,7 +31,9 @@ LAUNCHER = ("-m", "rlstudy.runtime.launch")
 _RULE = re.compile(r"^(?:local)?rule (\S+):$")
 _OUTPUT = re.compile(r"^\s+output: (.*)$")
 _DONE = re.compile(r"^(\d+) of (\d+) steps \(\S+\) done$")
-_ERROR = re.compile(r"Error|Exception|refus|^\S+: error:|is not a|not found", re.I)
+# Snakemake's errors (WorkflowError, MissingInputException, "Error in rule ..."), the launcher's refusals,
+# a step's "error: ..." line: not a word of a path such as errors.csv
+_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|^Error\b|\berror: |refused|^rlstudy\.runtime\.launch:")
 TAIL_LINES = 12
 
 

@@ -196,3 +196,18 @@ def test_seeds_starts_and_counts_are_integers_within_int64(patch, key):
     config = {**copy.deepcopy(yaml.safe_load((ROOT / "config.yaml").read_text())), **patch}
     with pytest.raises(ConfigError, match=f"config key '{key.replace('.', '[.]')}'"):
         validate_config(config, ROOT / "workflow/schemas/config.schema.yaml")
+
+
+def test_progress_is_streamed_and_a_refused_target_is_said_at_once(tmp_path, capsys):
+    """Each job started and each count done as Snakemake goes; a target it refuses, as it says so."""
+    (tmp_path / "Snakefile").write_text(
+        'rule a:\n    output: "results/a.txt"\n    log: "logs/a.log"\n    threads: 1\n    shell: "echo a > {output}"\n\n'
+        'rule b:\n    input: "results/a.txt"\n    output: "results/b.txt"\n    log: "logs/b.log"\n    threads: 1\n'
+        '    shell: "cat {input} > {output}"\n')
+    status, _ = rebuild.snakemake(["results/b.txt"], ["--cores", "1"], tmp_path)
+    out = capsys.readouterr().out
+    assert status == 0 and "job started: rule a -> results/a.txt" in out and "job started: rule b" in out, out
+    assert "jobs done: 1 of 2" in out and "jobs done: 2 of 2" in out
+    status, _ = rebuild.snakemake(["results/none.txt"], ["--cores", "1"], tmp_path)
+    out = capsys.readouterr().out
+    assert status != 0 and "  snakemake: MissingRuleException" in out, out
