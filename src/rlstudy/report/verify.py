@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import math
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,7 @@ CROSS_PLATFORM = {
 SPREAD_FILE = Path(__file__).with_name("platform_spread.json")
 
 
+@cache
 def measured_rules(path: Path = SPREAD_FILE) -> dict[str, str]:
     """The rule of each kind benchmarks/platform_spread.py measured: exact where every emulated kernel
     rebuilt it byte for byte, rounding where one moved it within ROUNDING_RTOL, unmeasured beyond."""
