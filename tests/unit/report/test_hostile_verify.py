@@ -89,14 +89,34 @@ def test_a_table_row_longer_than_its_columns_is_refused(project):
     assert problems(record) == ["field 'tables.claims.rows': a row is not as long as the columns"]
 
 
-def test_a_fifo_manifest_is_refused_at_once(project):
-    os.mkfifo(project / "fifo.json")
-    signal.alarm(10)  # a blocking open would fail the test here instead of hanging it
+def _hung(*_):
+    raise TimeoutError("still blocked after the deadline")
+
+
+@pytest.mark.parametrize("odd", ["fifo", "link to /dev/zero"])
+def test_a_fifo_or_endless_manifest_is_refused_at_once(project, odd):
+    path = project / "odd.json"
+    if odd == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    previous = signal.signal(signal.SIGALRM, _hung)
+    signal.alarm(10)  # a blocking open fails the test here instead of hanging it
     try:
-        with pytest.raises(InputError, match="a FIFO, not a regular file"):
-            load_manifest(project / "fifo.json")
+        with pytest.raises(InputError, match="a FIFO, not a regular file|a link, not a regular file"):
+            load_manifest(path)
     finally:
         signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_the_kernels_named_by_a_manifest_reach_the_environment_only_as_names():
+    from rlstudy.report.platform import emulation_environment
+
+    assert emulation_environment({"openblas_kernels": "Haswell", "torch_cpu_capability": "AVX512"}) == {
+        "OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "avx512"}
+    with pytest.raises(InputError, match="platform.rounding.openblas_kernels"):
+        emulation_environment({"openblas_kernels": "Haswell; touch x", "torch_cpu_capability": "AVX512"})
 
 
 def test_the_manifests_snakemake_options_never_reach_snakemake(project):
