@@ -124,3 +124,23 @@ def test_a_rebuilt_runs_row_goes_into_the_published_tables_and_the_verdicts_hold
     assert "agents: 1 rows of 1 rebuilt runs put in the published table (1 as published)" in done.stdout
     assert "verdicts (the published tables with the rebuilt runs' rows):" in done.stdout
     assert ", 0 moved" in done.stdout and "different" not in done.stdout
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("coretype", [None, "Haswell"])
+def test_the_published_density_agrees_here_with_or_without_openblas_coretype(tmp_path, coretype):
+    """The stationary density (a BLAS solve) against the committed manifest, on whatever CPU this is: on the
+    manifest's platform or under its kernels identical; under another kernel within tolerance, with its size."""
+    if not (ROOT / "docs/manifest.json").is_file():
+        pytest.skip("no published manifest (make readme writes docs/manifest.json)")
+    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_CORETYPE"}
+    if coretype:
+        env["OPENBLAS_CORETYPE"] = coretype
+    done = subprocess.run([sys.executable, "-m", "rlstudy.report.cli.verify", "--manifest", "docs/manifest.json",
+                           "--targets", "results/exact/control/stationary_density.npy", "--cores", "1",
+                           "--scratch", str(tmp_path / "scratch")], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.startswith("| `results/exact/control/stationary"))
+    assert "| identical |" in line or "within tolerance" in line and "largest relative difference" in line, line

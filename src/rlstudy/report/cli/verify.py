@@ -28,6 +28,7 @@ from pathlib import Path
 from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import write_artefact
+from rlstudy.core.regular_files import read_record
 from rlstudy.report import rebuild
 from rlstudy.report.manifest import kind_of
 from rlstudy.report.manifest_schema import ARTEFACT_PATH, load_manifest
@@ -75,6 +76,12 @@ def under_published_kernels(record: dict, here: dict, paths: list[str], project:
     say(f"rebuilding {len(paths)} artefact(s) of a kind measured to move under the manifest's kernels: {environment}")
     rebuild.copy_project(project, scratch)
     rebuild.build(paths, arguments, scratch, environment)
+    ran = {str((read_record(scratch / path, "an artefact rebuilt under the manifest's kernels") or {})
+               .get("openblas_kernels")) for path in paths}
+    if ran != {published["openblas_kernels"]}:
+        say(f"this machine ran OpenBLAS {', '.join(sorted(ran))}, not the manifest's {published['openblas_kernels']}: "
+            "its kernels cannot be emulated here")
+        return None
     return scratch
 
 
