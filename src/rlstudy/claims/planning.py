@@ -3,8 +3,8 @@
 The effect is stated in claims.yaml (`defaults.planning`, or a test's own `effect`), never read from
 the results: a paired test's effect is the probability that a pair's difference lies in the claimed
 direction (the sign test's power depends on nothing else: computed exactly), an unpaired test's the
-probability of superiority P(a run of one group ends below a run of the other) (Brunner-Munzel's
-power simulated with two normal laws of equal spread, equal group sizes), a share test's the true
+probability of superiority P(a run of one group ends below a run of the other) (the superiority
+bound test's power simulated with two normal laws of equal spread, equal group sizes), a share test's the true
 share of runs passing (exact binomial). The planned count is the smallest n at which the power
 reaches `defaults.planning.power`; `python benchmarks/seed_plan.py` writes the table.
 """
@@ -17,10 +17,11 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from rlstudy.core.statistics import brunner_munzel_power, sign_test_power
+from rlstudy.core.statistics import sign_test_power, unpaired_power as simulated_unpaired_power
 
 # The unpaired sizes simulated (per group): a grid, so a plan costs a few seconds.
-UNPAIRED_GRID = (5, 6, 7, 8, 9, 10, 12, 14, 16, 18, 20, 24, 28, 32, 36, 40, 50, 60, 70, 80, 100, 120, 150, 200)
+UNPAIRED_GRID = (5, 6, 7, 8, 9, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 44, 48, 52, 56, 60,
+                 70, 80, 90, 100, 120, 150, 200)
 
 
 def share_power(n: int, true_share: float, min_share: float, level: float) -> float:
@@ -32,7 +33,7 @@ def share_power(n: int, true_share: float, min_share: float, level: float) -> fl
 
 @lru_cache(maxsize=None)
 def unpaired_power(n: int, superiority: float, level: float, draws: int, seed: int) -> float:
-    return brunner_munzel_power(n, n, superiority, level, draws, np.random.default_rng([seed, n]))
+    return simulated_unpaired_power(n, n, superiority, level, draws, np.random.default_rng([seed, n]))
 
 
 def kind_of(test: dict) -> str | None:
