@@ -85,3 +85,69 @@ def effect_words(test: dict, planning: dict) -> str:
     return {"paired": f"P(a pair's difference in the claimed direction) = {effect:g}",
             "unpaired": f"P(a run of the first group ends below one of the second) = {effect:g}",
             "share": f"a true share of {effect:g} of runs passing"}.get(kind, "")
+
+
+def claim_power(planning: dict, tests: int) -> dict:
+    """The planning with the power each of a claim's `tests` tests must reach for the claim to reach
+    planning['power'] by intersection-union (independent tests: power^(1/tests); 0.8 over two tests asks
+    0.894 of each, where two tests at 0.8 give the claim 0.64)."""
+    return {**planning, "power": planning["power"] ** (1.0 / max(1, tests))}
+
+
+def seed_lists_of(test: dict) -> list[str]:
+    """The config's seed lists (confirmatory_block.counts keys) a test's rows come from."""
+    wheres = [test.get("where", {}), *(test[k] for k in ("lower", "higher", "numerator", "denominator") if k in test)]
+    found: list[str] = []
+    for group in wheres[1:] or [{}]:
+        where = {**wheres[0], **group}
+        if test["table"] in ("summary", "cost"):
+            setting = where.get("setting")
+            lists = ([f"seeds.{where['task']}"] if "task" in where else ["seeds.evaluation", "seeds.control"]) \
+                if setting in (None, "sgd") else [f"cbo.settings.{setting}.seeds"]
+            found += lists if setting is not None else [*lists, "cbo.settings.cbo-adaptive.seeds"]
+        elif test["table"] == "sweep":
+            found.append("cbo_sweep.seeds")
+        elif test["table"] == "agents":
+            found += [f"{where['agent']}.seeds"] if "agent" in where else []
+        elif test["table"] == "offline":
+            found.append("offline.seeds")
+    return list(dict.fromkeys(found))
+
+
+def planned_levels(claims: dict, tested, study: bool) -> dict[str, float]:
+    """The level each tested claim is planned at: Holm's smallest, level / (its family's tested claims),
+    or with `study` level / (every tested claim of the study)."""
+    level = claims["defaults"]["level"]
+    ids = [claim["id"] for claim in claims["claims"] if tested(claim)]
+    family_size = {}
+    for claim in claims["claims"]:
+        if tested(claim):
+            family_size[claim["family"]] = family_size.get(claim["family"], 0) + 1
+    return {claim["id"]: level / (len(ids) if study else family_size[claim["family"]])
+            for claim in claims["claims"] if tested(claim)}
+
+
+def planned_max_counts(claims: dict, study: bool = False) -> dict[str, int | None]:
+    """Per seed list, the largest count any tested confirmatory claim reading it needs for power
+    planning['power'] at its smallest effect of interest, at the level it is tested at (Holm's smallest
+    in its family, or over the study with `study`), intersection-union included; None: more than
+    planning['max_seeds'] (that claim is underpowered at any count the plan allows)."""
+    defaults = claims["defaults"]
+    planning = defaults["planning"]
+
+    def tested(claim: dict) -> bool:
+        return "description" not in claim and any(kind_of({**defaults, **t}) for t in claim["tests"])
+
+    levels = planned_levels(claims, tested, study)
+    counts: dict[str, int | None] = {}
+    for claim in claims["claims"]:
+        if not tested(claim):
+            continue
+        tests = [{**defaults, **t} for t in claim["tests"] if kind_of({**defaults, **t})]
+        each = claim_power(planning, len(tests))
+        for test in tests:
+            seeds = planned_seeds(test, each, levels[claim["id"]])
+            for name in seed_lists_of(test):
+                known = counts.get(name, 0)
+                counts[name] = None if seeds is None or known is None else max(known, seeds)
+    return counts
