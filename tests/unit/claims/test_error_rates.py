@@ -221,3 +221,14 @@ def test_the_sign_test_has_power_at_its_planned_effect():
     differences = np.where(rng.random((NULL_REPETITIONS, 23)) < 0.75, -1.0, 1.0) * rng.random((NULL_REPETITIONS, 23))
     simulated = (sign_test_p_values(differences)[0] <= LEVEL).mean()
     assert abs(simulated - sign_test_power(23, 0.75, LEVEL)) < 0.02
+
+
+def test_the_episodes_a_capped_run_needs_are_the_ones_the_pages_state():
+    """docs/claims.md and config.yaml: ten CartPole episodes at the cap never decide 'solves' against 475;
+    84 do at 5 %, 174 at the study's smallest Holm level (5 % over the confirmatory claims)."""
+    from rlstudy.core.bounded_mean import episodes_needed
+
+    assert episodes_needed(0.95, LEVEL) == 84
+    assert episodes_needed(0.95, min(LEVELS)) == 174
+    text = (ROOT / "docs/claims.md").read_text()
+    assert "at least 84 such episodes at level 5 % and 174 at the study's smallest Holm level" in " ".join(text.split())
