@@ -314,7 +314,7 @@ def offline(finals, sds, bars):
 
 
 PER_RUN = {"kind": "share", "table": "offline", "metric": "final_return", "at_least_column": "buffer_return",
-           "min_n": 1, "run_noise": {"sd": "final_std", "sd_ddof": 0, "episodes": 10}}
+           "min_n": 1, "run_noise": {"sd": "final_std", "sd_ddof": 0, "episodes": 10, "range": {"CartPole-v1": [0, 500]}}}
 
 
 def test_a_per_run_claim_tests_each_runs_expected_return_on_its_range():
@@ -335,6 +335,39 @@ def test_a_per_run_claim_tests_each_runs_expected_return_on_its_range():
     assert verdict(offline([300.0, 500.0], [10.0, 0.0], [466.5, 466.5]), many, name="offline")["verdict"] == FAILS
     with pytest.raises(InputError, match="outside the return range"):
         verdict(offline([600.0, 500.0], [0.0, 0.0], [466.5, 466.5]), many, name="offline")
+    elsewhere = {**many, "run_noise": {**many["run_noise"], "range": {"Acrobot-v1": [-500, 0]}}}
+    row = verdict(offline([500.0, 500.0], [0.0, 0.0], [475.0, 475.0]), elsewhere, name="offline")
+    assert row["verdict"] == INCONCLUSIVE and "no return range for CartPole-v1" in row["evidence"]
+
+
+def test_the_shipped_return_ranges_follow_from_the_config():
+    """Each per-run claim's range per environment is the reward bound per underlying step times the most
+    underlying steps an episode of its runs takes: gymnasium's limits, and for the tabular agents
+    max_steps agent steps of action_repeat underlying steps each (MountainCar [-500, 0], not [-200, 0]).
+    A range narrower than that would break the test's validity; one wider only costs power."""
+    from rlstudy.claims.loading import load_claims
+    from rlstudy.claims.per_run import episode_range
+
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    claims = load_claims(ROOT / "claims.yaml", ROOT / "workflow/schemas/claims.schema.yaml")
+    limits = {"CartPole-v1": 500, "MountainCar-v0": 200, "Pendulum-v1": 200}
+    checked = 0
+    for claim_ in claims["claims"]:
+        for test in claim_["tests"]:
+            if "run_noise" not in test:
+                continue
+            agent = test["where"].get("agent")
+            for env, (low, high) in test["run_noise"]["range"].items():
+                if env == "PongNoFrameskip-v4":
+                    assert (low, high) == (-21, 21)
+                    continue
+                params = config[agent].get("params", {}) if agent else {}
+                steps = params["max_steps"] * params["action_repeat"] if "action_repeat" in params else limits[env]
+                true_low, true_high = episode_range(env, steps)
+                assert low <= true_low and high >= true_high, (claim_["id"], env)
+                assert true_low - low < 0.1 and high - true_high < 0.1, (claim_["id"], env)  # not wider than needed
+                checked += 1
+    assert checked == 7
 
 
 def test_a_bar_at_the_environments_cap_is_not_tested():
