@@ -11,7 +11,8 @@ tests at 0.8 give the claim 0.64), and Holm asks for a smaller p, so each test i
 smallest level: level / m of its family's m tested claims (`--study`: level / M of the study's M).
 The last table gives each seed list's planned maximum (claims/planning.planned_max_counts, what the
 group-sequential design reads). Per-run tests (run_noise) and descriptions plan no seeds: a run is
-decided by its own evaluation episodes.
+decided by its own evaluation episodes, and the last table gives the fewest episodes a per-run claim
+with a known bar needs at its planned level.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from pathlib import Path
 import pandas as pd
 
 from rlstudy.claims.loading import load_claims
+from rlstudy.core.config import load_yaml
 from rlstudy.claims.planning import (
     claim_power,
     effect_words,
     kind_of,
     planned_levels,
+    per_run_episodes,
     planned_max_counts,
     planned_seeds,
     power_at,
@@ -39,10 +42,7 @@ def plan(claims: dict, study: bool) -> pd.DataFrame:
     defaults = claims["defaults"]
     planning = defaults["planning"]
 
-    def tested(claim: dict) -> bool:
-        return "description" not in claim and any(kind_of({**defaults, **t}) for t in claim["tests"])
-
-    levels = planned_levels(claims, tested, study)
+    levels = planned_levels(claims, study)
     rows = []
     for claim in claims["claims"]:
         tests = [{**defaults, **t} for t in claim["tests"]]
@@ -73,6 +73,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--claims", type=Path, default=ROOT / "claims.yaml")
     p.add_argument("--schema", type=Path, default=ROOT / "workflow/schemas/claims.schema.yaml")
+    p.add_argument("--config", type=Path, default=ROOT / "config.yaml", help="the agents' bars (solved_return)")
     p.add_argument("--study", action="store_true", help="plan at Holm's smallest level over the study, not the family")
     p.add_argument("--out", type=Path, help="also write the table as CSV")
     args = p.parse_args()
@@ -82,6 +83,12 @@ def main() -> None:
     print("\n| seed list | planned maximum |\n| --- | ---: |")
     for name, count in planned_max_counts(claims, args.study).items():
         print(f"| {name} | {count if count is not None else 'more than the plan allows'} |")
+    config = load_yaml(args.config, "config file")
+    bars = {agent: config[agent]["solved_return"] for agent in config if isinstance(config[agent], dict)
+            and "solved_return" in config[agent]}
+    print("\n| per-run claim | evaluation episodes it needs (every episode at the top of the range) |\n| --- | ---: |")
+    for claim, episodes in per_run_episodes(claims, bars, args.study).items():
+        print(f"| `{claim}` | {episodes} |")
     if args.out:
         table.to_csv(args.out, index=False)
 

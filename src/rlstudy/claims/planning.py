@@ -17,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
+from rlstudy.core.bounded_mean import episodes_needed
 from rlstudy.core.statistics import sign_test_power, unpaired_power as simulated_unpaired_power
 
 # The unpaired sizes simulated (per group): a grid, so a plan costs a few seconds.
@@ -114,36 +115,38 @@ def seed_lists_of(test: dict) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def planned_levels(claims: dict, tested, study: bool) -> dict[str, float]:
+def tested(claim: dict, defaults: dict) -> bool:
+    """A claim Holm counts: confirmatory (no `description`) with a p-value (a rank, binomial share or
+    per-run test; a description of the runs made has none)."""
+    return "description" not in claim and any(kind_of({**defaults, **t}) or "run_noise" in t for t in claim["tests"])
+
+
+def planned_levels(claims: dict, study: bool) -> dict[str, float]:
     """The level each tested claim is planned at: Holm's smallest, level / (its family's tested claims),
     or with `study` level / (every tested claim of the study)."""
-    level = claims["defaults"]["level"]
-    ids = [claim["id"] for claim in claims["claims"] if tested(claim)]
-    family_size = {}
-    for claim in claims["claims"]:
-        if tested(claim):
-            family_size[claim["family"]] = family_size.get(claim["family"], 0) + 1
-    return {claim["id"]: level / (len(ids) if study else family_size[claim["family"]])
-            for claim in claims["claims"] if tested(claim)}
+    defaults = claims["defaults"]
+    counted = [claim for claim in claims["claims"] if tested(claim, defaults)]
+    family_size: dict[str, int] = {}
+    for claim in counted:
+        family_size[claim["family"]] = family_size.get(claim["family"], 0) + 1
+    return {claim["id"]: defaults["level"] / (len(counted) if study else family_size[claim["family"]])
+            for claim in counted}
 
 
 def planned_max_counts(claims: dict, study: bool = False) -> dict[str, int | None]:
     """Per seed list, the largest count any tested confirmatory claim reading it needs for power
     planning['power'] at its smallest effect of interest, at the level it is tested at (Holm's smallest
     in its family, or over the study with `study`), intersection-union included; None: more than
-    planning['max_seeds'] (that claim is underpowered at any count the plan allows)."""
+    planning['max_seeds'] (that claim is underpowered at any count the plan allows). A per-run test
+    plans episodes, not seeds (per_run_episodes)."""
     defaults = claims["defaults"]
     planning = defaults["planning"]
-
-    def tested(claim: dict) -> bool:
-        return "description" not in claim and any(kind_of({**defaults, **t}) for t in claim["tests"])
-
-    levels = planned_levels(claims, tested, study)
+    levels = planned_levels(claims, study)
     counts: dict[str, int | None] = {}
     for claim in claims["claims"]:
-        if not tested(claim):
-            continue
         tests = [{**defaults, **t} for t in claim["tests"] if kind_of({**defaults, **t})]
+        if claim["id"] not in levels or not tests:
+            continue
         each = claim_power(planning, len(tests))
         for test in tests:
             seeds = planned_seeds(test, each, levels[claim["id"]])
@@ -151,3 +154,19 @@ def planned_max_counts(claims: dict, study: bool = False) -> dict[str, int | Non
                 known = counts.get(name, 0)
                 counts[name] = None if seeds is None or known is None else max(known, seeds)
     return counts
+
+
+def per_run_episodes(claims: dict, bars: dict[str, float], study: bool = False) -> dict[str, int | None]:
+    """Per per-run claim whose bar is a known number (`bars`: agent -> its config solved_return), the
+    fewest evaluation episodes that decide it at its planned level: every episode at the top of the
+    range (any noise asks for more)."""
+    levels = planned_levels(claims, study)
+    needs: dict[str, int | None] = {}
+    for claim in claims["claims"]:
+        for test in claim["tests"]:
+            agent = test.get("where", {}).get("agent")
+            if "run_noise" not in test or agent not in bars or claim["id"] not in levels:
+                continue
+            for low, high in test["run_noise"]["range"].values():
+                needs[claim["id"]] = episodes_needed((bars[agent] - low) / (high - low), levels[claim["id"]])
+    return needs

@@ -6,7 +6,7 @@ differences with median 0 (its rate is computed exactly, and checked by simulati
 differences); for the share test, a true share exactly at its bar (exact).
 
 Every test is checked at every level the multiplicity procedures can apply to it: level / k for
-k = 1 .. the number of confirmatory claims in claims.yaml (Holm within a family and Holm over the
+k = 1 .. the number of tested confirmatory claims in claims.yaml (Holm within a family and Holm over the
 study). The rule for a simulated false-holds rate (calibration.Estimate.at_most_level): at most the
 level + 3 standard errors of a rate at the level (20,000 repetitions: 5.46 % at 5 %), so a test that
 holds falsely 6 % of the time fails it (test_the_check_fails_a_six_percent_test). Rates computed
@@ -18,7 +18,7 @@ import pytest
 from pathlib import Path
 
 from rlstudy.claims.loading import load_claims
-from rlstudy.claims.rules import CONFIRMATORY, role_of
+from rlstudy.claims.planning import tested
 from rlstudy.core.calibration import (
     EPISODE_NULLS,
     LEVEL,
@@ -46,8 +46,8 @@ from rlstudy.core.statistics import t_interval
 
 ROOT = Path(__file__).resolve().parents[3]
 CLAIMS = load_claims(ROOT / "claims.yaml", ROOT / "workflow/schemas/claims.schema.yaml")
-CONFIRMATORY_CLAIMS = sum(role_of(claim) == CONFIRMATORY for claim in CLAIMS["claims"])
-LEVELS = multiplicity_levels(CONFIRMATORY_CLAIMS)
+TESTED_CLAIMS = sum(tested(claim, CLAIMS["defaults"]) for claim in CLAIMS["claims"])  # Holm over the study counts these
+LEVELS = multiplicity_levels(TESTED_CLAIMS)
 CONFIG_COUNTS = config_seed_counts()
 NULL_REPETITIONS = 20_000
 REPETITIONS = 4000
@@ -101,8 +101,8 @@ def test_the_seed_counts_are_the_configs():
 
 def test_the_levels_are_every_level_holm_can_apply():
     """Holm over m claims tests the smallest p at level/m: every level/k down to the study's count."""
-    assert LEVELS[0] == LEVEL and len(LEVELS) == CONFIRMATORY_CLAIMS >= 30
-    assert min(LEVELS) == pytest.approx(LEVEL / CONFIRMATORY_CLAIMS)
+    assert LEVELS[0] == LEVEL and len(LEVELS) == TESTED_CLAIMS >= 30
+    assert min(LEVELS) == pytest.approx(LEVEL / TESTED_CLAIMS)
 
 
 def test_the_check_fails_a_six_percent_test():
@@ -225,10 +225,10 @@ def test_the_sign_test_has_power_at_its_planned_effect():
 
 def test_the_episodes_a_capped_run_needs_are_the_ones_the_pages_state():
     """docs/claims.md and config.yaml: ten CartPole episodes at the cap never decide 'solves' against 475;
-    84 do at 5 %, 174 at the study's smallest Holm level (5 % over the confirmatory claims)."""
+    84 do at 5 %, 171 at the study's smallest Holm level (5 % over the tested claims)."""
     from rlstudy.core.bounded_mean import episodes_needed
 
     assert episodes_needed(0.95, LEVEL) == 84
-    assert episodes_needed(0.95, min(LEVELS)) == 174
+    assert episodes_needed(0.95, min(LEVELS)) == 171
     text = (ROOT / "docs/claims.md").read_text()
-    assert "at least 84 such episodes at level 5 % and 174 at the study's smallest Holm level" in " ".join(text.split())
+    assert "at least 84 such episodes at level 5 % and 171 at the study's smallest Holm level" in " ".join(text.split())
