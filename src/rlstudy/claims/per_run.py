@@ -6,7 +6,7 @@ combine by intersection-union (rules.share).
 
 The range of an episode's return is stated per environment in the claim's `run_noise.range`
 (claims.yaml), and follows from the environment's reward bounds per underlying step and the most
-underlying steps an episode of that run can take (`episode_range`; tests/unit/claims checks the
+underlying steps an episode of that run can take (core/bounded_mean.episode_range; tests/unit/claims checks the
 shipped ranges against config.yaml):
 
 - CartPole-v1: reward +1 per step, at most 500 steps: [0, 500].
@@ -24,23 +24,13 @@ says why): without a range the test has no bound to be valid by.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
 from rlstudy.core.bounded_mean import bounded_mean_p_values, episodes_needed
 from rlstudy.core.errors import InputError
 
-PENDULUM_STEP_COST = math.pi ** 2 + 0.1 * 8.0 ** 2 + 0.001 * 2.0 ** 2
-REWARD_PER_STEP = {"CartPole-v1": (0.0, 1.0), "MountainCar-v0": (-1.0, 0.0), "Pendulum-v1": (-PENDULUM_STEP_COST, 0.0)}
 TEST_WORDS = "each run by the bounded-mean betting test of its evaluation episodes (core/bounded_mean.py)"
-
-
-def episode_range(env: str, steps: int) -> tuple[float, float]:
-    """The range of an episode's return of at most `steps` underlying steps of `env`."""
-    low, high = REWARD_PER_STEP[env]
-    return low * steps, high * steps
 
 
 def column_or_number(rows: pd.DataFrame, value, claim: str) -> np.ndarray:

@@ -115,7 +115,7 @@ def seed_lists_of(test: dict) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def tested(claim: dict, defaults: dict) -> bool:
+def holm_counted(claim: dict, defaults: dict) -> bool:
     """A claim Holm counts: confirmatory (no `description`) with a p-value (a rank, binomial share or
     per-run test; a description of the runs made has none)."""
     return "description" not in claim and any(kind_of({**defaults, **t}) or "run_noise" in t for t in claim["tests"])
@@ -125,7 +125,7 @@ def planned_levels(claims: dict, study: bool) -> dict[str, float]:
     """The level each tested claim is planned at: Holm's smallest, level / (its family's tested claims),
     or with `study` level / (every tested claim of the study)."""
     defaults = claims["defaults"]
-    counted = [claim for claim in claims["claims"] if tested(claim, defaults)]
+    counted = [claim for claim in claims["claims"] if holm_counted(claim, defaults)]
     family_size: dict[str, int] = {}
     for claim in counted:
         family_size[claim["family"]] = family_size.get(claim["family"], 0) + 1

@@ -22,6 +22,19 @@ import math
 
 import numpy as np
 
+# The reward bounds per underlying step of the environments whose returns the claims test (gymnasium's
+# definitions; claims/per_run.py derives each range from them): Pendulum's cost is theta^2 + 0.1
+# theta_dot^2 + 0.001 u^2 with theta in [-pi, pi], theta_dot in [-8, 8] and u in [-2, 2].
+PENDULUM_STEP_COST = math.pi ** 2 + 0.1 * 8.0 ** 2 + 0.001 * 2.0 ** 2
+REWARD_PER_STEP = {"CartPole-v1": (0.0, 1.0), "MountainCar-v0": (-1.0, 0.0), "Pendulum-v1": (-PENDULUM_STEP_COST, 0.0)}
+
+
+def episode_range(env: str, steps: int) -> tuple[float, float]:
+    """The range of an episode's return of at most `steps` underlying steps of `env`."""
+    low, high = REWARD_PER_STEP[env]
+    return low * steps, high * steps
+
+
 # The fractions c = lam * m of the largest bet the capital is averaged over (fixed before any data):
 # a run at its cap gains most near c = 1, a noisy run near its bar at small c.
 BETS = (0.99, 0.95, 0.9, 0.8, 0.6, 0.4, 0.2, 0.1)

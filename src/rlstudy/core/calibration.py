@@ -1,5 +1,5 @@
-"""How well the intervals and tests of core/statistics.py do what they say, at the seed counts the
-study uses: the coverage of each interval and the false-positive rate of each test under the nulls
+"""How well the intervals and tests of core/statistics.py, core/superiority.py and core/bounded_mean.py
+do what they say, at the seed counts the study uses: the coverage of each interval and the false-positive rate of each test under the nulls
 its estimand allows (not only identical laws), with the estimate's own standard error. Rates that can
 be computed exactly are (the sign test's and the share test's: binomial sums); the others are
 simulated. Run by the unit tests (tests/unit/claims/test_error_rates.py) and by
@@ -7,7 +7,7 @@ simulated. Run by the unit tests (tests/unit/claims/test_error_rates.py) and by
 
 Every test is checked at every level the claims' multiplicity procedures can apply to it
 (`multiplicity_levels`: Holm within a family and Holm over the study test a claim at level/k for
-k = 1 .. the number of confirmatory claims), not only at 5 %. The rule a simulated false-holds rate
+k = 1 .. the number of tested confirmatory claims), not only at 5 %. The rule a simulated false-holds rate
 is judged by (`Estimate.at_most_level`): rate <= level + MARGIN_SE standard errors of a rate at the
 level, sqrt(level (1 - level) / repetitions); at 20,000 repetitions and 5 % that is 5.46 %, so a test
 of size 6 % fails it (tests/unit/claims/test_error_rates.py proves it does)."""
@@ -35,7 +35,7 @@ from rlstudy.core.statistics import (
     sign_test_p_values,
     sign_test_power,
 )
-from rlstudy.core.bounded_mean import bounded_mean_p_values
+from rlstudy.core.bounded_mean import bounded_mean_p_values, episode_range
 from rlstudy.core.superiority import superiority_p_values
 
 SEED_COUNTS = (2, 3, 4, 5, 8, 10, 20, 40)  # the counts of the coverage table (docs/bellman.md)
@@ -305,7 +305,7 @@ def _two_point(rng, shape, low, high, share_high):
     return np.where(rng.random(shape) < share_high, high, low)
 
 
-PENDULUM_LOW = -200 * (math.pi ** 2 + 6.4 + 0.004)
+PENDULUM_LOW = episode_range("Pendulum-v1", 200)[0]
 EPISODE_NULLS = (
     # CartPole: the cap 500 in 94 % of episodes, a failure at 500 - 25 / 0.06 otherwise: mean 475
     EpisodeNull("CartPole, capped at 500 in 94 %", 0.0, 500.0, 475.0,

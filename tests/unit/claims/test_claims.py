@@ -346,7 +346,7 @@ def test_the_shipped_return_ranges_follow_from_the_config():
     max_steps agent steps of action_repeat underlying steps each (MountainCar [-500, 0], not [-200, 0]).
     A range narrower than that would break the test's validity; one wider only costs power."""
     from rlstudy.claims.loading import load_claims
-    from rlstudy.claims.per_run import episode_range
+    from rlstudy.core.bounded_mean import episode_range
 
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     claims = load_claims(ROOT / "claims.yaml", ROOT / "workflow/schemas/claims.schema.yaml")

@@ -18,7 +18,7 @@ import pytest
 from pathlib import Path
 
 from rlstudy.claims.loading import load_claims
-from rlstudy.claims.planning import tested
+from rlstudy.claims.planning import holm_counted
 from rlstudy.core.calibration import (
     EPISODE_NULLS,
     LEVEL,
@@ -46,7 +46,7 @@ from rlstudy.core.statistics import t_interval
 
 ROOT = Path(__file__).resolve().parents[3]
 CLAIMS = load_claims(ROOT / "claims.yaml", ROOT / "workflow/schemas/claims.schema.yaml")
-TESTED_CLAIMS = sum(tested(claim, CLAIMS["defaults"]) for claim in CLAIMS["claims"])  # Holm over the study counts these
+TESTED_CLAIMS = sum(holm_counted(claim, CLAIMS["defaults"]) for claim in CLAIMS["claims"])  # Holm over the study counts these
 LEVELS = multiplicity_levels(TESTED_CLAIMS)
 CONFIG_COUNTS = config_seed_counts()
 NULL_REPETITIONS = 20_000
