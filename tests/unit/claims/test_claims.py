@@ -295,6 +295,14 @@ def test_the_claims_of_a_family_are_holm_adjusted():
     assert [row["p_adjusted"] for row in together] == pytest.approx([1 / 16, 1 / 16])
     apart = decide([{**c, "family": c["id"]} for c in claims], {"summary": table}, DEFAULTS)
     assert [row["verdict"] for row in apart] == [HOLDS, HOLDS] and apart[0]["family"] == "c0"
+    # over the study the two are adjusted together again: each family's holds, the study's does not
+    assert [row["study_verdict"] for row in apart] == [INCONCLUSIVE, INCONCLUSIVE]
+    assert [row["p_study"] for row in apart] == pytest.approx([1 / 16, 1 / 16])
+    # a description (claims.yaml `description`) counts in neither procedure
+    described = [{**claims[0], "family": "c0"}, {**claims[1], "family": "c1", "description": "fixed"}]
+    rows = decide(described, {"summary": table}, DEFAULTS)
+    assert [row["role"] for row in rows] == ["confirmatory", "description"]
+    assert rows[0]["p_study"] == pytest.approx(1 / 32) and rows[0]["study_verdict"] == HOLDS
 
 
 def test_a_claims_tests_combine_by_intersection_union():
