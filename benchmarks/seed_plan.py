@@ -6,10 +6,13 @@ simulation, the binomial share test's exactly), from claims.yaml alone: no resul
     python benchmarks/seed_plan.py --out seed_plan.csv  # and write it as CSV
 
 The counts are per test: pairs (paired), runs per group (unpaired), or runs (a share test). A claim's
-tests must each reach their count (intersection-union), and Holm within its family asks for a smaller
-p, so a family of m claims plans at level 0.05/m for its first claim: `--holm` plans every test at
-level/m of its family (the conservative plan). Per-run tests (run_noise) and descriptions of the runs
-made plan no seeds: each run is decided by its own evaluation episodes.
+tests must each hold (intersection-union), so each of its k tests is planned for power 0.8^(1/k) (two
+tests at 0.8 give the claim 0.64), and Holm asks for a smaller p, so each test is planned at Holm's
+smallest level: level / m of its family's m tested claims (`--study`: level / M of the study's M).
+The last table gives each seed list's planned maximum (claims/planning.planned_max_counts, what the
+group-sequential design reads). Per-run tests (run_noise) and descriptions plan no seeds: a run is
+decided by its own evaluation episodes, and the last table gives the fewest episodes a per-run claim
+with a known bar needs at its planned level.
 """
 
 from __future__ import annotations
@@ -20,46 +23,49 @@ from pathlib import Path
 import pandas as pd
 
 from rlstudy.claims.loading import load_claims
-from rlstudy.claims.planning import effect_words, kind_of, planned_seeds, power_at
+from rlstudy.core.config import load_yaml
+from rlstudy.claims.planning import (
+    claim_power,
+    effect_words,
+    kind_of,
+    planned_levels,
+    per_run_episodes,
+    planned_max_counts,
+    planned_seeds,
+    power_at,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def described(test: dict) -> bool:
-    """A description of the runs made: a share of every run, with no run_noise (no p-value)."""
-    return test["kind"] == "share" and test["min_share"] >= 1.0 and "run_noise" not in test
-
-
-def plan(claims: dict, holm: bool) -> pd.DataFrame:
+def plan(claims: dict, study: bool) -> pd.DataFrame:
     defaults = claims["defaults"]
     planning = defaults["planning"]
-    family_size = {}  # the claims Holm counts: those with a p-value (not only descriptions of the runs made)
-    for claim in claims["claims"]:
-        tested = any(not described({**defaults, **test}) for test in claim["tests"])
-        family_size[claim["family"]] = family_size.get(claim["family"], 0) + tested
+
+    levels = planned_levels(claims, study)
     rows = []
     for claim in claims["claims"]:
-        for number, test in enumerate(claim["tests"], start=1):
-            test = {**defaults, **test}
+        tests = [{**defaults, **t} for t in claim["tests"]]
+        each = claim_power(planning, sum(bool(kind_of(t)) for t in tests))
+        for number, test in enumerate(tests, start=1):
             kind = kind_of(test)
-            level = test["level"] / max(1, family_size[claim["family"]]) if holm else test["level"]
-            seeds = planned_seeds(test, planning, level)
+            level = levels.get(claim["id"], test["level"])
             rows.append({"id": claim["id"], "family": claim["family"], "test": number,
-                         "kind": kind or "no seeds to plan (a per-run test or a description of the runs made)",
-                         "effect": effect_words(test, planning), "level": level,
-                         "planned_seeds": seeds if kind else None,
+                         "kind": kind or "no seeds to plan (a per-run test or a description)",
+                         "effect": effect_words(test, planning), "level": level, "power": each["power"],
+                         "planned_seeds": planned_seeds(test, each, level) if kind else None,
                          **{f"power_at_{n}": (power_at(test, n, planning, level) if kind else None)
                             for n in planning["sizes"]}})
     return pd.DataFrame(rows)
 
 
 def markdown(table: pd.DataFrame) -> str:
-    lines = ["| claim | family | test | kind | effect | level | seeds for power 0.8 |",
-             "| --- | --- | ---: | --- | --- | ---: | ---: |"]
+    lines = ["| claim | family | test | kind | effect | level | power per test | seeds |",
+             "| --- | --- | ---: | --- | --- | ---: | ---: | ---: |"]
     for row in table.itertuples():
         seeds = "" if pd.isna(row.planned_seeds) else f"{int(row.planned_seeds)}"
         lines.append(f"| `{row.id}` | {row.family} | {row.test} | {row.kind} | {row.effect} | {row.level:.3g} "
-                     f"| {seeds} |")
+                     f"| {row.power:.3f} | {seeds} |")
     return "\n".join(lines)
 
 
@@ -67,11 +73,22 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--claims", type=Path, default=ROOT / "claims.yaml")
     p.add_argument("--schema", type=Path, default=ROOT / "workflow/schemas/claims.schema.yaml")
-    p.add_argument("--holm", action="store_true", help="plan each test at level / (its family's size)")
+    p.add_argument("--config", type=Path, default=ROOT / "config.yaml", help="the agents' bars (solved_return)")
+    p.add_argument("--study", action="store_true", help="plan at Holm's smallest level over the study, not the family")
     p.add_argument("--out", type=Path, help="also write the table as CSV")
     args = p.parse_args()
-    table = plan(load_claims(args.claims, args.schema), args.holm)
+    claims = load_claims(args.claims, args.schema)
+    table = plan(claims, args.study)
     print(markdown(table))
+    print("\n| seed list | planned maximum |\n| --- | ---: |")
+    for name, count in planned_max_counts(claims, args.study).items():
+        print(f"| {name} | {count if count is not None else 'more than the plan allows'} |")
+    config = load_yaml(args.config, "config file")
+    bars = {agent: config[agent]["solved_return"] for agent in config if isinstance(config[agent], dict)
+            and "solved_return" in config[agent]}
+    print("\n| per-run claim | evaluation episodes it needs (every episode at the top of the range) |\n| --- | ---: |")
+    for claim, episodes in per_run_episodes(claims, bars, args.study).items():
+        print(f"| `{claim}` | {episodes} |")
     if args.out:
         table.to_csv(args.out, index=False)
 

@@ -6,8 +6,8 @@ as code):
 
     ranking  group `lower` ends below group `higher` (+ `margin`, default 0) in `metric`. Paired
              (`paired: true`): the exact sign test of the paired differences, estimand the median
-             paired difference lower - margin - higher < 0. Unpaired: the Brunner-Munzel test,
-             estimand P(a run of lower - margin ends below a run of higher) > 1/2 (ties count half).
+             paired difference lower - margin - higher < 0. Unpaired: the superiority bound test
+             (core/superiority.py), estimand P(a run of lower - margin ends below a run of higher) > 1/2 (ties count half).
              A positive margin makes it a non-inferiority test, the margin fixed in the claims file.
     ratio    `numerator` ends below `at_most` times `denominator` (positive metrics): the same tests
              on the logarithms: the median paired ratio is below at_most, or P(a numerator run ends
@@ -17,7 +17,8 @@ as code):
              inference and no p-value; `min_share` < 1: the exact one-sided binomial test that the
              share of runs passing exceeds min_share (estimand: the probability that a run passes);
              `run_noise`: every run's expected value (over its evaluation episodes) passes, each run
-             by a one-sided t test of its episodes' mean against the bar, combined by
+             by the bounded-mean betting test of its episodes against the bar (claims/per_run.py,
+             valid for every law on the environment's return range), combined by
              intersection-union. A `cap` refuses a bar at the environment's cap (a run can only
              meet it, never beat it): inconclusive by design.
 
@@ -34,8 +35,12 @@ most the level); a descriptive test must hold too, and one that fails fails the 
 family the claims' p and reverse p are Holm-adjusted (each side separately), and the claim holds
 when its adjusted p is at most the level, fails when its adjusted reverse p is, and is inconclusive
 otherwise: the family-wise rate of false holds (and of false fails) is at most the level. A claim
-of descriptive tests only has no p and is decided by its runs. An undecided test says how many
-seeds its planned effect needs (claims/planning.py).
+of descriptive tests only has no p and is decided by its runs. The study's error: every confirmatory
+claim's p and reverse p are also Holm-adjusted together across all families (p_study, study_verdict):
+the chance of any false holds (or of any false fails) anywhere in the study is at most the level. A
+claim marked `description` in claims.yaml (its value moves with no replicate seed: a reference Q*, a
+population minimiser) is a description, outside both procedures and the confirmatory count. An
+undecided test says how many seeds its planned effect needs (claims/planning.py).
 """
 
 from __future__ import annotations
@@ -45,14 +50,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from rlstudy.agents.registry import AGENTS
-from rlstudy.bellman.estimators import ESTIMATORS
+from rlstudy.claims.per_run import TEST_WORDS, per_run_p_values
 from rlstudy.claims.planning import effect_words, kind_of, planned_seeds, power_at
+from rlstudy.claims.selection import Groups, check_test, describe, seeds_of, select, values
 from rlstudy.core.errors import InputError
-from rlstudy.core.statistics import MIN_UNPAIRED, compare, holm, share_test_p_values
-from rlstudy.offline.learners import DIAGNOSED
+from rlstudy.core.statistics import compare, holm, share_test_p_values
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 
@@ -71,76 +74,6 @@ class Outcome:
     @property
     def descriptive(self) -> bool:
         return math.isnan(self.p)
-
-
-def select(table: pd.DataFrame, where: dict, claim: str) -> pd.DataFrame:
-    for column in where:
-        if column not in table.columns:
-            raise InputError(f"claim {claim!r}: no column {column!r} in its table (columns: {list(table.columns)})")
-    mask = np.ones(len(table), dtype=bool)
-    for column, value in where.items():
-        mask &= (table[column] == value).to_numpy()
-    return table[mask]
-
-
-def values(rows: pd.DataFrame, metric: str, claim: str) -> np.ndarray:
-    if metric not in rows.columns:
-        raise InputError(f"claim {claim!r}: no column {metric!r} in its table (columns: {list(rows.columns)})")
-    numbers = rows[metric].to_numpy(dtype=np.float64)
-    if np.isnan(numbers).any():  # a NaN would quietly fail every comparison
-        raise InputError(f"claim {claim!r}: column {metric!r} of its table holds NaN; rebuild the table")
-    return numbers
-
-
-def seeds_of(rows: pd.DataFrame, label: str) -> str:
-    seeds = ",".join(str(s) for s in rows["seed"]) if "seed" in rows.columns else f"{len(rows)} rows"
-    return f"{label}: {seeds or 'none'}"
-
-
-def describe(where: dict) -> str:
-    """A group's name: its text values as they are (UR, sgd), numbers with their column (kick=0.1)."""
-    return " ".join(str(v) if isinstance(v, str) else f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}"
-                    for k, v in where.items())
-
-
-@dataclass(frozen=True)
-class Groups:
-    """The two groups a ranking or a ratio compares, each a `where` within the test's rows; paired
-    groups are sorted by seed, row i of one with row i of the other."""
-
-    first: np.ndarray
-    second: np.ndarray
-    names: tuple[str, str]
-    seeds: str
-
-    @classmethod
-    def of(cls, test: dict, table: pd.DataFrame, claim: str, first: str, second: str) -> "Groups":
-        base = select(table, test.get("where", {}), claim)
-        rows = [select(base, test[key], claim) for key in (first, second)]
-        if test.get("paired", False):
-            rows = paired_rows(rows, claim)
-        names = (describe(test[first]), describe(test[second]))
-        return cls(values(rows[0], test["metric"], claim), values(rows[1], test["metric"], claim), names,
-                   f"{seeds_of(rows[0], names[0])}; {seeds_of(rows[1], names[1])}")
-
-    def too_few(self, minimum: int) -> bool:
-        return min(len(self.first), len(self.second)) < minimum
-
-
-def paired_rows(rows: list[pd.DataFrame], claim: str) -> list[pd.DataFrame]:
-    """Both groups sorted by seed; they must hold the same seeds, each once (an empty group is left to
-    min_n: e.g. a sweep point the smoke scale does not run)."""
-    if any(len(group) == 0 for group in rows):
-        return rows
-    for group in rows:
-        if "seed" not in group.columns:
-            raise InputError(f"claim {claim!r}: a paired test needs a 'seed' column in its table")
-        if group["seed"].duplicated().any():
-            raise InputError(f"claim {claim!r}: a paired group holds a seed twice; narrow its 'where'")
-    if set(rows[0]["seed"]) != set(rows[1]["seed"]):
-        raise InputError(f"claim {claim!r}: paired groups of different seeds ({sorted(rows[0]['seed'])} vs "
-                         f"{sorted(rows[1]['seed'])}); rebuild the table or drop 'paired'")
-    return [group.sort_values("seed") for group in rows]
 
 
 def undecided_note(test: dict, n: int) -> str:
@@ -167,11 +100,8 @@ def rank_test(test: dict, groups: Groups, first: np.ndarray, second: np.ndarray,
     decision = result.verdict(level)
     n = len(first) if paired else min(len(first), len(second))
     if decision == "too few":
-        why = (f"fewer than {MIN_UNPAIRED} runs in a group: no unpaired rank test keeps its level under unequal "
-               "spreads" if not paired and n < MIN_UNPAIRED else
-               f"the smallest attainable p is {result.smallest_p:.3g} > {level:g}")
-        return Outcome(INCONCLUSIVE, f"{evidence}; {why}: too few runs to decide, by design; "
-                       f"{undecided_note(test, n)}", groups.seeds)
+        return Outcome(INCONCLUSIVE, f"{evidence}; the smallest attainable p is {result.smallest_p:.3g} > {level:g}: "
+                       f"too few runs to decide, by design; {undecided_note(test, n)}", groups.seeds)
     if decision not in ("below", "above"):
         return Outcome(INCONCLUSIVE, f"{evidence}; neither one-sided p reaches {level:g}: not decided at n = "
                        f"{result.n}; {undecided_note(test, n)}", groups.seeds, result.p_below, result.p_above)
@@ -215,27 +145,6 @@ def rank_verdict(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
     return rank_test(test, compared.groups, compared.first, compared.second, compared.hypothesis)
 
 
-def run_noise_test(test: dict, rows: pd.DataFrame, metric: np.ndarray, bound: np.ndarray, at_most: bool,
-                   claim: str) -> tuple[np.ndarray, np.ndarray, str]:
-    """Each run's one-sided t test of its expected value (over its evaluation episodes) against its
-    bar: the p-values of 'passes' and of 'fails', and the runs' standard errors in words."""
-    noise = test["run_noise"]
-    episodes = (values(rows, noise["episodes"], claim) if isinstance(noise["episodes"], str)
-                else np.full(len(rows), float(noise["episodes"])))
-    if (episodes < 2).any():  # checked first: one episode has no sd (NaN)
-        raise InputError(f"claim {claim!r}: run_noise needs at least 2 evaluation episodes per run")
-    sd = values(rows, noise["sd"], claim)
-    sd = sd * np.sqrt(episodes / (episodes - 1)) if noise.get("sd_ddof", 1) == 0 else sd
-    error = sd / np.sqrt(episodes)
-    margin = (bound - metric) if at_most else (metric - bound)  # > 0: the run passes
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(error > 0, margin / error, np.sign(margin) * np.inf)
-    p_pass = np.where(margin == 0, 0.5, stats.t.sf(t, episodes - 1))
-    p_pass = np.where((error == 0) & (margin >= 0), 0.0, p_pass)  # no noise: a run at the bar passes
-    p_fail = np.where((error == 0) & (margin >= 0), 1.0, 1.0 - p_pass)
-    return p_pass, p_fail, ", ".join(f"{e:.3g}" for e in error)
-
-
 def share(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
     rows = select(table, test.get("where", {}), claim)
     metric = values(rows, test["metric"], claim)
@@ -259,13 +168,13 @@ def share(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
     point = float(passes.mean())
     level = test["level"]
     if "run_noise" in test:
-        p_pass, p_fail, errors = run_noise_test(test, rows, metric, bound, at_most, claim)
+        p_pass, p_fail, episodes = per_run_p_values(test, rows, metric, bound, at_most, claim)
         p, reverse = float(p_pass.max()), float(min(1.0, len(rows) * p_fail.min()))
         verdict = HOLDS if p <= level else FAILS if reverse <= level else INCONCLUSIVE
-        return Outcome(verdict, f"{name}: every run's expected value, each run by a one-sided t test of its "
-                       f"evaluation episodes (intersection-union), level {level:g}: p = {p:.3g} (largest of "
-                       f"{len(rows)} runs), reverse p = {reverse:.3g} (smallest x {len(rows)}); the runs pass "
-                       f"as measured {point:.2f} (values {detail}; standard errors {errors})", seeds, p, reverse)
+        return Outcome(verdict, f"{name}: every run's expected value, {TEST_WORDS} (intersection-union), level "
+                       f"{level:g}: p = {p:.3g} (largest of {len(rows)} runs), reverse p = {reverse:.3g} (smallest x "
+                       f"{len(rows)}); the runs pass as measured {point:.2f} (values {detail}; {episodes})", seeds,
+                       p, reverse)
     minimum = test["min_share"]
     if minimum >= 1.0:
         verdict = HOLDS if passes.all() else FAILS
@@ -281,67 +190,6 @@ def share(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
 
 
 KINDS = {"ranking": rank_verdict, "share": share, "ratio": rank_verdict}
-
-# The values a column of the result tables can hold, whatever the config: a `where` naming another
-# value (a typo such as `agent: qtabel`) is refused. A known value a table lacks (the authors'
-# dataset without config `authors_data`, a task left out of config `tasks`) selects no row, and
-# the test is inconclusive, as with too few seeds. Columns not listed (setting, env) take names
-# from the config, so an absent value there cannot be told from a typo.
-KNOWN_VALUES = {
-    "dataset": {"ours", "authors"},
-    "task": {"evaluation", "control"},
-    "estimator": set(ESTIMATORS),  # the registries': a registered estimator, agent or learner is known
-    "agent": set(AGENTS),
-    "learner": set(DIAGNOSED),
-}
-GROUPS = ("lower", "higher", "numerator", "denominator")
-
-
-def check_selection(table: pd.DataFrame, where: dict, claim: str, rows: str) -> None:
-    """Refuse a `where` value that is neither in the table nor a value its column can hold."""
-    for column, value in where.items():
-        known = KNOWN_VALUES.get(column)
-        if known is not None and value not in known and not (table[column] == value).any():
-            raise InputError(f"claim {claim!r}: {column} = {value!r} selects none of {rows}, and {column} is one of "
-                             f"{sorted(known)}; a typo?")
-
-
-def check_where_types(table: pd.DataFrame, where: dict, claim: str, name: str) -> None:
-    """Refuse a `where` value of another type than its column's: pandas compares `True == 1`, so
-    `seed: true` selected seed 1's rows, and `seed: '1'` none."""
-    for column, value in where.items():
-        series = table[column]
-        if pd.api.types.is_bool_dtype(series):
-            fits, holds = isinstance(value, bool), "booleans (true, false)"
-        elif pd.api.types.is_numeric_dtype(series):
-            fits, holds = isinstance(value, (int, float)) and not isinstance(value, bool), "numbers"
-        else:
-            fits, holds = isinstance(value, str), "text"
-        if not fits:
-            raise InputError(f"claim {claim!r}: where {column} = {value!r} is a {type(value).__name__}, but column "
-                             f"{column!r} of table {name!r} holds {holds}")
-
-
-def check_test(test: dict, table: pd.DataFrame, claim: str) -> None:
-    """A test's columns exist and its metrics are numbers; each `where` selects rows (check_selection)."""
-    name = test["table"]
-    metrics = [test["metric"], *(test[k] for k in ("at_most_column", "at_least_column") if k in test)]
-    wheres = [test.get("where", {}), *(test[k] for k in GROUPS if k in test)]
-    for column in [*metrics, *(c for where in wheres for c in where)]:
-        if column not in table.columns:
-            raise InputError(f"claim {claim!r}: no column {column!r} in table {name!r} (columns: {list(table.columns)})")
-    for column in metrics:
-        if not pd.api.types.is_numeric_dtype(table[column]):
-            raise InputError(f"claim {claim!r}: metric {column!r} of table {name!r} is a text column, not a number")
-    for where in wheres:
-        check_where_types(table, where, claim, name)
-    check_selection(table, wheres[0], claim, f"the rows of table {name!r}")
-    base = select(table, wheres[0], claim)
-    if not base.empty:
-        for key in GROUPS:
-            if key in test:
-                check_selection(base, test[key], claim, f"the rows of table {name!r} where {wheres[0]} ({key!r})")
-
 
 def seed_power_columns(defaults: dict) -> list[str]:
     """The columns of seed_power's rows (a table of none keeps them)."""
@@ -413,30 +261,50 @@ def family_of(claim: dict) -> str:
     return claim.get("family", f"claim {claim['id']}")
 
 
-def row(claim: dict, outcomes: list[Outcome], adjusted: tuple[float, float], defaults: dict) -> dict:
+DESCRIPTION, CONFIRMATORY = "description", "confirmatory"
+
+
+def role_of(claim: dict) -> str:
+    """'description': a claim about a quantity no replicate seed moves (claims.yaml `description`: one
+    Q* per task, a population minimiser), published apart and outside both Holm procedures;
+    'confirmatory' otherwise."""
+    return DESCRIPTION if "description" in claim else CONFIRMATORY
+
+
+def row(claim: dict, outcomes: list[Outcome], adjusted: tuple[float, float], study: tuple[float, float],
+        defaults: dict) -> dict:
     p, reverse = claim_p_values(outcomes)
     return {"id": claim["id"], "source": claim["source"], "statement": claim["statement"],
-            "estimand": claim.get("estimand", ""), "family": family_of(claim),
+            "estimand": claim.get("estimand", ""), "family": family_of(claim), "role": role_of(claim),
             "verdict": combine(outcomes, adjusted[0], adjusted[1], defaults["level"]),
+            "study_verdict": combine(outcomes, study[0], study[1], defaults["level"]),
             "p": p, "p_adjusted": adjusted[0], "reverse_p": reverse, "reverse_p_adjusted": adjusted[1],
+            "p_study": study[0], "reverse_p_study": study[1],
             "evidence": " | ".join(f"[{o.verdict}] {o.evidence}" for o in outcomes),
             "seeds": " | ".join(o.seeds for o in outcomes)}
 
 
 def evaluate(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> dict:
-    """The claims.csv row of one claim alone (a family of one: no adjustment)."""
+    """The claims.csv row of one claim alone (a family and a study of one: no adjustment)."""
     outcomes = test_outcomes(claim, tables, defaults)
-    return row(claim, outcomes, claim_p_values(outcomes), defaults)
+    raw = claim_p_values(outcomes)
+    return row(claim, outcomes, raw, raw, defaults)
+
+
+def holm_within(raw: list[tuple[float, float]], members: list[int]) -> dict[int, tuple[float, float]]:
+    """The members' p and reverse p, each side Holm-adjusted among the members (NaN stays NaN)."""
+    sides = [holm([raw[i][side] for i in members]) for side in (0, 1)]
+    return {i: (sides[0][k], sides[1][k]) for k, i in enumerate(members)}
 
 
 def decide(claims: list[dict], tables: dict[str, pd.DataFrame], defaults: dict) -> list[dict]:
-    """Every claim's claims.csv row, its p-values Holm-adjusted within its family (each side apart)."""
+    """Every claim's claims.csv row: its p-values Holm-adjusted within its family and, for the study,
+    among every confirmatory claim of the file (each side apart); a description is adjusted in neither."""
     outcomes = [test_outcomes(claim, tables, defaults) for claim in claims]
     raw = [claim_p_values(o) for o in outcomes]
-    adjusted = list(raw)
-    for family in dict.fromkeys(family_of(claim) for claim in claims):
-        members = [i for i, claim in enumerate(claims) if family_of(claim) == family]
-        for side in (0, 1):
-            for i, value in zip(members, holm([raw[i][side] for i in members])):
-                adjusted[i] = (value, adjusted[i][1]) if side == 0 else (adjusted[i][0], value)
-    return [row(claim, o, a, defaults) for claim, o, a in zip(claims, outcomes, adjusted)]
+    tested = [i for i, claim in enumerate(claims) if role_of(claim) == CONFIRMATORY]
+    family, study = dict(enumerate(raw)), dict(enumerate(raw))
+    for name in dict.fromkeys(family_of(claims[i]) for i in tested):
+        family.update(holm_within(raw, [i for i in tested if family_of(claims[i]) == name]))
+    study.update(holm_within(raw, tested))
+    return [row(claim, outcomes[i], family[i], study[i], defaults) for i, claim in enumerate(claims)]

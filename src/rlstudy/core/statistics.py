@@ -1,6 +1,6 @@
 """Summaries over replicate seeds, the interval printed beside a mean, and the tests that decide a claim.
 
-Every interval and test here is SciPy's, chosen by measured behaviour at the seed counts the study
+Every interval and test here is chosen by its proven or measured behaviour at the seed counts the study
 uses (core/calibration.SEED_COUNTS), not by asymptotics:
 
 - **The interval of a mean** is Student's t interval, 95 % nominal (`MEAN_INTERVAL`), from
@@ -24,23 +24,22 @@ uses (core/calibration.SEED_COUNTS), not by asymptotics:
     (ties, inf against inf) are dropped. The signed-rank test it replaces assumes symmetric
     differences: with skewed differences of median 0 it held falsely 9 % of the time at 10 pairs and
     26 % at 40.
-  - unpaired runs: the **Brunner-Munzel test** (`UNPAIRED_TEST`). Estimand: the probability of
-    superiority P(a run of first ends below a run of second) + P(tie)/2, against 1/2. Its statistic
-    is studentised by the groups' own placement variances (each with an n/(n-1) small-sample factor)
-    against a t law of at most min(n1, n2) - 1 degrees of freedom, and its p-value is never below
-    the exact (permutation) Mann-Whitney p of the same data: exact under identical laws, and under
-    equal medians with spreads differing by up to a factor of 10 at or under the level at every
-    group size the study uses, measured. Below `MIN_UNPAIRED` runs in a group no rank test keeps the
-    level under unequal spreads (3 against 3 fully separated happens 7.5-10 % of the time), so the
-    test is inconclusive by design there. Mann-Whitney's test alone, which it replaces, held falsely
-    14 % of the time at 10 against 40 with the wider group the smaller.
+  - unpaired runs: the **superiority bound test** (`UNPAIRED_TEST`, core/superiority.py). Estimand:
+    the probability of superiority P(a run of first ends below a run of second) + P(tie)/2, against
+    1/2. Its p-value bounds the tail of the cross-pair share by Hoeffding's convex-order argument
+    and Bentkus's binomial bound: size at most the level under every pair of laws (unequal spreads,
+    skew, ties) at every level and sample size, by proof, checked by simulation at every level the
+    multiplicity procedures apply. Brunner-Munzel, which it replaces, held falsely 1.7 % of the time
+    at level 1 % with 6 against 6 (a wide group falls wholly below a narrow one with probability
+    near 2^-6 under P = 1/2), and Mann-Whitney 14 % at 10 against 40.
   Infinities (a diverged run) rank above every finite value. A sample too small for the smallest
   attainable p-value to reach the level is inconclusive by design.
-- **Error rates of a claim and of a family** (claims/rules.py): the tests of one claim combine by
-  intersection-union (the claim holds only when every test holds at the level), and the claims of
-  one family are Holm-adjusted; docs/claims.md states both rules.
-- **Planning** (`sign_test_power`, `brunner_munzel_power`): the power of the test actually used at
-  a stated smallest effect of interest (exact for the sign test, simulated for Brunner-Munzel), from
+- **Error rates of a claim, of a family and of the study** (claims/rules.py): the tests of one claim
+  combine by intersection-union (the claim holds only when every test holds at the level), the claims
+  of one family are Holm-adjusted, and so are all tested claims of the study together; docs/claims.md
+  states the rules.
+- **Planning** (`sign_test_power`, `unpaired_power`): the power of the test actually used at
+  a stated smallest effect of interest (exact for the sign test, simulated for the unpaired test), from
   which the seeds a claim needs are planned (`python benchmarks/seed_plan.py`). The power printed
   before issue 42 (resampling the observed pairs: observed power) is biased upward and counted
   wrong-direction decisions as success; it is no longer printed.
@@ -54,16 +53,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from rlstudy.core.superiority import smallest_p as superiority_smallest_p
+from rlstudy.core.superiority import superiority_p_values
+
 CONFIDENCE = 0.95
 MEAN_INTERVAL = "t interval of the mean, 95 %"
 SHARE_INTERVAL = "exact (Clopper-Pearson) binomial interval, 95 %"
 SIGN_TEST = "exact sign test of the paired differences (paired by seed)"
-UNPAIRED_TEST = "Brunner-Munzel test, p at least the exact Mann-Whitney p (unpaired)"
-# Fewer runs than this in a group: no unpaired rank test keeps its level under unequal spreads.
-MIN_UNPAIRED = 5
-# With ties, arrangements enumerated up to this many; beyond, this many drawn at random (seeded).
-PERMUTATIONS = 100_000
-PERMUTATION_SEED = 20200701
+UNPAIRED_TEST = "superiority bound test of P(first < second) > 1/2 (unpaired; Hoeffding-Bentkus)"
 
 
 def interquartile_mean(values: np.ndarray) -> float:
@@ -122,51 +119,9 @@ class Comparison:
         return "above" if self.p_above <= level else "undecided"
 
 
-def smallest_p(n_first: int, n_second: int, paired: bool) -> float:
-    """Every sign (paired) or every split of the labels (unpaired) equally likely: one of them is the
-    most extreme."""
-    return 0.5 ** n_first if paired else 1.0 / math.comb(n_first + n_second, n_first)
-
-
-def _has_ties(values: np.ndarray) -> bool:
-    ordered = np.sort(values, axis=-1)
-    return bool((ordered[..., 1:] == ordered[..., :-1]).any())
-
-
-def arrangements(n_first: int, n_second: int, paired: bool) -> int:
-    """How many sign patterns (paired) or labellings (unpaired) the permutation null has."""
-    return 2 ** n_first if paired else math.comb(n_first + n_second, n_first)
-
-
-def _tie_method() -> stats.PermutationMethod:
-    """Every arrangement when there are at most PERMUTATIONS of them (SciPy then enumerates), else
-    PERMUTATIONS random ones from a fixed seed; a new generator per call, so a p-value depends on its
-    own data only."""
-    return stats.PermutationMethod(n_resamples=PERMUTATIONS, batch=10_000,
-                                   rng=np.random.default_rng(PERMUTATION_SEED))
-
-
 def _paired_differences(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         return np.where(first == second, 0.0, first - second)  # inf - inf is a tie, not NaN
-
-
-def _tied(first: np.ndarray, second: np.ndarray, paired: bool) -> bool:
-    """Equal values, infinities or zero differences anywhere: SciPy's exact distributions assume none."""
-    if paired:
-        differences = _paired_differences(first, second)
-        return _has_ties(np.abs(differences)) or bool((differences == 0).any())
-    return _has_ties(np.concatenate([first, second], axis=-1))
-
-
-def one_sided_p_values(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The Mann-Whitney p-values of first < second and of first > second along the last axis (a 2-D
-    input is many comparisons at once, as the error-rate simulations run them): without ties SciPy's
-    exact distribution; with ties the permutation null of the labels (`_tie_method`: exact up to
-    PERMUTATIONS arrangements, randomised beyond)."""
-    tied = _tied(first, second, paired=False)
-    return tuple(stats.mannwhitneyu(first, second, alternative=side, method=_tie_method() if tied else "exact",
-                                    axis=-1).pvalue for side in ("less", "greater"))
 
 
 def sign_test_p_values(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -177,60 +132,22 @@ def sign_test_p_values(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return stats.binom.sf(below - 1, nonzero, 0.5), stats.binom.sf(above - 1, nonzero, 0.5), nonzero
 
 
-def brunner_munzel_p_values(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The one-sided Brunner-Munzel p-values of P(first < second) > 1/2 and of P(first > second) > 1/2
-    along the last axis (midranks for ties and infinities), each studentised by the placement
-    variances with an n/(n-1) factor against t with df = min(Welch's df, min(n1, n2) - 1). Fully
-    separated groups have no variance: p = 0 in their direction, 1 against it, 1/2 if all are tied."""
-    n1, n2 = first.shape[-1], second.shape[-1]
-    joint = stats.rankdata(np.concatenate([first, second], axis=-1), axis=-1)
-    rank1, rank2 = joint[..., :n1], joint[..., n1:]
-    within1, within2 = stats.rankdata(first, axis=-1), stats.rankdata(second, axis=-1)
-    mean1, mean2 = rank1.mean(axis=-1), rank2.mean(axis=-1)
-    var1 = ((rank1 - within1 - (mean1 - (n1 + 1) / 2)[..., None]) ** 2).sum(axis=-1) / (n1 - 1) * n1 / (n1 - 1)
-    var2 = ((rank2 - within2 - (mean2 - (n2 + 1) / 2)[..., None]) ** 2).sum(axis=-1) / (n2 - 1) * n2 / (n2 - 1)
-    spread = n1 * var1 + n2 * var2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        statistic = n1 * n2 * (mean2 - mean1) / ((n1 + n2) * np.sqrt(spread))
-        welch = spread ** 2 / ((n1 * var1) ** 2 / (n1 - 1) + (n2 * var2) ** 2 / (n2 - 1))
-        df = np.minimum(np.nan_to_num(welch, nan=1.0), min(n1, n2) - 1)
-        p_below = stats.t.sf(statistic, df)
-    separated = np.where(mean1 < mean2, 0.0, np.where(mean1 > mean2, 1.0, 0.5))
-    p_below = np.where(spread == 0, separated, p_below)
-    p_above = np.where(spread == 0, np.where(separated == 0.5, 0.5, 1.0 - separated), 1.0 - p_below)
-    return p_below, p_above
-
-
-def unpaired_p_values(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The unpaired test's p-values along the last axis: Brunner-Munzel's, never below the exact
-    (or, with ties beyond PERMUTATIONS arrangements, seeded randomised) Mann-Whitney p."""
-    bm_below, bm_above = brunner_munzel_p_values(first, second)
-    mw_below, mw_above = one_sided_p_values(first, second)
-    return np.maximum(bm_below, mw_below), np.maximum(bm_above, mw_above)
-
-
 def compare(first: np.ndarray, second: np.ndarray, paired: bool) -> Comparison:
     """The one-sided tests of first < second and of first > second: the exact sign test of the paired
-    differences (paired: first[i] and second[i] are runs of the same seed), or the Brunner-Munzel test
-    (unpaired; fewer than MIN_UNPAIRED runs in a group: too few by design)."""
+    differences (paired: first[i] and second[i] are runs of the same seed), or the superiority bound
+    test (unpaired)."""
     first, second = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
     if np.isnan(first).any() or np.isnan(second).any():
         raise ValueError("compare: NaN among the values")
     if paired and len(first) != len(second):
         raise ValueError("compare: paired groups of different sizes")
-    test = SIGN_TEST if paired else UNPAIRED_TEST
-    n = f"{len(first)} pairs" if paired else f"{len(first)} vs {len(second)}"
     if paired:
         p_below, p_above, nonzero = sign_test_p_values(_paired_differences(first, second))
-        return Comparison(test, n, float(p_below), float(p_above), 0.5 ** int(nonzero) if nonzero else 1.0)
-    if min(len(first), len(second)) < MIN_UNPAIRED:
-        return Comparison(test, n, 1.0, 1.0, 1.0)
-    p_below, p_above = unpaired_p_values(first, second)
-    smallest = smallest_p(len(first), len(second), paired)
-    if _tied(first, second, paired) and arrangements(len(first), len(second), paired) > PERMUTATIONS:
-        test += f"; ties: Mann-Whitney p from {PERMUTATIONS} random arrangements (seeded)"
-        smallest = max(smallest, 1 / (PERMUTATIONS + 1))
-    return Comparison(test, n, float(p_below), float(p_above), smallest)
+        return Comparison(SIGN_TEST, f"{len(first)} pairs", float(p_below), float(p_above),
+                          0.5 ** int(nonzero) if nonzero else 1.0)
+    p_below, p_above = superiority_p_values(first, second)
+    return Comparison(UNPAIRED_TEST, f"{len(first)} vs {len(second)}", float(p_below), float(p_above),
+                      superiority_smallest_p(len(first), len(second)))
 
 
 def sign_test_power(n: int, share_in_direction: float, level: float) -> float:
@@ -242,17 +159,15 @@ def sign_test_power(n: int, share_in_direction: float, level: float) -> float:
     return float(stats.binom.sf(critical[0] - 1, n, share_in_direction)) if len(critical) else 0.0
 
 
-def brunner_munzel_power(n_first: int, n_second: int, superiority: float, level: float, draws: int,
-                         rng: np.random.Generator) -> float:
-    """The simulated power of the unpaired test (unpaired_p_values) at n_first against n_second runs
-    when P(a run of first ends below a run of second) = `superiority`: two normal laws of sd 1 whose
-    means differ by sqrt(2) * Phi^-1(superiority)."""
-    if min(n_first, n_second) < MIN_UNPAIRED:
-        return 0.0
+def unpaired_power(n_first: int, n_second: int, superiority: float, level: float, draws: int,
+                   rng: np.random.Generator) -> float:
+    """The simulated power of the unpaired test at n_first against n_second runs when P(a run of first
+    ends below a run of second) = `superiority`: two normal laws of sd 1 whose means differ by
+    sqrt(2) * Phi^-1(superiority)."""
     shift = math.sqrt(2.0) * float(stats.norm.ppf(superiority))
     first = rng.normal(size=(draws, n_first))
     second = rng.normal(size=(draws, n_second)) + shift
-    p_below, _ = unpaired_p_values(first, second)
+    p_below, _ = superiority_p_values(first, second)
     return float((p_below <= level).mean())
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from rlstudy.claims.rules import HOLDS
+from rlstudy.report.claims_page import confirmatory, descriptions
 from rlstudy.report.verdicts import MARK, verdict_counts
 # claims.csv's evidence: each test's "[verdict] text", joined by " | " (claims/rules.evaluate).
 _TEST_SEPARATOR = re.compile(r" \| (?=\[(?:holds|fails|inconclusive)\] )")
@@ -133,6 +134,12 @@ def claims_table(claims: pd.DataFrame, declared: Iterable[dict], available: Sequ
     return lines
 
 
+def _descriptions_note(claims: pd.DataFrame) -> str:
+    """The descriptions (claims no replicate seed moves) are in the table, not in the counts."""
+    count = len(descriptions(claims))
+    return f"; and {count} descriptions (no replicate seed moves them), listed below, not counted" if count else ""
+
+
 def render(claims: pd.DataFrame, declared: Iterable[dict], available: Sequence[str], *, scale: str, commit: str,
            seeds: str, datasets: str) -> str:
     """The front page's generated block (reStructuredText)."""
@@ -143,7 +150,8 @@ def render(claims: pd.DataFrame, declared: Iterable[dict], available: Sequence[s
         f"- Seeds: {rst_inline(seeds)}.",
         f"- Data: {rst_inline(datasets)}.", "",
         "Claims and verdicts", "-------------------", "",
-        f"{len(claims)} claims of the source notebooks and of this study (claims.yaml): {verdict_counts(claims)}. A "
+        f"{len(confirmatory(claims))} claims of the source notebooks and of this study (claims.yaml): "
+        f"{verdict_counts(confirmatory(claims))}{_descriptions_note(claims)}. A "
         "claim holds when every test holds, fails when one fails; the decisive test is the one that decides "
         "its verdict (for a claim that holds, the test with the largest p-value). Every test's evidence and "
         "seeds: results/claims.csv (category 0).", "",

@@ -15,6 +15,7 @@ import yaml
 
 from rlstudy.claims.rules import FAILS, HOLDS, INCONCLUSIVE, evaluate, seed_power
 from rlstudy.core.config import ConfigError, validate_config
+from rlstudy.core.errors import InputError
 from rlstudy.core.statistics import compare, interquartile_mean, seed_summary, share_interval, t_interval
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -43,9 +44,9 @@ def test_t_interval_by_hand():
 
 def test_exact_tests_by_hand():
     """Sign test: five pairs all below, p = 1/2^5 = 1/32; 8 of 10 below, p = P(Bin(10, 1/2) >= 8) =
-    56/1024; a zero difference is dropped. Brunner-Munzel: fewer than 5 runs in a group is too few by
-    design (3 against 3 fully separated happens 7.5-10 % of the time under equal medians with unequal
-    spreads); 5 against 5 fully separated, p is the exact Mann-Whitney 1/C(10, 5) = 1/252."""
+    56/1024; a zero difference is dropped. The unpaired superiority bound: k against k fully separated
+    gives p = 2^-k (3 v 3: 1/8, too few at 5 %; 5 v 5: 1/32); 6 v 6 with 35 of the 36 cross pairs
+    below (k U = 6 - 1/6): min over h of E[(B - h)+] / (x - h), at h = 5: (1/64) / (5/6) = 3/160."""
     paired = compare(np.array([1.0, 2, 3, 4, 5]), np.array([2.0, 4, 6, 8, 10]), paired=True)
     assert paired.p_below == pytest.approx(1 / 32) and paired.verdict(0.05) == "below"
     assert paired.p_above == pytest.approx(1.0)
@@ -58,7 +59,10 @@ def test_exact_tests_by_hand():
     three = compare(np.array([0.1, 0.2, 0.3]), np.array([0.5, 0.6, np.inf]), paired=False)
     assert three.verdict(0.05) == "too few"
     five = compare(np.arange(5.0), np.array([5.0, 6, 7, 8, np.inf]), paired=False)  # inf ranks last
-    assert five.p_below == pytest.approx(1 / 252) and five.verdict(0.05) == "below"
+    assert five.p_below == pytest.approx(1 / 32) and five.verdict(0.05) == "below"
+    assert five.smallest_p == pytest.approx(1 / 32) and five.p_above == 1.0
+    nearly = compare(np.array([0.0, 1, 2, 3, 4, 6.5]), np.array([5.0, 7, 8, 9, 10, 11]), paired=False)
+    assert nearly.p_below == pytest.approx(3 / 160)
     ties = compare(np.array([1.0, 1.0, 2.0, 3, 4]), np.array([1.0, 1.0, 2.0, 3, 4]), paired=False)
     assert ties.verdict(0.05) == "undecided"
 
@@ -103,7 +107,7 @@ def test_ranking_holds_fails_and_is_inconclusive():
     two = pd.concat([runs("UR", [0.1, 0.2]), runs("DS", [0.8, 0.9])])
     row = verdict(two, RANKING)
     assert row["verdict"] == INCONCLUSIVE and "by design" in row["evidence"]
-    assert "Brunner-Munzel" in row["evidence"] and "level 0.05" in row["evidence"]
+    assert "superiority bound test" in row["evidence"] and "level 0.05" in row["evidence"]
 
 
 def test_a_paired_ranking_uses_the_seeds_and_is_more_powerful():
@@ -185,11 +189,12 @@ def test_ratio_holds_fails_and_is_inconclusive():
 
 
 def test_a_claim_holds_only_when_every_test_holds():
-    table = pd.concat([runs("UR", [0.1, 0.2, 0.15, 0.12, 0.11]), runs("DS", [0.5, 0.6, 0.55, 0.52, 0.51]),
-                       runs("BFF", [0.9, 0.8, 0.85, 0.82, 0.81])])
+    """6 against 6 fully separated: p = 2^-6 per test; the claim's reverse p is 2 x 2^-6 (Bonferroni)."""
+    table = pd.concat([runs("UR", [0.1, 0.2, 0.15, 0.12, 0.11, 0.13]), runs("DS", [0.5, 0.6, 0.55, 0.52, 0.51, 0.53]),
+                       runs("BFF", [0.9, 0.8, 0.85, 0.82, 0.81, 0.83])])
     bff = {**RANKING, "lower": {"estimator": "BFF"}}
     assert verdict(table, RANKING, bff)["verdict"] == FAILS
-    assert verdict(table, RANKING, {**bff, "min_n": 6})["verdict"] == INCONCLUSIVE
+    assert verdict(table, RANKING, {**bff, "min_n": 7})["verdict"] == INCONCLUSIVE
     assert verdict(table, RANKING, RANKING)["verdict"] == HOLDS
 
 
@@ -290,6 +295,14 @@ def test_the_claims_of_a_family_are_holm_adjusted():
     assert [row["p_adjusted"] for row in together] == pytest.approx([1 / 16, 1 / 16])
     apart = decide([{**c, "family": c["id"]} for c in claims], {"summary": table}, DEFAULTS)
     assert [row["verdict"] for row in apart] == [HOLDS, HOLDS] and apart[0]["family"] == "c0"
+    # over the study the two are adjusted together again: each family's holds, the study's does not
+    assert [row["study_verdict"] for row in apart] == [INCONCLUSIVE, INCONCLUSIVE]
+    assert [row["p_study"] for row in apart] == pytest.approx([1 / 16, 1 / 16])
+    # a description (claims.yaml `description`) counts in neither procedure
+    described = [{**claims[0], "family": "c0"}, {**claims[1], "family": "c1", "description": "fixed"}]
+    rows = decide(described, {"summary": table}, DEFAULTS)
+    assert [row["role"] for row in rows] == ["confirmatory", "description"]
+    assert rows[0]["p_study"] == pytest.approx(1 / 32) and rows[0]["study_verdict"] == HOLDS
 
 
 def test_a_claims_tests_combine_by_intersection_union():
@@ -309,20 +322,60 @@ def offline(finals, sds, bars):
 
 
 PER_RUN = {"kind": "share", "table": "offline", "metric": "final_return", "at_least_column": "buffer_return",
-           "min_n": 1, "run_noise": {"sd": "final_std", "sd_ddof": 0, "episodes": 10}}
+           "min_n": 1, "run_noise": {"sd": "final_std", "sd_ddof": 0, "episodes": 10, "range": {"CartPole-v1": [0, 500]}}}
 
 
-def test_a_per_run_claim_accounts_for_each_runs_evaluation_noise():
-    """Issue 42's case: 451.4 over 10 episodes of sd 145.8 against a bar of 466.5 is 0.3 standard errors
-    short: not a counterexample (inconclusive), where the description of the runs made said "fails". A
-    run far below its bar for its noise fails the claim; runs far above hold it."""
-    noisy = offline([600.0, 451.4], [10.0, 145.8], [466.5, 466.5])
+def test_a_per_run_claim_tests_each_runs_expected_return_on_its_range():
+    """Issue 42's case: 451.4 over 10 episodes of sd 145.8 against a bar of 466.5 is not a
+    counterexample (inconclusive), where the description of the runs made said "fails". Ten episodes
+    all at CartPole's cap against 475 are evidence, not proof (the t test said p = 0): inconclusive, and
+    the evidence says how many such episodes the level needs; 300 of them decide it. A run far below
+    its bar over 300 episodes fails the claim. A return outside the environment's range is refused."""
+    noisy = offline([480.0, 451.4], [10.0, 145.8], [466.5, 466.5])
     row = verdict(noisy, PER_RUN, name="offline")
-    assert row["verdict"] == INCONCLUSIVE and "standard errors" in row["evidence"]
+    assert row["verdict"] == INCONCLUSIVE and "bounded-mean betting test" in row["evidence"]
     described = {k: v for k, v in PER_RUN.items() if k != "run_noise"}
     assert verdict(noisy, described, name="offline")["verdict"] == FAILS
-    assert verdict(offline([300.0, 600.0], [10.0, 10.0], [466.5, 466.5]), PER_RUN, name="offline")["verdict"] == FAILS
-    assert verdict(offline([500.0, 600.0], [5.0, 0.0], [466.5, 466.5]), PER_RUN, name="offline")["verdict"] == HOLDS
+    capped = verdict(offline([500.0, 500.0], [0.0, 0.0], [475.0, 475.0]), PER_RUN, name="offline")
+    assert capped["verdict"] == INCONCLUSIVE and "needed at level 0.05" in capped["evidence"]
+    many = {**PER_RUN, "run_noise": {**PER_RUN["run_noise"], "episodes": 300}}
+    assert verdict(offline([500.0, 500.0], [0.0, 0.0], [475.0, 475.0]), many, name="offline")["verdict"] == HOLDS
+    assert verdict(offline([300.0, 500.0], [10.0, 0.0], [466.5, 466.5]), many, name="offline")["verdict"] == FAILS
+    with pytest.raises(InputError, match="outside the return range"):
+        verdict(offline([600.0, 500.0], [0.0, 0.0], [466.5, 466.5]), many, name="offline")
+    elsewhere = {**many, "run_noise": {**many["run_noise"], "range": {"Acrobot-v1": [-500, 0]}}}
+    row = verdict(offline([500.0, 500.0], [0.0, 0.0], [475.0, 475.0]), elsewhere, name="offline")
+    assert row["verdict"] == INCONCLUSIVE and "no return range for CartPole-v1" in row["evidence"]
+
+
+def test_the_shipped_return_ranges_follow_from_the_config():
+    """Each per-run claim's range per environment is the reward bound per underlying step times the most
+    underlying steps an episode of its runs takes: gymnasium's limits, and for the tabular agents
+    max_steps agent steps of action_repeat underlying steps each (MountainCar [-500, 0], not [-200, 0]).
+    A range narrower than that would break the test's validity; one wider only costs power."""
+    from rlstudy.claims.loading import load_claims
+    from rlstudy.core.bounded_mean import episode_range
+
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    claims = load_claims(ROOT / "claims.yaml", ROOT / "workflow/schemas/claims.schema.yaml")
+    limits = {"CartPole-v1": 500, "MountainCar-v0": 200, "Pendulum-v1": 200}
+    checked = 0
+    for claim_ in claims["claims"]:
+        for test in claim_["tests"]:
+            if "run_noise" not in test:
+                continue
+            agent = test["where"].get("agent")
+            for env, (low, high) in test["run_noise"]["range"].items():
+                if env == "PongNoFrameskip-v4":
+                    assert (low, high) == (-21, 21)
+                    continue
+                params = config[agent].get("params", {}) if agent else {}
+                steps = params["max_steps"] * params["action_repeat"] if "action_repeat" in params else limits[env]
+                true_low, true_high = episode_range(env, steps)
+                assert low <= true_low and high >= true_high, (claim_["id"], env)
+                assert true_low - low < 0.1 and high - true_high < 0.1, (claim_["id"], env)  # not wider than needed
+                checked += 1
+    assert checked == 7
 
 
 def test_a_bar_at_the_environments_cap_is_not_tested():
