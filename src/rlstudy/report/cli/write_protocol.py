@@ -58,7 +58,7 @@ def main() -> None:
     if args.check:
         stale = differences(read_lock(Path(args.out)), current)
         if stale:
-            print(f"{args.out} differs from this checkout in: " + "; ".join(stale))
+            print(f"{args.out} differs from this checkout in: " + "; ".join(stale), file=sys.stderr)
             sys.exit(1)
         print(f"{args.out} matches this checkout")
         return
