@@ -143,7 +143,7 @@ def seed_block(project: Path, scale: str) -> dict[str, object]:
     if scale == "smoke":
         config = _merge(config, load_yaml(project / "workflow/profiles/smoke/scale.yaml", "config file"))
     try:
-        resolved = resolve_seed_block(config)
+        resolved = resolve_seed_block(config, project / "protocol.lock")
     except ConfigError as err:
         raise InputError(f"{project / 'config.yaml'}: {err}") from err
     return {"block": config.get(BLOCK_KEY, EXPLORATORY), "lists": seed_lists(resolved), "from": "config.yaml"}
