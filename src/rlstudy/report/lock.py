@@ -115,7 +115,11 @@ def make_lock(root: Path, claims_file: Path, config_file: Path, config_schema: P
         "analysis_code_sha256": digest(code),
         "design": design(claims, config) if design is not None else {},
     }, block.get("counts") or {})
-    problems = spent_problems(lock["seed_plan"], spent) + seed_block_problems(
+    counts = block.get("counts") or {}
+    problems = [f"{config_file}: config key '{CONFIRMATORY_KEY}.counts.{key}' is {counts.get(key)}, but the design's "
+                f"maximum for it is {planned['maximum']}: set the count to it (the block holds every seed a look may use)"
+                for key, planned in (lock["design"].get("lists") or {}).items() if counts.get(key) != planned["maximum"]]
+    problems += spent_problems(lock["seed_plan"], spent) + seed_block_problems(
         {**config, BLOCK_KEY: CONFIRMATORY}, None, lock["seed_plan"])
     if problems:
         raise InputError(problems[0])

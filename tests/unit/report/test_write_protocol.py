@@ -99,3 +99,24 @@ def test_the_run_seed_plan_is_recorded_with_its_block(tmp_path, cli):
     assert read_record(out, "its record")["parameters"] == {"seed_block": "confirmatory", "plan": plan}
     one_line_error(*cli("report.cli.record_seed_plan", "--block", "confirmatory", "--plan", '{"x": [-1]}',
                         "--out", str(out)), "--plan: expected a mapping")
+
+
+def test_the_design_is_locked_and_the_counts_must_be_its_maxima(tmp_path, cli):
+    """The block holds every seed a look may use: each list's count is the design's maximum for it."""
+    claims = tmp_path / "claims.yaml"
+    declared = yaml.safe_load((ROOT / "claims.yaml").read_text())
+    declared["claims"] = [claim for claim in declared["claims"] if claim["id"] == "ds-worse-control-qstar"]
+    claims.write_text(yaml.safe_dump(declared, sort_keys=False))
+    config = tmp_path / "config.yaml"
+    shutil.copy(ROOT / "config.yaml", config)
+    args = ("--root", str(ROOT), "--claims", str(claims), "--config", str(config),
+            "--schema", str(ROOT / "workflow" / "schemas" / "config.schema.yaml"), "--out", str(tmp_path / "lock"))
+    one_line_error(*cli("report.cli.write_protocol", *args),
+                   "config key 'confirmatory_block.counts.seeds.control' is 40, but the design's maximum for it is 33")
+    text = config.read_text().replace("    seeds.control: 40 ", "    seeds.control: 33 ", 1)
+    config.write_text(text)
+    status, err = cli("report.cli.write_protocol", *args)
+    assert status == 0, err
+    written = json.loads((tmp_path / "lock").read_text())
+    assert written["design"]["lists"]["seeds.control"]["looks"] == [9, 17, 25, 33]
+    assert len(written["seed_plan"]["seeds.control"]) == 33
