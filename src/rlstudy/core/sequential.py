@@ -82,6 +82,18 @@ class BinomialDesign:
                 "expected_count_alternative": round(self.alternative.expected_count, 3)}
 
 
+def p_boundaries(design: BinomialDesign) -> list[tuple[float, float]]:
+    """The boundaries as thresholds on the exact sign test's p-value P0(count >= s) at each look: hold
+    when p <= the first (-1: this look cannot hold), stop for futility when p >= the second (2: no
+    futility stop). The same decisions as the counts' boundaries, for a step that sees p-values."""
+    found = []
+    for n, a, b in zip(design.counts, design.efficacy, design.futility):
+        hold = float(stats.binom.sf(a - 1, n, 0.5)) if a <= n else -1.0
+        futile = float(stats.binom.sf(b - 1, n, 0.5)) if b >= 0 else 2.0
+        found.append((hold, futile))
+    return found
+
+
 def _step(mass: np.ndarray, pairs: int, p: float) -> np.ndarray:
     """The distribution of the count after `pairs` more pairs, each in the claimed direction with p."""
     return np.convolve(mass, stats.binom.pmf(np.arange(pairs + 1), pairs, p)) if pairs else mass

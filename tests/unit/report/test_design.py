@@ -56,3 +56,27 @@ def test_a_claim_the_budget_cannot_afford_is_planned_as_underpowered_in_words():
     words = design["tests"][0]["underpowered"]
     assert words.startswith("planned as underpowered: the budget affords 12 seeds of seeds.control")
     assert "the sign test's power there is" in words
+
+
+def test_looks_stop_a_claim_at_its_boundary_and_a_list_once_no_open_claim_reads_it():
+    from scipy import stats
+
+    from rlstudy.core.sequential import binomial_design, look_counts, p_boundaries
+    from rlstudy.report.design import FUTILE, HOLDS, OPEN, claim_status, lists_to_continue, test_status
+
+    design = binomial_design(look_counts(33, 4), 0.025, 0.75)
+    bounds = p_boundaries(design)
+    p_of = lambda s, n: float(stats.binom.sf(s - 1, n, 0.5))  # noqa: E731 (the exact sign test's p)
+    for k, (n, a, b) in enumerate(zip(design.counts, design.efficacy, design.futility)):
+        if a <= n:  # O'Brien-Fleming's first look (9 pairs) cannot hold: a = 10
+            assert test_status(bounds, k, p_of(a, n)) == HOLDS and test_status(bounds, k, p_of(a - 1, n)) != HOLDS
+        else:
+            assert test_status(bounds, k, 0.0) == OPEN
+        if b >= 0:
+            assert test_status(bounds, k, p_of(b, n)) == FUTILE and test_status(bounds, k, p_of(b + 1, n)) != FUTILE
+    assert test_status(bounds, 3, 0.9, before=HOLDS) == HOLDS  # a test that held is not tested again
+    assert claim_status([HOLDS, OPEN]) == OPEN and claim_status([HOLDS, HOLDS]) == HOLDS
+    assert claim_status([HOLDS, FUTILE]) == FUTILE
+    reads = {"a": ["seeds.control"], "b": ["seeds.control", "cbo_sweep.seeds"], "c": ["mpo.seeds"]}
+    assert lists_to_continue(reads, {"a": HOLDS, "b": OPEN, "c": FUTILE}) == ["cbo_sweep.seeds", "seeds.control"]
+    assert lists_to_continue(reads, {"a": HOLDS, "b": FUTILE, "c": FUTILE}) == []
