@@ -204,7 +204,10 @@ def lock_of_run(root: Path, lock_path: Path, run_commit: str | None, claims_tabl
     protocol = protocol_commit(root, lock_path, any_results)
     if run_commit is None or protocol == "uncommitted":
         return checkout_lock, protocol
-    relative = lock_path.resolve().relative_to(root.resolve()).as_posix() if lock_path.is_absolute() else str(lock_path)
+    try:
+        relative = lock_path.resolve().relative_to(root.resolve()).as_posix() if lock_path.is_absolute() else str(lock_path)
+    except ValueError:
+        raise InputError(f"{lock_path}: not inside the repository {root}; the protocol is a committed lock") from None
     found = _git(root, "log", "-1", "--format=%H", run_commit, "--", relative)
     at_run = found.stdout.decode().strip() if found.returncode == 0 else ""
     shown = _show(root, run_commit, relative) if at_run else None
