@@ -4,6 +4,8 @@ committed after the run, or changed since its commit, is refused; a run after it
 refused where a file of the verdict step's import closure or a config value a claim reads changed since,
 naming it; a run of an earlier protocol stays judged against that protocol's lock."""
 
+import hashlib
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -149,3 +151,36 @@ def test_claims_changed_in_the_checkout_since_the_run_are_read_at_the_run_commit
     standing = judge(repo, table, commits["after"], repo / "claims.yaml", changed, repo / "protocol.lock")
     assert standing.apart == {first["id"]: "changed after the protocol commit"}
     git(repo, "show", f"{commits['after']}:claims.yaml")  # what it read: the file of the run's commit
+
+
+PROTOCOL_1 = "2a123da6a4000e10ea7f2d41b8a4143db97bd4f3"  # the first protocol commit (spent_blocks.yaml)
+
+
+@pytest.mark.skipif(subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{PROTOCOL_1}^{{commit}}"],
+                                   capture_output=True).returncode != 0, reason="protocol 1 not in this history")
+def test_protocol_1s_publication_stays_judged_against_its_own_lock_after_a_second_protocol(tmp_path):
+    """The published run of protocol 1 (its seed plan, its claims, made at its protocol commit) is judged
+    against the version-1 lock of that commit, in this repository's own history and after a second lock
+    is committed on top of it."""
+    repo = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--shared", str(ROOT), str(repo))
+    git(repo, "checkout", "-q", git(ROOT, "rev-parse", "HEAD"))
+    first = json.loads(git(repo, "show", f"{PROTOCOL_1}:protocol.lock"))
+    assert first["protocol"] == 1
+    results = tmp_path / "results"
+    save_csv(results / "seed_plan.csv", seed_plan_table(CONFIRMATORY, first["seed_plan"]), provenance({}, None, {}))
+    claims_text = subprocess.run(["git", "-C", str(repo), "show", f"{PROTOCOL_1}:claims.yaml"], capture_output=True,
+                                 check=True).stdout
+    records = {"claims": {"path": "claims.yaml", "sha256": hashlib.sha256(claims_text).hexdigest()},
+               "seed_plan": {"path": str(results / "seed_plan.csv"), "sha256": sha256_file(results / "seed_plan.csv")}}
+    declared = yaml.safe_load(claims_text)
+    save_csv(results / "claims.csv", pd.DataFrame({"id": [declared["claims"][0]["id"]], "verdict": ["holds"]}),
+             {"inputs": records})
+    table = str(results / "claims.csv")
+    (repo / "claims.yaml").write_bytes(claims_text)  # the checkout's claims as protocol 1 wrote them
+    standing = judge(repo, table, PROTOCOL_1, repo / "claims.yaml", declared, repo / "protocol.lock", any_results=True)
+    assert standing.protocol == PROTOCOL_1 and standing.apart == {}
+    (repo / "protocol.lock").write_text(lock_text(lock_of(repo)))
+    git(repo, "commit", "-qam", "protocol 2")
+    standing = judge(repo, table, PROTOCOL_1, repo / "claims.yaml", declared, repo / "protocol.lock", any_results=True)
+    assert standing.protocol == PROTOCOL_1 and standing.apart == {}
