@@ -5,8 +5,9 @@ first claim: level / the family's tested claims), each test of a claim at power^
 intersection-union (all m tests must hold) keeps the planned power; the smallest effect of interest is
 claims.yaml's (`defaults.planning`). A paired test is the sign test: its design is exact
 (core/sequential.py: K looks, O'Brien-Fleming-type or Pocock-type alpha spending, a non-binding futility
-bound from beta spending). Any other test gets the fixed planned count (`planned_count`) as its maximum,
-its boundaries set on its p-values by simulation at the looks (core/sequential.simulated_design).
+bound from beta spending). Any other test gets the fixed planned count (`planned_count`) as its maximum
+and is tested once, there: a fixed design (core/sequential.simulated_design sets boundaries on any test's
+p-values by simulation, for a protocol that fixes them).
 
 A seed list's maximum is the largest any test reading it needs; its looks are K equal steps to it. The
 maximum's cost is counted in job-minutes per seed (config `confirmatory_block.design.job_minutes`, the
@@ -97,7 +98,7 @@ def test_plans(claims: dict, config: dict, looks: int, spending: str) -> list[di
                 plan |= {"maximum": design.counts[-1] if design else None,
                          "boundaries": design.as_dict() if design else None}
             else:
-                plan |= {"maximum": planned_count(test, planning, level, power), "boundaries": "simulated at the looks"}
+                plan |= {"maximum": planned_count(test, planning, level, power), "boundaries": "none: tested once, at the maximum"}
             plans.append(plan)
     return plans
 
