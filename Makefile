@@ -72,7 +72,7 @@ verify: $(STAMP)  ## rebuild TARGETS="..." or SAMPLE jobs (SEED) in a scratch co
 	$(BIN)/python -m rlstudy.report.cli.verify --manifest $(MANIFEST) --seed $(SEED) --snakemake-args "$(SNAKEMAKE_ARGS)" \
 		$(if $(RUN),--run $(RUN),$(if $(TARGETS),--targets $(TARGETS),--sample $(or $(SAMPLE),5)))
 
-protocol: $(STAMP)  ## write protocol.lock (the claims, the confirmatory seed plan, the analysis code); commit it before the confirmatory run (docs/reliability.md)
+protocol: $(STAMP)  ## write protocol.lock (the claims, the config values they read, the verdict code, the design, seeds derived from its digest); commit it before the confirmatory run (docs/reliability.md)
 	$(BIN)/python -m rlstudy.report.cli.write_protocol
 
 test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs (the 25 slowest listed: issue 23's budget)

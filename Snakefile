@@ -66,7 +66,8 @@ validate_config(
 )
 # The picked block of replicate seeds (config seed_block) written into the lists every rule reads:
 # the rules know no blocks (core/seed_blocks.py; results/seed_plan.csv records the block and its lists).
-config.update(resolve_seed_block(config))
+# A confirmatory block with `start: protocol` takes its lists from the committed lock.
+config.update(resolve_seed_block(config, Path(workflow.basedir) / "protocol.lock"))
 # The checkout's scale (results/.scale, recorded by its first run) is kept: runtime/scale.py says why.
 # The files' own scale: config.yaml's, unless a --configfile (merged over it) names one.
 FILES_SCALE = files_scale(

@@ -22,7 +22,7 @@ def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.
 def copy_project(target: Path) -> Path:
     """The files a workflow run needs, copied into target (created if missing)."""
     target.mkdir(parents=True, exist_ok=True)
-    for name in ("Snakefile", "config.yaml", "claims.yaml", "envs.yaml"):
+    for name in ("Snakefile", "config.yaml", "claims.yaml", "envs.yaml", "protocol.lock", "spent_blocks.yaml"):
         shutil.copy(ROOT / name, target / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     for name in ("workflow", "src"):

@@ -1,7 +1,10 @@
 """The seed blocks in the workflow (issue 42): config.yaml runs the confirmatory block, resolved into the
 lists every rule reads when the Snakefile loads the config; the exploratory block is one switch away; a
 confirmatory seed that is also an exploratory one stops the workflow before any job, naming both keys.
-Dry runs only."""
+The confirmatory lists are the committed protocol.lock's (config `start: protocol`). Dry runs only."""
+
+import json
+import re
 
 import pytest
 import yaml
@@ -28,7 +31,8 @@ def test_the_paper_config_runs_the_confirmatory_block_and_records_it(workdir):
                    "results/agents/mpo/seed10007/evaluation.csv")
     command = next(line for line in plan.splitlines() if SEED_PLAN in line)
     block = yaml.safe_load((workdir / "config.yaml").read_text())["confirmatory_block"]
-    sweep = list(range(block["start"] + 5000, block["start"] + 5000 + block["counts"]["cbo_sweep.seeds"]))
+    sweep = json.loads((workdir / "protocol.lock").read_text())["seed_plan"]["cbo_sweep.seeds"]
+    assert block["start"] == "protocol" and len(sweep) == block["counts"]["cbo_sweep.seeds"]
     assert "--block confirmatory" in command and f'"cbo_sweep.seeds": {sweep}' in command
     refused = snakemake(workdir, "-n", "--cores", "1", "results/runs/ours/control/sgd/UR/seed0/errors.csv")
     assert refused.returncode != 0 and "seed 0 is not a seed the config lists" in refused.stdout + refused.stderr
@@ -42,7 +46,8 @@ def test_the_exploratory_block_is_one_switch_away(workdir):
 
 
 def test_a_confirmatory_seed_run_before_stops_the_workflow_naming_both_keys(workdir):
-    result = snakemake(workdir, "-n", "--cores", "1", "--config", "seeds=[0,10002]")
+    (workdir / "overlap.yaml").write_text("seeds: {evaluation: [0, 1], control: [0, 10002]}\n")
+    result = snakemake(workdir, "-n", "--cores", "1", "--configfile", "overlap.yaml")
     assert result.returncode != 0
-    assert ("config key 'confirmatory_block.counts.seeds.control': its confirmatory seeds [10002] are also "
-            "exploratory seeds (config key 'seeds')") in result.stdout + result.stderr
+    assert re.search(r"config key 'confirmatory_block\.counts\.[a-z_.-]+': its confirmatory seeds \[10002\] are also "
+                     r"exploratory seeds \(config key 'seeds\.control'\).*write a new protocol", result.stdout + result.stderr)

@@ -168,7 +168,7 @@ def seed_block(project: Path, scale: str) -> dict[str, object]:
         config = _merge(config, load_yaml(project / "workflow/profiles/smoke/scale.yaml", "config file"))
     try:
         refuse_bad_seed_settings(config)
-        resolved = resolve_seed_block(config)
+        resolved = resolve_seed_block(config, project / "protocol.lock")
     except ConfigError as err:
         raise InputError(f"{project / 'config.yaml'}: {err}") from err
     return {"block": config.get(BLOCK_KEY, EXPLORATORY), "lists": seed_lists(resolved), "from": "config.yaml"}

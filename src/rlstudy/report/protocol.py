@@ -1,18 +1,18 @@
 """The protocol: what a confirmatory run is judged by, locked in a committed file before the run
 (docs/reliability.md, 'Seed blocks and the protocol').
 
-protocol.lock (JSON, written by `make protocol`: rlstudy.report.cli.write_protocol) holds the sha256 of
-- claims.yaml, and of each claim's definition (canonical JSON) and of what all claims share (defaults);
-- the confirmatory seed plan: every replicate list as config.yaml's confirmatory block resolves it
-  (core/seed_blocks.py), as canonical JSON;
-- the analysis code: every file ANALYSIS_CODE names (what turns the result tables into verdicts).
-The protocol commit is the commit that last changed protocol.lock (git log -1 -- protocol.lock).
+protocol.lock (JSON, written by `make protocol`: rlstudy.report.cli.write_protocol) holds what decides
+a verdict (report/lock.py says what: version 2). The first protocol's lock (version 1) held the claims,
+the seed plan and the files of a few folders (PROTOCOL_1_CODE); a run made under it is still judged by
+it. The protocol a run is judged by is the lock of the run's commit, and the protocol commit the commit
+that last changed it before the run (git log -1 <run> -- protocol.lock): a later protocol leaves the
+runs of an earlier one judged as they were.
 
-render_readme publishes a run's verdicts only against the lock (`judge`): a confirmatory run whose seed
-plan, shared claims settings or analysis code differ from the lock, or that predates the protocol commit,
-is refused; a claim added or changed after the protocol commit is published apart, as exploratory, with
-no verdict; a run of the exploratory block (or one made before the blocks: its seeds are that block's)
-is published as exploratory throughout, lock or none.
+render_readme publishes a run's verdicts only against its lock (`judge`): a confirmatory run whose seed
+plan, shared claims settings, config values the claims read or verdict code differ from the lock, or that
+predates any protocol, is refused, naming what differs; a claim added or changed after the protocol commit
+is published apart, as exploratory, with no verdict; a run of the exploratory block (or one made before
+the blocks: its seeds are that block's) is published as exploratory throughout, lock or none.
 """
 
 from __future__ import annotations
@@ -26,21 +26,18 @@ from pathlib import Path, PurePosixPath
 
 import pandas as pd
 
-from rlstudy.core.config import ConfigError, load_yaml, parse_yaml, validate_config
+from rlstudy.core.config import ConfigError, load_yaml, parse_yaml
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv, read_record, sha256_file
-from rlstudy.core.seed_blocks import (BLOCK_KEY, CONFIRMATORY, EXPLORATORY, digest,
-                                      resolve_seed_block, seed_block_problems, seed_lists)
+from rlstudy.core.seed_blocks import CONFIRMATORY, EXPLORATORY, digest
+from rlstudy.report.lock import LOCK, LOCK_VERSION, claim_config, claims_digests
 
-LOCK = "protocol.lock"
-LOCK_VERSION = 1
-# What decides a verdict from the result tables, relative to the project's root: the claims' loading
-# and rules, the step that applies them, their statistics, the claims' grammar and the tables the claims
-# rule reads. Not the code that measures the runs (that is the study, judged by its own tests), nor this
-# module, which judges runs against the lock and decides no verdict. A `*` stays within its folder.
-ANALYSIS_CODE = ("src/rlstudy/claims/*.py", "src/rlstudy/claims/cli/evaluate_claims.py",
-                 "src/rlstudy/core/statistics.py", "src/rlstudy/core/calibration.py",
-                 "workflow/rules/claims.smk", "workflow/schemas/claims.schema.yaml")
+LOCK_VERSIONS = (1, LOCK_VERSION)
+# The first protocol's analysis code: the files these patterns matched (a `*` stays within its folder).
+PROTOCOL_1_CODE = ("src/rlstudy/claims/*.py", "src/rlstudy/claims/cli/evaluate_claims.py",
+                   "src/rlstudy/core/statistics.py", "src/rlstudy/core/calibration.py",
+                   "workflow/rules/claims.smk", "workflow/schemas/claims.schema.yaml")
+CONFIG = "config.yaml"  # the config a run's claims read, at the run's commit
 SEED_PLAN_TABLE = "seed_plan"  # the claims rule's input naming the run's seed plan (results/seed_plan.csv)
 ADDED, CHANGED = "added after the protocol commit", "changed after the protocol commit"
 
@@ -50,9 +47,9 @@ def _matches(path: str, pattern: str) -> bool:
     return candidate.parent == wanted.parent and fnmatch.fnmatchcase(candidate.name, wanted.name)
 
 
-def analysis_files(paths) -> list[str]:
-    """Of these repository paths, the analysis code's (ANALYSIS_CODE), sorted."""
-    return sorted({path for path in paths if any(_matches(path, pattern) for pattern in ANALYSIS_CODE)})
+def protocol_1_files(paths) -> list[str]:
+    """Of these repository paths, the first protocol's analysis code (PROTOCOL_1_CODE), sorted."""
+    return sorted({path for path in paths if any(_matches(path, pattern) for pattern in PROTOCOL_1_CODE)})
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -62,78 +59,66 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
         raise InputError(f"cannot run git in {root}: {err.strerror or err}") from err
 
 
-def analysis_code(root: Path, commit: str | None = None) -> dict[str, str]:
-    """path -> sha256 of every analysis file, in the checkout (`commit` None) or at a commit."""
+def _show(root: Path, commit: str | None, path: str) -> bytes | None:
+    """A file's bytes in the checkout (`commit` None) or at a commit; None where it is not there."""
     if commit is None:
-        found = [str(p.relative_to(root).as_posix()) for pattern in ANALYSIS_CODE for p in root.glob(pattern)]
-        return {path: sha256_file(root / path) for path in analysis_files(found)}
-    listed = _git(root, "ls-tree", "-r", "--name-only", commit)
-    if listed.returncode != 0:
-        raise InputError(f"commit {commit[:12]}: not in this repository (git ls-tree); cannot read its analysis code")
-    code = {}
-    for path in analysis_files(listed.stdout.decode().splitlines()):
-        shown = _git(root, "show", f"{commit}:{path}")
-        code[path] = hashlib.sha256(shown.stdout).hexdigest()
-    return code
+        try:
+            return (root / path).read_bytes()
+        except OSError:
+            return None
+    shown = _git(root, "show", f"{commit}:{path}")
+    return shown.stdout if shown.returncode == 0 else None
 
 
-def claims_digests(claims: dict) -> tuple[str, dict[str, str]]:
-    """(the digest of what every claim shares: the file less its claims, e.g. the defaults; each claim's
-    digest by id), of canonical JSON: a comment or a blank line moves neither."""
-    shared = {key: value for key, value in claims.items() if key != "claims"}
-    return digest(shared), {claim["id"]: digest(claim) for claim in claims.get("claims", [])}
-
-
-def confirmatory_seed_plan(config: dict) -> dict[str, list[int]]:
-    """Every replicate list as the config's confirmatory block resolves it (refused where the block is
-    not sound: counts that miss a list, a seed shared with the exploratory block)."""
-    problems = seed_block_problems({**config, BLOCK_KEY: CONFIRMATORY})
-    if problems:
-        raise InputError(problems[0])
-    return seed_lists(resolve_seed_block({**config, BLOCK_KEY: CONFIRMATORY}))
-
-
-def make_lock(root: Path, claims_file: Path, config_file: Path, config_schema: Path) -> dict:
-    """The lock of this checkout: its claims, its config's confirmatory seed plan, its analysis code."""
-    try:
-        claims = load_yaml(claims_file, "claims file")
-        config = load_yaml(config_file, "config file")
-        validate_config(config, config_schema)
-    except ConfigError as err:
-        raise InputError(str(err)) from err
-    shared, each = claims_digests(claims)
-    plan = confirmatory_seed_plan(config)
-    code = analysis_code(root)
-    return {
-        "protocol": LOCK_VERSION,
-        "about": "the claims, the confirmatory seed plan and the analysis code a confirmatory run is judged by; "
-                 "written by make protocol, committed before the run (docs/reliability.md)",
-        "claims_file": {"path": str(claims_file), "sha256": sha256_file(claims_file)},
-        "claims_shared_sha256": shared,
-        "claims": each,
-        "seed_plan_sha256": digest(plan),
-        "seed_plan": plan,
-        "analysis_code_sha256": digest(code),
-        "analysis_code": code,
-    }
+def analysis_code(root: Path, lock: dict, commit: str | None = None) -> dict[str, str]:
+    """path -> sha256 of the files the lock's analysis code names (version 1: matches its patterns), in the
+    checkout (`commit` None) or at a commit."""
+    if lock["protocol"] == 1:
+        if commit is None:
+            paths = [p.relative_to(root).as_posix() for pattern in PROTOCOL_1_CODE for p in root.glob(pattern)]
+        else:
+            listed = _git(root, "ls-tree", "-r", "--name-only", commit)
+            if listed.returncode != 0:
+                raise InputError(f"commit {commit[:12]}: not in this repository (git ls-tree); cannot read its code")
+            paths = listed.stdout.decode().splitlines()
+        paths = protocol_1_files(paths)
+    else:
+        paths = sorted(lock["analysis_code"])
+    shown = {path: _show(root, commit, path) for path in paths}
+    return {path: hashlib.sha256(data).hexdigest() for path, data in shown.items() if data is not None}
 
 
 def lock_text(lock: dict) -> str:
     return json.dumps(lock, indent=1, sort_keys=True) + "\n"
 
 
+def parse_lock(text: bytes | str, where: str) -> dict:
+    """A lock of a known version, its fields of the expected types (a lock read back is data)."""
+    try:
+        lock = json.loads(text)
+    except (UnicodeDecodeError, ValueError) as err:
+        raise InputError(f"{where}: not a protocol lock ({err})") from err
+    keys = {"claims_shared_sha256": str, "claims": dict, "seed_plan_sha256": str, "seed_plan": dict,
+            "analysis_code": dict}
+    if lock.get("protocol") == LOCK_VERSION if isinstance(lock, dict) else False:
+        keys["config_values"] = dict
+    if (not isinstance(lock, dict) or lock.get("protocol") not in LOCK_VERSIONS
+            or not all(isinstance(lock.get(key), kind) for key, kind in keys.items())
+            or not all(isinstance(v, str) for v in [*lock["analysis_code"], *lock["analysis_code"].values()])):
+        raise InputError(f"{where}: not a protocol lock of version {list(LOCK_VERSIONS)}; write it again with "
+                         "make protocol")
+    return lock
+
+
 def read_lock(path: Path) -> dict:
     try:
-        lock = json.loads(path.read_text())
+        text = path.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{path}: no protocol; a confirmatory run is published against a protocol committed "
                          "before it (make protocol, then commit protocol.lock)") from None
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise InputError(f"{path}: not a protocol lock ({getattr(err, 'strerror', None) or err})") from err
-    keys = ("protocol", "claims_shared_sha256", "claims", "seed_plan_sha256", "analysis_code")
-    if not isinstance(lock, dict) or lock.get("protocol") != LOCK_VERSION or not all(k in lock for k in keys):
-        raise InputError(f"{path}: not a protocol lock of version {LOCK_VERSION}; write it again with make protocol")
-    return lock
+    except OSError as err:
+        raise InputError(f"{path}: not a protocol lock ({err.strerror or err})") from err
+    return parse_lock(text, str(path))
 
 
 def protocol_commit(root: Path, lock: Path, any_results: bool) -> str:
@@ -211,16 +196,53 @@ class Standing:
         return self.block == CONFIRMATORY
 
 
+def lock_of_run(root: Path, lock_path: Path, run_commit: str | None, claims_table: str,
+                any_results: bool) -> tuple[dict, str]:
+    """The lock a run is judged by and its protocol commit: the lock of the run's commit (`run_commit` a
+    clean commit), else the checkout's; a run made before any protocol is refused."""
+    checkout_lock = read_lock(lock_path)
+    protocol = protocol_commit(root, lock_path, any_results)
+    if run_commit is None or protocol == "uncommitted":
+        return checkout_lock, protocol
+    try:
+        relative = lock_path.resolve().relative_to(root.resolve()).as_posix() if lock_path.is_absolute() else str(lock_path)
+    except ValueError:
+        raise InputError(f"{lock_path}: not inside the repository {root}; the protocol is a committed lock") from None
+    found = _git(root, "log", "-1", "--format=%H", run_commit, "--", relative)
+    at_run = found.stdout.decode().strip() if found.returncode == 0 else ""
+    shown = _show(root, run_commit, relative) if at_run else None
+    if shown is None:
+        raise InputError(f"{claims_table}: made at commit {run_commit[:12]}, before the protocol commit {protocol[:12]} "
+                         f"({lock_path}); a confirmatory run follows its protocol: rerun it")
+    return parse_lock(shown, f"{relative} at {run_commit[:12]}"), at_run
+
+
+def _run_config(root: Path, commit: str | None) -> dict:
+    shown = _show(root, commit, CONFIG)
+    where = f"{CONFIG} at {commit[:12]}" if commit else str(root / CONFIG)
+    if shown is None:
+        raise InputError(f"{where}: not found; the config values the claims read are judged against the protocol")
+    try:
+        return parse_yaml(shown.decode(), where, "config file") or {}
+    except (ConfigError, UnicodeDecodeError) as err:
+        raise InputError(f"{where}: {err}") from err
+
+
+def config_differences(locked: dict, run: dict) -> list[str]:
+    """The config keys a claim reads whose values differ between the lock and the run (one line each)."""
+    return [f"{key} ({locked.get(key, 'absent')!r} locked, {run.get(key, 'absent')!r} run)"
+            for key in sorted(set(locked) | set(run)) if locked.get(key) != run.get(key)]
+
+
 def judge(root: Path, claims_table: str, run_commit: str, claims_file: Path, checkout_claims: dict,
           lock_path: Path, any_results: bool = False) -> Standing:
-    """The run's standing against the lock (the module's docstring); a one-line InputError where its
+    """The run's standing against its lock (the module's docstring); a one-line InputError where its
     verdicts may not be published."""
     seeds = run_seeds(claims_table)
     if seeds.block == EXPLORATORY:
         return Standing(EXPLORATORY, plan=seeds.plan)
-    lock = read_lock(lock_path)
-    protocol = protocol_commit(root, lock_path, any_results)
     clean = len(run_commit) == 40 and all(c in "0123456789abcdef" for c in run_commit)
+    lock, protocol = lock_of_run(root, lock_path, run_commit if clean else None, claims_table, any_results)
     if clean and protocol != "uncommitted" and _git(root, "merge-base", "--is-ancestor", protocol, run_commit).returncode:
         raise InputError(f"{claims_table}: made at commit {run_commit[:12]}, before the protocol commit {protocol[:12]} "
                          f"({lock_path}); a confirmatory run follows its protocol: rerun it")
@@ -234,7 +256,12 @@ def judge(root: Path, claims_table: str, run_commit: str, claims_file: Path, che
     if shared != lock["claims_shared_sha256"]:
         raise InputError(f"{claims_table}: its claims' shared settings (the defaults: levels, sizes) differ from the "
                          f"protocol's ({lock_path}, commit {protocol[:12]}); write a new protocol before a new run")
-    code = analysis_code(root, run_commit if clean else None)
+    if lock["protocol"] >= 2:
+        moved = config_differences(lock["config_values"], claim_config(_run_config(root, run_commit if clean else None)))
+        if moved:
+            raise InputError(f"{claims_table}: a config value the claims read differs from the protocol's ({lock_path}, "
+                             f"commit {protocol[:12]}): {moved[0]}; write a new protocol before a new run")
+    code = analysis_code(root, lock, run_commit if clean else None)
     changed = sorted(set(code) ^ set(lock["analysis_code"])) + sorted(
         path for path in code if path in lock["analysis_code"] and code[path] != lock["analysis_code"][path])
     if changed:

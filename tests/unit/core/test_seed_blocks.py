@@ -2,6 +2,8 @@
 the lists the rules read, and the check that no confirmatory seed is an exploratory or a tuning one."""
 
 import copy
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -9,12 +11,15 @@ import yaml
 
 from rlstudy.bellman.config_checks import CHECKS, sweep_seed_problems
 from rlstudy.core.config import ConfigError, validate_config
-from rlstudy.core.seed_blocks import (MAX_COUNT, TUNING_LISTS, resolve_seed_block, seed_block_problems,
-                                      seed_lists)
+from rlstudy.core.seed_blocks import (DERIVED_FLOOR, MAX_COUNT, TUNING_LISTS, TUNING_OFFSET, derived_start,
+                                      resolve_seed_block, seed_block_problems, seed_lists)
 
 ROOT = Path(__file__).resolve().parents[3]
-CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+PAPER = yaml.safe_load((ROOT / "config.yaml").read_text())
+# The rule from an integer start (protocol 1's: 10000), as a development config may still write it.
+CONFIG = {**PAPER, "confirmatory_block": {**PAPER["confirmatory_block"], "start": 10000}}
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+LOCK = ROOT / "protocol.lock"
 
 
 def test_every_replicate_list_of_the_config_is_found_and_has_a_confirmatory_count():
@@ -23,7 +28,8 @@ def test_every_replicate_list_of_the_config_is_found_and_has_a_confirmatory_coun
             "cbo_sweep.seeds", "mpo.seeds", "qtable.seeds", "linear_q.seeds", "dqn.seeds", "ddpg.seeds",
             "offline.seeds"} == set(lists)
     assert set(CONFIG["confirmatory_block"]["counts"]) == set(lists)
-    assert CONFIG["seed_block"] == "confirmatory"  # make figures runs the confirmatory block
+    assert CONFIG["seed_block"] == "confirmatory"  # make figures runs the confirmatory block ...
+    assert PAPER["confirmatory_block"]["start"] == "protocol"  # ... whose seeds the committed lock holds
     smoke = yaml.safe_load((ROOT / "workflow" / "profiles" / "smoke" / "scale.yaml").read_text())
     assert smoke["seed_block"] == "exploratory"  # development runs the exploratory one
 
@@ -74,3 +80,34 @@ def test_confirmatory_counts_must_name_every_list():
     with pytest.raises(ConfigError, match="dqn.seeds"):
         resolve_seed_block(config)
     assert seed_block_problems({**config, "seed_block": "exploratory"}) == []  # only the picked block needs them
+
+
+def test_a_locked_start_takes_the_lock_s_lists_checked_against_the_counts(tmp_path):
+    lock = tmp_path / "protocol.lock"
+    counts = PAPER["confirmatory_block"]["counts"]
+    plan = {key: list(range(2_000_000 + (5000 if key in TUNING_LISTS else 0), 2_000_000 + count
+                            + (5000 if key in TUNING_LISTS else 0))) for key, count in counts.items()}
+    lock.write_text(json.dumps({"protocol": 2, "seed_plan": plan}))
+    resolved = resolve_seed_block(PAPER, lock)
+    assert seed_lists(resolved) == plan
+    with pytest.raises(ConfigError, match="no protocol lock was given"):
+        resolve_seed_block(PAPER)
+    with pytest.raises(ConfigError, match="no protocol lock"):
+        resolve_seed_block(PAPER, tmp_path / "absent.lock")
+    fewer = copy.deepcopy(PAPER)
+    fewer["confirmatory_block"]["counts"]["mpo.seeds"] = 3
+    with pytest.raises(ConfigError, match="'confirmatory_block.counts.mpo.seeds': 3, but the protocol lock's list holds 8"):
+        resolve_seed_block(fewer, lock)
+    lock.write_text(json.dumps({"protocol": 2, "seed_plan": {**plan, "mpo.seeds": ["$(rm -rf /)"]}}))
+    with pytest.raises(ConfigError, match="not a mapping of list keys to seeds"):
+        resolve_seed_block(PAPER, lock)
+    lock.write_text(json.dumps({"protocol": 2, "seed_plan": {**plan, "mpo.seeds": [0, 1, 2, 3, 4, 5, 6, 7]}}))
+    with pytest.raises(ConfigError, match="are also exploratory seeds .*write a new protocol"):
+        resolve_seed_block(PAPER, lock)
+
+
+def test_the_derived_start_stays_in_its_range_and_clear_of_protocol_1s_block():
+    for text in ("", "a", "b" * 64, "f" * 64):
+        start = derived_start(hashlib.sha256(text.encode()).hexdigest())
+        assert DERIVED_FLOOR <= start and start + 2 * TUNING_OFFSET < 2**31
+    assert derived_start("f" * 64) != derived_start("e" * 64)

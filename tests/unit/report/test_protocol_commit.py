@@ -1,7 +1,11 @@
-"""The protocol commit (issue 42): the commit that last changed protocol.lock, committed before the
-confirmatory run. Judged in a small git repository of its own: the lock committed after the run, or
-changed since its commit, is refused; a run after it is judged against it."""
+"""The protocol commit: the commit that last changed protocol.lock, committed before the confirmatory
+run. Judged in a git repository of its own (a copy of the project's source, claims and config): the lock
+committed after the run, or changed since its commit, is refused; a run after it is judged against it,
+refused where a file of the verdict step's import closure or a config value a claim reads changed since,
+naming it; a run of an earlier protocol stays judged against that protocol's lock."""
 
+import hashlib
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +17,8 @@ import yaml
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import provenance, save_csv, sha256_file
 from rlstudy.core.seed_blocks import CONFIRMATORY
-from rlstudy.report.protocol import judge, lock_text, make_lock, seed_plan_table
+from rlstudy.report.lock import make_lock
+from rlstudy.report.protocol import judge, lock_text, seed_plan_table
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -23,19 +28,43 @@ def git(repo: Path, *args: str) -> str:
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
+def copy_project(repo: Path) -> None:
+    """The project's source, claims, config, spent blocks and the claims rule and schemas: what a lock reads."""
+    shutil.copytree(ROOT / "src" / "rlstudy", repo / "src" / "rlstudy",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    (repo / "workflow" / "rules").mkdir(parents=True)
+    shutil.copytree(ROOT / "workflow" / "schemas", repo / "workflow" / "schemas")
+    shutil.copy(ROOT / "workflow" / "rules" / "claims.smk", repo / "workflow" / "rules" / "claims.smk")
+    for name in ("claims.yaml", "config.yaml", "spent_blocks.yaml"):
+        shutil.copy(ROOT / name, repo / name)
+
+
+def write_run(results: Path, repo: Path, plan: dict) -> str:
+    """A confirmatory run's claims.csv (one verdict) naming its claims file and seed plan as inputs."""
+    save_csv(results / "seed_plan.csv", seed_plan_table(CONFIRMATORY, plan), provenance({}, None, {}))
+    claims = yaml.safe_load((repo / "claims.yaml").read_text())
+    inputs = {"claims": repo / "claims.yaml", "seed_plan": results / "seed_plan.csv"}
+    records = {name: {"path": str(path), "sha256": sha256_file(path)} for name, path in inputs.items()}
+    records["claims"]["path"] = "claims.yaml"  # as the claims rule names it: relative to the project's root
+    save_csv(results / "claims.csv", pd.DataFrame({"id": [claims["claims"][0]["id"]], "verdict": ["holds"]}),
+             {"inputs": records})
+    return str(results / "claims.csv")
+
+
+def lock_of(repo: Path) -> dict:
+    return make_lock(repo, repo / "claims.yaml", repo / "config.yaml", repo / "workflow" / "schemas" / "config.schema.yaml")
+
+
 @pytest.fixture
 def repository(tmp_path):
-    """A repository with claims.yaml and one analysis file: commit `before`, then the protocol, then `after`."""
+    """A repository with the project's source and claims: commit `before`, then the protocol, then `after`."""
     repo = tmp_path / "repo"
-    (repo / "src" / "rlstudy" / "claims").mkdir(parents=True)
-    shutil.copy(ROOT / "claims.yaml", repo / "claims.yaml")
-    (repo / "src" / "rlstudy" / "claims" / "rules.py").write_text("# the rules\n")
+    copy_project(repo)
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "before")
     before = git(repo, "rev-parse", "HEAD")
-    lock = make_lock(repo, repo / "claims.yaml", ROOT / "config.yaml",
-                     ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    lock = lock_of(repo)
     (repo / "protocol.lock").write_text(lock_text(lock))
     git(repo, "add", "protocol.lock")
     git(repo, "commit", "-qm", "protocol")
@@ -44,15 +73,9 @@ def repository(tmp_path):
     git(repo, "add", "notes.txt")
     git(repo, "commit", "-qm", "after")
     after = git(repo, "rev-parse", "HEAD")
-    results = tmp_path / "results"
-    save_csv(results / "seed_plan.csv", seed_plan_table(CONFIRMATORY, lock["seed_plan"]), provenance({}, None, {}))
+    table = write_run(tmp_path / "results", repo, lock["seed_plan"])
     claims = yaml.safe_load((repo / "claims.yaml").read_text())
-    inputs = {"claims": repo / "claims.yaml", "seed_plan": results / "seed_plan.csv"}
-    records = {name: {"path": str(path), "sha256": sha256_file(path)} for name, path in inputs.items()}
-    records["claims"]["path"] = "claims.yaml"  # as the claims rule names it: relative to the project's root
-    save_csv(results / "claims.csv", pd.DataFrame({"id": [claims["claims"][0]["id"]], "verdict": ["holds"]}),
-             {"inputs": records})
-    return repo, str(results / "claims.csv"), claims, {"before": before, "protocol": protocol, "after": after}
+    return repo, table, claims, {"before": before, "protocol": protocol, "after": after}
 
 
 def test_a_run_after_the_protocol_commit_is_judged_against_it(repository):
@@ -70,17 +93,52 @@ def test_a_run_before_the_protocol_commit_is_refused(repository):
 
 def test_a_lock_changed_since_its_commit_is_refused(repository):
     repo, table, claims, commits = repository
-    (repo / "protocol.lock").write_text((repo / "protocol.lock").read_text().replace('"protocol": 1', '"protocol":  1'))
+    (repo / "protocol.lock").write_text((repo / "protocol.lock").read_text().replace('"protocol": 2', '"protocol":  2'))
     with pytest.raises(InputError, match="not committed as it is"):
         judge(repo, table, commits["after"], repo / "claims.yaml", claims, repo / "protocol.lock")
 
 
-def test_analysis_code_changed_after_the_protocol_is_refused(repository):
+@pytest.mark.parametrize("path", ["src/rlstudy/claims/rules.py", "src/rlstudy/core/io.py", "src/rlstudy/core/config.py",
+                                  "src/rlstudy/bellman/sde.py", "workflow/rules/claims.smk"])
+def test_a_file_of_the_verdict_steps_import_closure_changed_after_the_protocol_is_refused_naming_it(repository, path):
     repo, table, claims, commits = repository
-    (repo / "src" / "rlstudy" / "claims" / "rules.py").write_text("# other rules\n")
-    git(repo, "commit", "-qam", "rules changed")
-    with pytest.raises(InputError, match="analysis code of its commit differs .* in src/rlstudy/claims/rules.py"):
+    with (repo / path).open("a") as edited:
+        edited.write("\n# an edit after the protocol\n")
+    git(repo, "commit", "-qam", "an edit")
+    with pytest.raises(InputError, match=f"analysis code of its commit differs .* in {path}"):
         judge(repo, table, git(repo, "rev-parse", "HEAD"), repo / "claims.yaml", claims, repo / "protocol.lock")
+
+
+@pytest.mark.parametrize("old, new, key", [("solved_return: 475", "solved_return: 400", "dqn.solved_return"),
+                                           ("converged_below: 0.5", "converged_below: 0.6", "summary.converged_below"),
+                                           ("  evaluation_episodes: 10\n  rollout_steps: 500",
+                                            "  evaluation_episodes: 3\n  rollout_steps: 500", "dqn.evaluation_episodes")])
+def test_a_config_value_a_claim_reads_changed_after_the_protocol_is_refused_naming_it(repository, old, new, key):
+    repo, table, claims, commits = repository
+    config = repo / "config.yaml"
+    assert old in config.read_text()
+    config.write_text(config.read_text().replace(old, new, 1))
+    git(repo, "commit", "-qam", "a bar moved")
+    with pytest.raises(InputError, match=f"a config value the claims read differs .*: {key} "):
+        judge(repo, table, git(repo, "rev-parse", "HEAD"), repo / "claims.yaml", claims, repo / "protocol.lock")
+
+
+def test_a_run_of_an_earlier_protocol_stays_judged_against_its_lock(repository, tmp_path):
+    """A second protocol after the first one's run: the run is still judged by the lock of its commit
+    (its seeds, its code), and a run of the second protocol by the second lock."""
+    repo, table, claims, commits = repository
+    (repo / "src" / "rlstudy" / "claims" / "rules.py").write_text("# the second protocol's rules\n")
+    git(repo, "commit", "-qam", "rules of the second protocol")
+    second = lock_of(repo)
+    (repo / "protocol.lock").write_text(lock_text(second))
+    git(repo, "commit", "-qam", "protocol 2")
+    standing = judge(repo, table, commits["after"], repo / "claims.yaml", claims, repo / "protocol.lock")
+    assert standing.confirmatory and standing.protocol == commits["protocol"]
+    second_run = write_run(tmp_path / "second", repo, second["seed_plan"])
+    head = git(repo, "rev-parse", "HEAD")
+    assert judge(repo, second_run, head, repo / "claims.yaml", claims, repo / "protocol.lock").protocol == head
+    with pytest.raises(InputError, match="its seed plan differs from the protocol's"):
+        judge(repo, table, head, repo / "claims.yaml", claims, repo / "protocol.lock")
 
 
 def test_claims_changed_in_the_checkout_since_the_run_are_read_at_the_run_commit_and_set_apart(repository):
@@ -93,3 +151,36 @@ def test_claims_changed_in_the_checkout_since_the_run_are_read_at_the_run_commit
     standing = judge(repo, table, commits["after"], repo / "claims.yaml", changed, repo / "protocol.lock")
     assert standing.apart == {first["id"]: "changed after the protocol commit"}
     git(repo, "show", f"{commits['after']}:claims.yaml")  # what it read: the file of the run's commit
+
+
+PROTOCOL_1 = "2a123da6a4000e10ea7f2d41b8a4143db97bd4f3"  # the first protocol commit (spent_blocks.yaml)
+
+
+@pytest.mark.skipif(subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{PROTOCOL_1}^{{commit}}"],
+                                   capture_output=True).returncode != 0, reason="protocol 1 not in this history")
+def test_protocol_1s_publication_stays_judged_against_its_own_lock_after_a_second_protocol(tmp_path):
+    """The published run of protocol 1 (its seed plan, its claims, made at its protocol commit) is judged
+    against the version-1 lock of that commit, in this repository's own history and after a second lock
+    is committed on top of it."""
+    repo = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--shared", str(ROOT), str(repo))
+    git(repo, "checkout", "-q", git(ROOT, "rev-parse", "HEAD"))
+    first = json.loads(git(repo, "show", f"{PROTOCOL_1}:protocol.lock"))
+    assert first["protocol"] == 1
+    results = tmp_path / "results"
+    save_csv(results / "seed_plan.csv", seed_plan_table(CONFIRMATORY, first["seed_plan"]), provenance({}, None, {}))
+    claims_text = subprocess.run(["git", "-C", str(repo), "show", f"{PROTOCOL_1}:claims.yaml"], capture_output=True,
+                                 check=True).stdout
+    records = {"claims": {"path": "claims.yaml", "sha256": hashlib.sha256(claims_text).hexdigest()},
+               "seed_plan": {"path": str(results / "seed_plan.csv"), "sha256": sha256_file(results / "seed_plan.csv")}}
+    declared = yaml.safe_load(claims_text)
+    save_csv(results / "claims.csv", pd.DataFrame({"id": [declared["claims"][0]["id"]], "verdict": ["holds"]}),
+             {"inputs": records})
+    table = str(results / "claims.csv")
+    (repo / "claims.yaml").write_bytes(claims_text)  # the checkout's claims as protocol 1 wrote them
+    standing = judge(repo, table, PROTOCOL_1, repo / "claims.yaml", declared, repo / "protocol.lock", any_results=True)
+    assert standing.protocol == PROTOCOL_1 and standing.apart == {}
+    (repo / "protocol.lock").write_text(lock_text(lock_of(repo)))
+    git(repo, "commit", "-qam", "protocol 2")
+    standing = judge(repo, table, PROTOCOL_1, repo / "claims.yaml", declared, repo / "protocol.lock", any_results=True)
+    assert standing.protocol == PROTOCOL_1 and standing.apart == {}

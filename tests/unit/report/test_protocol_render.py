@@ -12,7 +12,8 @@ import yaml
 
 from rlstudy.core.io import provenance, read_record, save_csv, sha256_file
 from rlstudy.core.seed_blocks import CONFIRMATORY, EXPLORATORY, seed_lists
-from rlstudy.report.protocol import analysis_code, lock_text, make_lock, seed_plan_table
+from rlstudy.report.lock import make_lock
+from rlstudy.report.protocol import analysis_code, lock_text, seed_plan_table
 
 from hostile import ROOT, cli, one_line_error  # noqa: F401 (cli: a fixture)
 from test_hostile_render import HEAD, in_repository, published_results, render_args  # noqa: F401 (a fixture)
@@ -30,7 +31,7 @@ def protocol_run(folder: Path, block: str = CONFIRMATORY) -> tuple[dict, Path]:
     claims_file = folder / "claims.yaml"
     shutil.copy(ROOT / "claims.yaml", claims_file)
     lock = make_lock(ROOT, claims_file, ROOT / "config.yaml", CONFIG_SCHEMA)
-    lock["analysis_code"] = analysis_code(ROOT, HEAD)  # the run's commit's code, whatever the checkout holds
+    lock["analysis_code"] = analysis_code(ROOT, lock, HEAD)  # the run's commit's code, whatever the checkout holds
     exploratory = seed_lists(yaml.safe_load((ROOT / "config.yaml").read_text()))
     plan = lock["seed_plan"] if block == CONFIRMATORY else exploratory
     if block == CONFIRMATORY:  # the tables of the run: its seeds (the sweep's: its tuning list's)

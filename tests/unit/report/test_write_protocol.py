@@ -1,5 +1,6 @@
 """make protocol (rlstudy.report.cli.write_protocol) on fixtures: the lock holds the sha256 of claims.yaml,
-each claim's, the confirmatory seed plan's and the analysis code's; --check names what moved since;
+each claim's, the config values the claims read, the verdict step's whole import closure by path, the
+design, and seeds derived from its digest; a spent block is refused; --check names what moved since;
 record_seed_plan writes the run's seed plan the claims rule reads."""
 
 import json
@@ -9,8 +10,10 @@ import pandas as pd
 import yaml
 
 from rlstudy.core.io import read_record, sha256_file
-from rlstudy.core.seed_blocks import digest
-from rlstudy.report.protocol import ANALYSIS_CODE, analysis_files
+from rlstudy.core.seed_blocks import DERIVED_FLOOR, TUNING_OFFSET, digest, read_spent, spent_problems
+from rlstudy.core.sources import module_sources
+from rlstudy.report.lock import SEED_FIELDS, VERDICT_STEP, derived_start
+from rlstudy.report.protocol import protocol_1_files
 
 from hostile import ROOT, cli, one_line_error  # noqa: F401 (cli: a fixture)
 
@@ -19,33 +22,68 @@ def test_the_lock_holds_the_claims_the_seed_plan_and_the_analysis_code(tmp_path,
     claims = tmp_path / "claims.yaml"
     shutil.copy(ROOT / "claims.yaml", claims)
     lock = tmp_path / "protocol.lock"
-    args = ("--root", str(ROOT), "--claims", str(claims), "--config", str(ROOT / "config.yaml"),
+    config = tmp_path / "config.yaml"
+    shutil.copy(ROOT / "config.yaml", config)
+    args = ("--root", str(ROOT), "--claims", str(claims), "--config", str(config), "--no-design",
             "--schema", str(ROOT / "workflow" / "schemas" / "config.schema.yaml"), "--out", str(lock))
     status, err = cli("report.cli.write_protocol", *args)
     assert status == 0, err
     written = json.loads(lock.read_text())
-    assert written["claims_file"]["sha256"] == sha256_file(claims)
+    assert written["protocol"] == 2 and written["claims_file"]["sha256"] == sha256_file(claims)
     declared = yaml.safe_load(claims.read_text())
     assert set(written["claims"]) == {claim["id"] for claim in declared["claims"]}
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    start = config["confirmatory_block"]["start"]
-    assert written["seed_plan"]["seeds.control"][0] == start
+    # the seeds: derived from the digest of everything else in the lock, none of protocol 1's
+    source = digest({key: value for key, value in written.items() if key not in SEED_FIELDS})
+    assert written["seed_source_sha256"] == source and written["seed_start"] == derived_start(source) >= DERIVED_FLOOR
+    assert written["seed_plan"]["seeds.control"][0] == written["seed_start"]
+    assert written["seed_plan"]["cbo_sweep.seeds"][0] == written["seed_start"] + TUNING_OFFSET
     assert written["seed_plan_sha256"] == digest(written["seed_plan"])
-    assert {"src/rlstudy/claims/rules.py", "src/rlstudy/core/statistics.py"} <= set(written["analysis_code"])
-    assert set(written["analysis_code"]) == set(analysis_files(written["analysis_code"]))
+    assert spent_problems(written["seed_plan"], read_spent(ROOT / "spent_blocks.yaml")) == []
+    # the verdict step's whole import closure, by path: core/io.py and core/config.py among them
+    closure = {path.relative_to(ROOT).as_posix() for path in module_sources(VERDICT_STEP, ROOT / "src")}
+    assert closure | {"workflow/rules/claims.smk", "workflow/schemas/claims.schema.yaml"} == set(written["analysis_code"])
+    assert {"src/rlstudy/core/io.py", "src/rlstudy/core/config.py", "src/rlstudy/claims/rules.py"} <= closure
+    # the config values the claims read: every agent's bar and episodes, the cost bound, the counts
+    assert written["config_values"]["dqn.solved_return"] == 475
+    assert written["config_values"]["mpo.eval_episodes"] == 10
+    assert written["config_values"]["summary.converged_below"] == 0.5
+    assert written["config_values"]["confirmatory_block.counts.seeds.control"] == 40
     status, err = cli("report.cli.write_protocol", *args, "--check")
     assert status == 0, err
+    config.write_text(config.read_text().replace("solved_return: 475", "solved_return: 400", 1))
+    status, out = cli("report.cli.write_protocol", *args, "--check")
+    assert status == 1 and "config key dqn.solved_return" in out
     first = declared["claims"][0]
     claims.write_text(claims.read_text().replace(first["statement"], first["statement"] + " (reworded)", 1))
     status, _ = cli("report.cli.write_protocol", *args, "--check")
     assert status == 1  # a claim changed since the lock
 
 
-def test_a_star_stays_within_its_folder():
-    assert analysis_files(["src/rlstudy/claims/rules.py", "src/rlstudy/claims/cli/compare_verdicts.py",
-                           "src/rlstudy/claims/cli/evaluate_claims.py", "src/rlstudy/core/io.py"]) == [
+def test_a_lock_whose_seeds_are_spent_or_written_by_hand_is_refused(tmp_path, cli):
+    config = tmp_path / "config.yaml"
+    config.write_text((ROOT / "config.yaml").read_text().replace("\n  start: protocol", "\n  start: 10000", 1))
+    args = ("--root", str(ROOT), "--claims", str(ROOT / "claims.yaml"), "--no-design",
+            "--schema", str(ROOT / "workflow" / "schemas" / "config.schema.yaml"), "--out", str(tmp_path / "lock"))
+    one_line_error(*cli("report.cli.write_protocol", *args, "--config", str(config)),
+                   "config key 'confirmatory_block.start' is 10000; a protocol's seeds are derived from its lock")
+    spent = tmp_path / "spent.yaml"  # a block that spent every seed a derived start can give
+    spent.write_text("spent:\n  - {protocol: 9, commit: abc, ranges: [[0, 2147483647]]}\n")
+    one_line_error(*cli("report.cli.write_protocol", *args, "--config", str(ROOT / "config.yaml"), "--spent", str(spent)),
+                   "were run by protocol 9")
+    assert not (tmp_path / "lock").exists()
+
+
+def test_protocol_1s_block_is_recorded_as_spent():
+    spent = read_spent(ROOT / "spent_blocks.yaml")
+    first = {"seeds.control": list(range(10000, 10040)), "cbo_sweep.seeds": list(range(15000, 15008))}
+    assert [block["protocol"] for block in spent] == [1]
+    assert len(spent_problems(first, spent)) == 2
+
+
+def test_protocol_1s_analysis_code_keeps_its_patterns():
+    assert protocol_1_files(["src/rlstudy/claims/rules.py", "src/rlstudy/claims/cli/compare_verdicts.py",
+                             "src/rlstudy/claims/cli/evaluate_claims.py", "src/rlstudy/core/io.py"]) == [
         "src/rlstudy/claims/cli/evaluate_claims.py", "src/rlstudy/claims/rules.py"]
-    assert "src/rlstudy/claims/*.py" in ANALYSIS_CODE
 
 
 def test_the_run_seed_plan_is_recorded_with_its_block(tmp_path, cli):
@@ -61,3 +99,24 @@ def test_the_run_seed_plan_is_recorded_with_its_block(tmp_path, cli):
     assert read_record(out, "its record")["parameters"] == {"seed_block": "confirmatory", "plan": plan}
     one_line_error(*cli("report.cli.record_seed_plan", "--block", "confirmatory", "--plan", '{"x": [-1]}',
                         "--out", str(out)), "--plan: expected a mapping")
+
+
+def test_the_design_is_locked_and_the_counts_must_be_its_maxima(tmp_path, cli):
+    """The block holds every seed a look may use: each list's count is the design's maximum for it."""
+    claims = tmp_path / "claims.yaml"
+    declared = yaml.safe_load((ROOT / "claims.yaml").read_text())
+    declared["claims"] = [claim for claim in declared["claims"] if claim["id"] == "ds-worse-control-qstar"]
+    claims.write_text(yaml.safe_dump(declared, sort_keys=False))
+    config = tmp_path / "config.yaml"
+    shutil.copy(ROOT / "config.yaml", config)
+    args = ("--root", str(ROOT), "--claims", str(claims), "--config", str(config),
+            "--schema", str(ROOT / "workflow" / "schemas" / "config.schema.yaml"), "--out", str(tmp_path / "lock"))
+    one_line_error(*cli("report.cli.write_protocol", *args),
+                   "config key 'confirmatory_block.counts.seeds.control' is 40, but the design's maximum for it is 33")
+    text = config.read_text().replace("    seeds.control: 40 ", "    seeds.control: 33 ", 1)
+    config.write_text(text)
+    status, err = cli("report.cli.write_protocol", *args)
+    assert status == 0, err
+    written = json.loads((tmp_path / "lock").read_text())
+    assert written["design"]["lists"]["seeds.control"]["looks"] == [9, 17, 25, 33]
+    assert len(written["seed_plan"]["seeds.control"]) == 33

@@ -1,0 +1,82 @@
+"""The protocol's group-sequential design (report/design.py): each planned test's maximum at its Holm
+level and intersection-union power, the lists it reads, the exact sign-test boundaries, and a claim the
+budget cannot afford planned as underpowered, in words, before the data."""
+
+import copy
+from pathlib import Path
+
+import yaml
+
+from rlstudy.core.sequential import smallest_binomial_design
+from rlstudy.report.design import lists_read, protocol_design
+
+ROOT = Path(__file__).resolve().parents[3]
+CLAIMS = yaml.safe_load((ROOT / "claims.yaml").read_text())
+CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+LISTS = ["seeds.evaluation", "seeds.control", "cbo.settings.cbo.seeds", "cbo.settings.cbo-adaptive.seeds",
+         "cbo_sweep.seeds", "mpo.seeds", "ddpg.seeds", "qtable.seeds", "linear_q.seeds", "dqn.seeds", "offline.seeds"]
+
+
+def claims_of(*ids: str) -> dict:
+    return {**CLAIMS, "claims": [claim for claim in CLAIMS["claims"] if claim["id"] in ids]}
+
+
+def test_each_test_reads_the_lists_its_rows_come_from():
+    by_id = {claim["id"]: claim for claim in CLAIMS["claims"]}
+    first = lambda claim: by_id[claim]["tests"][0]  # noqa: E731
+    assert lists_read(first("ds-worse-control-qstar"), LISTS, CONFIG) == ["seeds.control"]
+    assert lists_read(first("mpo-as-good-as-ddpg"), LISTS, CONFIG) == ["ddpg.seeds", "mpo.seeds"]
+    assert lists_read(first("offline-dqn-below-bcq"), LISTS, CONFIG) == ["offline.seeds"]
+    assert lists_read(first("sweep-strong-selection"), LISTS, CONFIG) == ["cbo_sweep.seeds"]
+    assert lists_read(first("cost-cbo-adaptive-sooner-control"), LISTS, CONFIG) == [
+        "cbo.settings.cbo-adaptive.seeds", "seeds.control"]
+    assert lists_read(first("authors-qstar-close-to-exact"), LISTS, CONFIG) == []  # a reference: no seeds
+
+
+def test_a_paired_claim_is_planned_at_its_holm_level_and_intersection_union_power():
+    claims = claims_of("ds-worse-control-qstar", "ds-worse-control-exact")  # one family, two claims of two tests
+    config = copy.deepcopy(CONFIG)
+    config["confirmatory_block"]["design"]["budget_job_minutes"] = 10_000
+    design = protocol_design(claims, config)
+    plan = design["tests"][0]
+    assert plan["level"] == CLAIMS["defaults"]["level"] / 2 and plan["power"] == round(0.8 ** 0.5, 6)
+    exact = smallest_binomial_design(plan["level"], 0.75, 0.8 ** 0.5, 4)
+    assert plan["boundaries"] == exact.as_dict() and plan["maximum"] == exact.counts[-1]
+    assert design["lists"] == {"seeds.control": {"maximum": exact.counts[-1], "needed": exact.counts[-1],
+                                                 "looks": list(exact.counts)}}
+    assert not any("underpowered" in plan for plan in design["tests"])
+
+
+def test_a_claim_the_budget_cannot_afford_is_planned_as_underpowered_in_words():
+    claims = claims_of("ds-worse-control-qstar")
+    config = copy.deepcopy(CONFIG)
+    config["confirmatory_block"]["design"]["budget_job_minutes"] = 20  # 12 seeds of 1.6 job-minutes
+    design = protocol_design(claims, config)
+    assert design["lists"]["seeds.control"]["maximum"] == 12
+    words = design["tests"][0]["underpowered"]
+    assert words.startswith("planned as underpowered: the budget affords 12 seeds of seeds.control")
+    assert "the sign test's power there is" in words
+
+
+def test_looks_stop_a_claim_at_its_boundary_and_a_list_once_no_open_claim_reads_it():
+    from scipy import stats
+
+    from rlstudy.core.sequential import binomial_design, look_counts, p_boundaries
+    from rlstudy.report.design import FUTILE, HOLDS, OPEN, claim_status, lists_to_continue, test_status
+
+    design = binomial_design(look_counts(33, 4), 0.025, 0.75)
+    bounds = p_boundaries(design)
+    p_of = lambda s, n: float(stats.binom.sf(s - 1, n, 0.5))  # noqa: E731 (the exact sign test's p)
+    for k, (n, a, b) in enumerate(zip(design.counts, design.efficacy, design.futility)):
+        if a <= n:  # O'Brien-Fleming's first look (9 pairs) cannot hold: a = 10
+            assert test_status(bounds, k, p_of(a, n)) == HOLDS and test_status(bounds, k, p_of(a - 1, n)) != HOLDS
+        else:
+            assert test_status(bounds, k, 0.0) == OPEN
+        if b >= 0:
+            assert test_status(bounds, k, p_of(b, n)) == FUTILE and test_status(bounds, k, p_of(b + 1, n)) != FUTILE
+    assert test_status(bounds, 3, 0.9, before=HOLDS) == HOLDS  # a test that held is not tested again
+    assert claim_status([HOLDS, OPEN]) == OPEN and claim_status([HOLDS, HOLDS]) == HOLDS
+    assert claim_status([HOLDS, FUTILE]) == FUTILE
+    reads = {"a": ["seeds.control"], "b": ["seeds.control", "cbo_sweep.seeds"], "c": ["mpo.seeds"]}
+    assert lists_to_continue(reads, {"a": HOLDS, "b": OPEN, "c": FUTILE}) == ["cbo_sweep.seeds", "seeds.control"]
+    assert lists_to_continue(reads, {"a": HOLDS, "b": FUTILE, "c": FUTILE}) == []
