@@ -23,7 +23,7 @@ CONFIGFILES ?=
 MANIFEST ?= docs/manifest.json
 SEED ?= 0
 
-.PHONY: figures study smoke smoke-report rerun report readme protocol manifest verify test test-fast lint clean
+.PHONY: figures study smoke smoke-report rerun first-seed report readme protocol manifest verify test test-fast lint clean
 
 # The install is keyed by content, not by modification time: the hash of pyproject.toml and the interpreter's full
 # sys.version, written into the stamp. A venv restored from a cache (CI) has new modification times and is reused
@@ -69,6 +69,13 @@ report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure 
 .PHONY: report-check
 report-check:  ## check report.html's first screen names its scale and shows the claims table; report-screen.png
 	$(BIN)/python -m rlstudy.report.cli.check_report report.html --screenshot report-screen.png
+
+# The first seed of the run's seed block at the checkout's scale (LIST: a replicate list's config key, default
+# seeds.control; CONFIGFILES as for rerun): what the docs name a run's folder by, as its seeds depend on the
+# scale and the block, e.g. make rerun TARGET=results/runs/ours/control/sgd/UR/seed$$(make -s first-seed)/errors.csv
+first-seed: $(STAMP)  ## print the first seed of a replicate list (LIST=dqn.seeds, ...) in the seed block a run uses
+	@$(BIN)/python -m rlstudy.runtime.first_seed --scale $(SCALE) $(if $(LIST),--list $(LIST)) \
+		$(if $(CONFIGFILES),--configfile $(CONFIGFILES))
 
 readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.report.cli.render_readme

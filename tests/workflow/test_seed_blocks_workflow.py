@@ -42,7 +42,7 @@ def test_the_exploratory_block_is_one_switch_away(workdir):
 
 
 def test_a_confirmatory_seed_run_before_stops_the_workflow_naming_both_keys(workdir):
-    result = snakemake(workdir, "-n", "--cores", "1", "--config", "seeds=[0,10002]")
+    result = snakemake(workdir, "-n", "--cores", "1", "--config", "seeds=[0,10002]", "seed_block=exploratory")
     assert result.returncode != 0
     assert ("config key 'confirmatory_block.counts.seeds.control': its confirmatory seeds [10002] are also "
             "exploratory seeds (config key 'seeds')") in result.stdout + result.stderr
