@@ -129,3 +129,21 @@ def test_mpo_against_ddpg_gives_each_seed_in_a_table_not_the_title(tmp_path):
     width, height = png_size(tmp_path / "mpo.png")
     assert width / height <= MAX_ASPECT
     plt.close(fig)
+
+
+def test_the_sweeps_grey_cells_say_what_they_are():
+    """A diverged cell was grey with no word (seaborn annotates no cell without a value) and no legend said why."""
+    import matplotlib.pyplot as plt
+
+    from rlstudy.bellman.figures.sweep import DIVERGED, GREY_MEANS, NO_RUN, plot_sweep_figure
+
+    rows = [dict(grid="g", x="eta", x_value=x, y="noise", y_value=y, seed=seed, final_rel_error=0.4 + x,
+                 diverged=(x, y) == (1.0, 3.0)) for x in (0.1, 1.0) for y in (0.0, 3.0) for seed in (0, 1)
+            if (x, y) != (0.1, 3.0)]  # one pair not run
+    fig = plot_sweep_figure(pd.DataFrame(rows), 0.5, "test")
+    ax = fig.axes[0]
+    words = [text.get_text() for text in ax.texts]
+    assert DIVERGED in words and NO_RUN in words and "0.50" in words
+    assert [text.get_text() for text in fig.legends[0].get_texts()] == [GREY_MEANS]
+    assert legends_over_axes(fig) == []
+    plt.close(fig)
