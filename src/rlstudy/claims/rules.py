@@ -143,6 +143,14 @@ def paired_rows(rows: list[pd.DataFrame], claim: str) -> list[pd.DataFrame]:
     return [group.sort_values("seed") for group in rows]
 
 
+def too_few_words(counts: list[int], minimum: int, values: str = "") -> str:
+    """'3 vs 4 rows, fewer than 5 (values)'; groups with no rows at all in words: the run made none of them (a
+    dataset or setting it was not given)."""
+    if not any(counts):
+        return f"no rows: this run made none of these runs (a test needs at least {minimum})"
+    return " vs ".join(map(str, counts)) + f" rows, fewer than {minimum}" + (f" ({values})" if values else "")
+
+
 def undecided_note(test: dict, n: int) -> str:
     """How many seeds the test's planned effect needs (claims/planning.py), beside an undecided test."""
     planning, level = test["planning"], test["level"]
@@ -158,8 +166,8 @@ def rank_test(test: dict, groups: Groups, first: np.ndarray, second: np.ndarray,
     level = test["level"]
     paired = test.get("paired", False)
     if groups.too_few(test["min_n"]):
-        return Outcome(INCONCLUSIVE, f"{hypothesis}: {len(groups.first)} vs {len(groups.second)} rows, "
-                       f"fewer than {test['min_n']}", groups.seeds)
+        counts = [len(groups.first), len(groups.second)]
+        return Outcome(INCONCLUSIVE, f"{hypothesis}: {too_few_words(counts, test['min_n'])}", groups.seeds)
     result = compare(first, second, paired=paired)
     medians = f"medians {np.median(groups.first):.3g} vs {np.median(groups.second):.3g}"
     evidence = (f"{hypothesis}: {result.test}, one-sided, level {level:g}, n = {result.n}: p = {result.p_below:.3g} "
@@ -251,7 +259,7 @@ def share(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
     seeds = seeds_of(rows, describe(test.get("where", {})) or "rows")
     detail = ", ".join(f"{v:.4g}" for v in metric)
     if len(rows) == 0 or (len(rows) < test["min_n"] and passes.all()):
-        return Outcome(INCONCLUSIVE, f"{name}: {len(rows)} rows, fewer than {test['min_n']} ({detail})", seeds)
+        return Outcome(INCONCLUSIVE, f"{name}: {too_few_words([len(rows)], test['min_n'], detail)}", seeds)
     if "cap" in test and (bound >= test["cap"]).any():
         return Outcome(INCONCLUSIVE, f"{name}: a bar ({', '.join(f'{v:.4g}' for v in bound)}) sits at the "
                        f"environment's cap {test['cap']:g}, where a run can meet it but never beat it: not "
