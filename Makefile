@@ -80,6 +80,7 @@ first-seed: $(STAMP)  ## print the first seed of a replicate list (LIST=dqn.seed
 readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.report.cli.render_readme
 	$(BIN)/python -m rlstudy.report.cli.write_manifest --scale paper --snakemake-args "$(SNAKEMAKE_ARGS)" --out $(MANIFEST)
+	$(BIN)/python -m rlstudy.report.cli.render_manifest_size --manifest $(MANIFEST)
 
 manifest: $(STAMP)  ## MANIFEST (docs/manifest.json): every artefact's sha256 and size, the runs' key numbers, seeds, platform
 	$(BIN)/python -m rlstudy.report.cli.write_manifest --scale $(SCALE) --snakemake-args "$(SNAKEMAKE_ARGS)" --out $(MANIFEST)
