@@ -65,9 +65,16 @@ report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure 
 	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
 	$(SNAKEMAKE) --report report.html $(SNAKEMAKE_ARGS)
 
-# Not a file: the first screen of report.html in headless Chromium (Debian: apt-get install -y chromium).
+# Not a file: the first screen of report.html in headless Chromium. With no Chromium on the PATH it is installed
+# where the platform allows (apt-get, as root); elsewhere the check stops, naming what it needs.
+BROWSERS := chromium chromium-browser google-chrome
+HAS_BROWSER = $(firstword $(foreach browser,$(BROWSERS),$(shell command -v $(browser))))
 .PHONY: report-check
-report-check:  ## check report.html's first screen names its scale and shows the claims table; report-screen.png
+report-check: $(STAMP)  ## check report.html's first screen names its scale and shows the claims table (needs Chromium)
+	$(if $(HAS_BROWSER),,$(if $(and $(filter 0,$(shell id -u)),$(shell command -v apt-get)),\
+		apt-get update -q && apt-get install -y -q chromium,\
+		$(error make report-check needs a headless Chromium ($(BROWSERS)): on Debian or Ubuntu, as root: \
+			apt-get install -y chromium)))
 	$(BIN)/python -m rlstudy.report.cli.check_report report.html --screenshot report-screen.png
 
 # The first seed of the run's seed block at the checkout's scale (LIST: a replicate list's config key, default
