@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from doc_commands import install_shims, page_commands, replay
+from doc_commands import LAUNCH, install_shims, page_commands, replay
 from project_copy import ROOT, copy_project
 
 pytestmark = pytest.mark.integration
@@ -100,3 +100,15 @@ def test_the_smoke_commands_dry_run_in_a_smoke_checkout(checkout, request):
     assert any("first-seed" in command for _, command in commands)
     failed = run_all(project, env, commands, request.config.cache)
     assert not failed, "\n\n".join(failed)
+
+
+@pytest.mark.parametrize("given", [["--config", "seeds=[0,1,2]"], ["--configfile", "more-seeds.yaml"]])
+def test_seeds_of_ones_own_under_the_confirmatory_block_are_refused_saying_how(checkout, given):
+    """They were refused with a ConfigError on the block's counts, or (a more.yaml) replaced silently."""
+    project, _ = checkout
+    (project / "results" / ".scale").unlink(missing_ok=True)
+    (project / "more-seeds.yaml").write_text("cbo:\n  settings:\n    cbo:\n      seeds: [0, 1, 2]\n")
+    result = subprocess.run([*LAUNCH, "-n", "--cores", "1", *given], cwd=project, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "seeds [0, 1, 2] given, but this run uses the confirmatory seed block" in result.stderr
+    assert "--config seed_block=exploratory" in result.stderr
