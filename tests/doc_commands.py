@@ -1,4 +1,5 @@
-"""The shell commands of the README and docs pages, and the dry run of each (tests/workflow/test_documented_commands.py).
+"""The shell commands of the README and docs pages, and the dry run of each
+(tests/workflow/test_documented_commands.py).
 
 A command is a line of a ```sh block (a trailing backslash continues it) or an inline `make ...` that names only
 Makefile targets and VAR=value words. Each runs in bash, in a copy of the project, with `make`, `snakemake`,

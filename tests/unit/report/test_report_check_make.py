@@ -41,4 +41,5 @@ def test_as_root_with_apt_it_installs_chromium(tmp_path):
 def test_elsewhere_it_stops_saying_how(tmp_path):
     result = dry_run(tmp_path, {"id": "1000"})
     assert result.returncode != 0 and "check_report" not in result.stdout
-    assert "make report-check needs a headless Chromium" in result.stderr and "apt-get install -y chromium" in result.stderr
+    assert "make report-check needs a headless Chromium" in result.stderr
+    assert "apt-get install -y chromium" in result.stderr
