@@ -135,7 +135,8 @@ def replay(log: Path, project: Path, passed: set[str] | None = None) -> list[str
         key = hashlib.sha256(json.dumps([tree, options, targets]).encode()).hexdigest()
         if passed is not None and key in passed:
             continue
-        result = subprocess.run([*LAUNCH, "-n", *options, *targets], cwd=project, capture_output=True, text=True)
+        # the targets first: an option of many values (--config a=1 b=2) would take them as its own
+        result = subprocess.run([*LAUNCH, *targets, "-n", *options], cwd=project, capture_output=True, text=True)
         if result.returncode != 0:
             failed.append("\n".join(commands) + f"\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
         elif passed is not None:
