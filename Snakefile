@@ -46,7 +46,8 @@ from rlstudy.core.config import (  # noqa: E402
     missing_extras,
     validate_config,
 )
-from rlstudy.core.seed_blocks import resolve_seed_block  # noqa: E402
+from rlstudy.core.seed_blocks import replaced_lists, resolve_seed_block  # noqa: E402
+from rlstudy.runtime.first_seed import own_config  # noqa: E402
 from rlstudy.runtime.scale import check_scale, files_scale, record_scale, recorded_scale  # noqa: E402
 
 # The raw config files first, with limits (no YAML aliases, 1 MiB, no key twice, no YTE template):
@@ -57,6 +58,11 @@ check_config_files(workflow.configfiles)
 update_config(
     config, command_line_values(workflow.config_settings.config, config, arguments=workflow.config_settings.config_args)
 )
+# A replicate seed list the run sets (--config, a more.yaml) where the picked seed block would replace it
+# (resolve_seed_block, below) is refused before the checks, in one line saying how to run it.
+REPLACED_LISTS = replaced_lists(config, own_config(workflow.configfiles))
+if REPLACED_LISTS:
+    raise ConfigError(REPLACED_LISTS[0])
 # An optional extra the config needs (tensorboard) is checked here, not in the first job that imports
 # it; under --sdm conda the jobs' environments hold their own packages.
 validate_config(

@@ -100,3 +100,50 @@ def test_every_module_that_draws_a_figure_sets_the_common_style():
     drawing = [path for path in sorted(src.rglob("*.py"))
                if any(call in path.read_text() for call in ("plt.subplots(", "subplot_mosaic(", "plt.figure("))]
     assert drawing and [str(p.relative_to(src)) for p in drawing if "style.setup()" not in p.read_text()] == []
+
+
+def test_mpo_against_ddpg_gives_each_seed_in_a_table_not_the_title(tmp_path):
+    """Eight seeds a method in the title widened the figure until the curves had about 40 % of it."""
+    import matplotlib.pyplot as plt
+
+    def returns(level, seed):
+        rng = np.random.default_rng(seed)
+        return pd.DataFrame({"episode": np.arange(40), "step": 200 * np.arange(1, 41),
+                             "return": level + np.linspace(0, 800, 40) + rng.normal(0, 30, 40)})
+    seeds = [f"seed{10000 + i}" for i in range(8)]
+    by_seed = {"MPO": [(s, -150.0 - 10 * i) for i, s in enumerate(seeds)],
+               "DDPG": [(s, -221.2 if i == 2 else -120.0) for i, s in enumerate(seeds)]}
+    fig = learning_curve_figure({"MPO": [returns(-1200, i) for i in range(8)],
+                                 "DDPG": [returns(-1300, i) for i in range(8)]}, "step", 10,
+                                "Pendulum-v1: MPO and DDPG, mean and min-max over seeds", -200.0, by_seed=by_seed)
+    curves, table_axes = fig.axes
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    assert curves.get_window_extent(renderer).width / fig.dpi >= 0.7 * fig.get_tightbbox(renderer).width
+    [table] = table_axes.tables
+    cells = table.get_celld()
+    assert cells[0, 0].get_text().get_text() == "10000" and cells[2, 2].get_text().get_text() == "-221.2"
+    assert cells[2, 2].get_text().get_color() != cells[1, 2].get_text().get_color()  # below the solved bar
+    assert "-221.2" not in curves.get_title() and legends_over_axes(fig) == []
+    style.save(fig, tmp_path / "mpo", formats=["png"], dpi=60)
+    width, height = png_size(tmp_path / "mpo.png")
+    assert width / height <= MAX_ASPECT
+    plt.close(fig)
+
+
+def test_the_sweeps_grey_cells_say_what_they_are():
+    """A diverged cell was grey with no word (seaborn annotates no cell without a value) and no legend said why."""
+    import matplotlib.pyplot as plt
+
+    from rlstudy.bellman.figures.sweep import DIVERGED, GREY_MEANS, NO_RUN, plot_sweep_figure
+
+    rows = [dict(grid="g", x="eta", x_value=x, y="noise", y_value=y, seed=seed, final_rel_error=0.4 + x,
+                 diverged=(x, y) == (1.0, 3.0)) for x in (0.1, 1.0) for y in (0.0, 3.0) for seed in (0, 1)
+            if (x, y) != (0.1, 3.0)]  # one pair not run
+    fig = plot_sweep_figure(pd.DataFrame(rows), 0.5, "test")
+    ax = fig.axes[0]
+    words = [text.get_text() for text in ax.texts]
+    assert DIVERGED in words and NO_RUN in words and "0.50" in words
+    assert [text.get_text() for text in fig.legends[0].get_texts()] == [GREY_MEANS]
+    assert legends_over_axes(fig) == []
+    plt.close(fig)

@@ -16,14 +16,20 @@ from rlstudy.plotting.curves import on_common_steps, plot_curves, running_mean
 
 
 def learning_curve_figure(methods: Mapping[str, Sequence[pd.DataFrame]], x: str, window: int, title: str,
-                          solved_return: float | None = None):
+                          solved_return: float | None = None,
+                          by_seed: Mapping[str, Sequence[tuple[str, float]]] | None = None):
     """Running mean of the episode return against `x` (episode, or env step on the steps every run
     covers): mean and band over seeds, one line per method, and the solved bar dashed; the legend
-    below the axes."""
+    below the axes. by_seed: each method's (run, greedy evaluation return), as a table under the curves
+    (in a title they widened the figure until the curves had a third of it)."""
     style.setup()
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    if by_seed:
+        fig, (ax, table_ax) = plt.subplots(2, 1, figsize=(6.5, 5.4), height_ratios=(4, 1.1))
+        seed_table(table_ax, by_seed, solved_return)
+    else:
+        fig, ax = plt.subplots(figsize=(6.5, 4.2))
     curves = {}
     for label, runs in methods.items():
         smoothed = [run.assign(smoothed=running_mean(run["return"].to_numpy(), window)) for run in runs]
@@ -38,6 +44,27 @@ def learning_curve_figure(methods: Mapping[str, Sequence[pd.DataFrame]], x: str,
     # Under the axes: inside, any corner covers some method's curve (MPO's legend hid DDPG's).
     style.legend_below(fig, *ax.get_legend_handles_labels())
     return fig
+
+
+def seed_table(ax, by_seed: Mapping[str, Sequence[tuple[str, float]]], solved_return: float | None) -> None:
+    """A row per method, a column per seed: each run's greedy evaluation return, red where it is below the
+    solved bar."""
+    ax.axis("off")
+    runs = list(dict.fromkeys(run for results in by_seed.values() for run, _ in results))
+    values = {method: dict(results) for method, results in by_seed.items()}
+    cells = [[f"{values[method][run]:.1f}" if run in values[method] else "" for run in runs] for method in by_seed]
+    table = ax.table(cellText=cells, rowLabels=list(by_seed), colLabels=[run.removeprefix("seed") for run in runs],
+                     loc="center", cellLoc="center")
+    table.auto_set_font_size(False)
+    table.set_fontsize(7)
+    failing = solved_return is not None and any(v < solved_return for results in values.values()
+                                                for v in results.values())
+    for row, method in enumerate(by_seed, start=1):
+        for column, run in enumerate(runs):
+            if solved_return is not None and values[method].get(run, solved_return) < solved_return:
+                table[row, column].get_text().set_color("C3")
+    note = f"; red: below the solved bar ({solved_return:g})" if failing else ""
+    ax.set_title(f"greedy evaluation return by seed (columns: the seeds){note}", fontsize="small")
 
 
 @dataclass(frozen=True)

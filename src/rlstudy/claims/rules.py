@@ -53,7 +53,7 @@ import pandas as pd
 
 from rlstudy.claims.per_run import TEST_WORDS, per_run_p_values
 from rlstudy.claims.planning import effect_words, kind_of, planned_seeds, power_at
-from rlstudy.claims.selection import Groups, check_test, describe, seeds_of, select, values
+from rlstudy.claims.selection import Groups, check_test, describe, seeds_of, select, too_few_words, values
 from rlstudy.core.errors import InputError
 from rlstudy.core.statistics import compare, holm, share_test_p_values
 
@@ -91,8 +91,8 @@ def rank_test(test: dict, groups: Groups, first: np.ndarray, second: np.ndarray,
     level = test["level"]
     paired = test.get("paired", False)
     if groups.too_few(test["min_n"]):
-        return Outcome(INCONCLUSIVE, f"{hypothesis}: {len(groups.first)} vs {len(groups.second)} rows, "
-                       f"fewer than {test['min_n']}", groups.seeds)
+        counts = [len(groups.first), len(groups.second)]
+        return Outcome(INCONCLUSIVE, f"{hypothesis}: {too_few_words(counts, test['min_n'])}", groups.seeds)
     result = compare(first, second, paired=paired)
     medians = f"medians {np.median(groups.first):.3g} vs {np.median(groups.second):.3g}"
     evidence = (f"{hypothesis}: {result.test}, one-sided, level {level:g}, n = {result.n}: p = {result.p_below:.3g} "
@@ -160,7 +160,7 @@ def share(test: dict, table: pd.DataFrame, claim: str) -> Outcome:
     seeds = seeds_of(rows, describe(test.get("where", {})) or "rows")
     detail = ", ".join(f"{v:.4g}" for v in metric)
     if len(rows) == 0 or (len(rows) < test["min_n"] and passes.all()):
-        return Outcome(INCONCLUSIVE, f"{name}: {len(rows)} rows, fewer than {test['min_n']} ({detail})", seeds)
+        return Outcome(INCONCLUSIVE, f"{name}: {too_few_words([len(rows)], test['min_n'], detail)}", seeds)
     if "cap" in test and (bound >= test["cap"]).any():
         return Outcome(INCONCLUSIVE, f"{name}: a bar ({', '.join(f'{v:.4g}' for v in bound)}) sits at the "
                        f"environment's cap {test['cap']:g}, where a run can meet it but never beat it: not "

@@ -100,6 +100,14 @@ KNOWN_VALUES = {
 GROUPS = ("lower", "higher", "numerator", "denominator")
 
 
+def too_few_words(counts: list[int], minimum: int, values: str = "") -> str:
+    """'3 vs 4 rows, fewer than 5 (values)'; groups with no rows at all in words: the run made none of them (a
+    dataset or setting it was not given)."""
+    if not any(counts):
+        return f"no rows: this run made none of these runs (a test needs at least {minimum})"
+    return " vs ".join(map(str, counts)) + f" rows, fewer than {minimum}" + (f" ({values})" if values else "")
+
+
 def check_selection(table: pd.DataFrame, where: dict, claim: str, rows: str) -> None:
     """Refuse a `where` value that is neither in the table nor a value its column can hold."""
     for column, value in where.items():

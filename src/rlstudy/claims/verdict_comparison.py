@@ -21,7 +21,7 @@ from rlstudy.report.scale import OTHER, PAPER, scale_problem, stated_scale
 PAGE_ROW = re.compile(r"^\| `(?P<id>[^`]+)` \| .* \| (?P<mark>holds|\*\*fails\*\*|\*inconclusive\*) \| (?P<evidence>.*) \|$")
 MARKS = {"holds": HOLDS, "**fails**": FAILS, "*inconclusive*": INCONCLUSIVE}
 # rules.py's evidence for a test whose table a run did not have, or that found none of its rows
-UNTESTED = re.compile(r"not given|\b0 (?:vs 0 )?rows")
+UNTESTED = re.compile(r"not given|\b0 (?:vs 0 )?rows|no rows: this run made none")
 
 
 # A claims page is a few tens of KB; a bigger file is not one.

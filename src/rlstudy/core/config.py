@@ -329,9 +329,10 @@ def _as_text(value, text: str | None):
     return value
 
 
-def _merged(base, override):
+def merged_config(base, override):
+    """override merged over base key by key, as Snakemake merges config files."""
     if isinstance(base, Mapping) and isinstance(override, Mapping):
-        return {**base, **{k: _merged(base.get(k), v) for k, v in override.items()}}
+        return {**base, **{k: merged_config(base.get(k), v) for k, v in override.items()}}
     return override
 
 
@@ -355,7 +356,7 @@ def command_line_values(given: Mapping, config: Mapping | None = None, root: dic
             valid = subschema_of(root, key).is_valid
             base = (config or {}).get(key)
             as_text = _as_text(value, texts.get(key))
-            if not valid(_merged(base, typed)) and valid(_merged(base, as_text)):
+            if not valid(merged_config(base, typed)) and valid(merged_config(base, as_text)):
                 typed = as_text
         values[key] = typed
     return values

@@ -149,7 +149,8 @@ def count_problems(config: dict) -> list[str]:
     problems = [f"{where}: no count for the replicate list '{key}' (every list of the confirmatory block needs one; "
                 f"a development run with lists of its own: --config {BLOCK_KEY}={EXPLORATORY})"
                 for key in lists if key not in counts]
-    problems += [f"{where}: '{key}' is not a replicate list of the config; lists: {sorted(lists)}"
+    problems += [f"{where}: '{key}' is not a replicate list of the config; lists: {sorted(lists)} (to run lists of "
+                 f"your own: --config {BLOCK_KEY}={EXPLORATORY})"
                  for key in counts if key not in lists]
     return problems
 
@@ -176,6 +177,20 @@ def seed_block_problems(config: dict, schema: dict | None = None,
     if config.get(BLOCK_KEY) == CONFIRMATORY:
         problems += count_problems(config)
     return problems
+
+
+def replaced_lists(config: dict, written: dict) -> list[str]:
+    """With the confirmatory block picked, each replicate list the run sets to other seeds than the checkout's own
+    config files do (`written`): resolve_seed_block would put the block's seeds in its place unseen. One line
+    each, saying how to run those seeds."""
+    if config.get(BLOCK_KEY, EXPLORATORY) != CONFIRMATORY:
+        return []
+    own = seed_lists(written)
+    return [f"config key '{key}': seeds {seeds} given, but this run uses the confirmatory seed block, which puts "
+            f"its own fresh seeds ('{CONFIRMATORY_KEY}') in every list; to run these seeds add --config "
+            f"{BLOCK_KEY}={EXPLORATORY} (or '{BLOCK_KEY}: {EXPLORATORY}' in the config file); to run more or fewer "
+            f"confirmatory seeds: '{CONFIRMATORY_KEY}.counts'"
+            for key, seeds in seed_lists(config).items() if own.get(key) != seeds]
 
 
 def _place(config: dict, key: str, seeds: list[int]) -> None:

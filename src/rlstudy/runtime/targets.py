@@ -68,7 +68,8 @@ def unlisted_seed(target: str, known: set[str]) -> str | None:
         return None
     listed = ", ".join(map(str, seeds))
     return (f"{target}: seed {match.group(1)} is not a seed the config lists for these runs ({listed}); "
-            "add it to the config's seeds of these runs to build it")
+            "add it to the config's seeds of these runs to build it (make -s first-seed prints the first seed "
+            "of the run's block)")
 
 
 def target_problems(targets: Iterable[str], known: Iterable[str], rule_names: Iterable[str],

@@ -431,3 +431,13 @@ def test_the_offline_per_run_tests_count_the_episodes_the_offline_evaluation_run
     claims = yaml.safe_load((ROOT / "claims.yaml").read_text())["claims"]
     noise = [t["run_noise"] for c in claims for t in c["tests"] if t["table"] == "offline" and "run_noise" in t]
     assert noise and all(n["episodes"] == EVALUATION_EPISODES and n["sd_ddof"] == 0 for n in noise)
+
+
+def test_a_group_with_no_rows_is_said_in_words():
+    """The smoke report's claims on the authors' data (not given) read '0 rows, fewer than 2 ()'."""
+    from rlstudy.claims.rules import too_few_words
+
+    assert too_few_words([0, 0], 2) == "no rows: this run made none of these runs (a test needs at least 2)"
+    assert too_few_words([0], 3, "") == "no rows: this run made none of these runs (a test needs at least 3)"
+    assert too_few_words([1, 4], 5) == "1 vs 4 rows, fewer than 5"
+    assert too_few_words([2], 3, "0.5, 0.7") == "2 rows, fewer than 3 (0.5, 0.7)"

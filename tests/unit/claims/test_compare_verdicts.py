@@ -46,7 +46,8 @@ def after_table(tmp_path, epochs: int | None = None):
     rows = [("a-holds", "holds", "[holds] p = 0.02"), ("b-fails", "holds", "[holds] share 0.9"),
             ("c-undecided", "inconclusive", "[inconclusive] p = 0.3"),
             ("d-sweep", "inconclusive", "[inconclusive] table 'sweep' not given"),
-            ("e-authors", "inconclusive", "[inconclusive] UR < DS: 0 vs 0 rows, fewer than 2"),
+            ("e-authors", "inconclusive",
+             "[inconclusive] UR < DS: no rows: this run made none of these runs (a test needs at least 2)"),
             ("f-new", "holds", "[holds] p = 0.01")]
     path = tmp_path / "claims.csv"
     table = pd.DataFrame(rows, columns=["id", "verdict", "evidence"])

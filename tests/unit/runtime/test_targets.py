@@ -31,7 +31,8 @@ def test_rules_existing_files_and_known_targets_pass():
 def test_a_seed_the_config_does_not_list_is_refused():
     [problem] = problems("results/runs/ours/control/sgd/DS/seed7/errors.csv")
     assert problem == ("results/runs/ours/control/sgd/DS/seed7/errors.csv: seed 7 is not a seed the config lists "
-                       "for these runs (0, 1); add it to the config's seeds of these runs to build it")
+                       "for these runs (0, 1); add it to the config's seeds of these runs to build it (make -s "
+                       "first-seed prints the first seed of the run's block)")
     # a file of no known family of runs is Snakemake's to judge
     assert problems("results/runs/ours/control/sgd/UR/seed7/q.pt") == []
 

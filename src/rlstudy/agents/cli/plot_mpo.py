@@ -19,12 +19,9 @@ from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, diagnostics_figu
 
 def learning_curve(methods: dict[str, list[pd.DataFrame]], evaluations: dict[str, list[tuple[str, float]]],
                    solved_return: float, env: str, window: int, prefix, formats, dpi):
-    # One line per method: on one line, the seeds' results made the figure a strip.
-    by_seed = "\n".join(f"{method}: " + ", ".join(evaluation_label(run, mean, solved_return) for run, mean in runs)
-                        for method, runs in evaluations.items())
-    title = (f"{env}: " + " and ".join(methods) + ", mean and min-max over seeds\n"
-             f"greedy evaluation return by seed:\n{by_seed}")
-    style.save(learning_curve_figure(methods, "step", window, title, solved_return), prefix, formats, dpi)
+    title = f"{env}: " + " and ".join(methods) + ", mean and min-max over seeds"
+    style.save(learning_curve_figure(methods, "step", window, title, solved_return, by_seed=evaluations),
+               prefix, formats, dpi)
 
 
 def main() -> None:

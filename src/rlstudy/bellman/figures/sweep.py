@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+from matplotlib.patches import Patch
 
 from rlstudy.bellman.sweep import format_value
 from rlstudy.plotting import style
@@ -22,15 +23,21 @@ def tick_label(value) -> str:
 def grid_matrix(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(mean final e_k/e_0, annotation) with rows y_value and columns x_value in config order.
 
-    A cell where any seed diverged shows "div" and no colour."""
+    A cell where any seed diverged has no mean (no colour) and reads DIVERGED; a pair of values the table has no
+    run of reads NO_RUN."""
     x_order = list(dict.fromkeys(runs["x_value"]))
     y_order = list(dict.fromkeys(runs["y_value"]))
     cells = runs.groupby(["y_value", "x_value"], sort=False).agg(
         final=("final_rel_error", "mean"), diverged=("diverged", "any"))
     final = cells["final"].where(~cells["diverged"]).unstack("x_value").reindex(index=y_order, columns=x_order)
-    text = cells["final"].map(lambda v: f"{v:.2f}").where(~cells["diverged"], "div")
-    text = text.unstack("x_value").reindex(index=y_order, columns=x_order)
+    text = cells["final"].map(lambda v: f"{v:.2f}").where(~cells["diverged"], DIVERGED)
+    text = text.unstack("x_value").reindex(index=y_order, columns=x_order).fillna(NO_RUN)
     return final, text
+
+
+DIVERGED, NO_RUN = "div", "no run"
+GREY = "0.6"  # the cells without a mean
+GREY_MEANS = f"grey: no mean ({DIVERGED}: a seed diverged, its losses or particles not finite; {NO_RUN}: not run)"
 
 
 def plot_sweep_figure(table: pd.DataFrame, converged_below: float, title: str):
@@ -55,10 +62,14 @@ def plot_sweep_figure(table: pd.DataFrame, converged_below: float, title: str):
         sns.heatmap(final.astype(float).clip(norm.vmin, norm.vmax), annot=text.to_numpy(), fmt="", cmap="RdBu_r",
                     norm=norm, cbar=ax is last, ax=ax, linewidths=0.5, linecolor="white",
                     cbar_kws={"label": "final $e_k/e_0$ (mean over seeds)"})
-        ax.set_facecolor("0.6")  # diverged cells: grey, annotated "div"
+        ax.set_facecolor(GREY)
+        # seaborn writes no annotation in a cell without a value: the grey cells' words are written here
+        for i, j in zip(*final.isna().to_numpy().nonzero()):
+            ax.text(j + 0.5, i + 0.5, text.iat[i, j], ha="center", va="center", color="black")
         ax.set_xticklabels([tick_label(v) for v in final.columns])
         ax.set_yticklabels([tick_label(v) for v in final.index], rotation=0)
         ax.set(xlabel=runs["x"].iloc[0], ylabel=runs["y"].iloc[0], title=grid)
     fig.suptitle(title + f"; blue: converged ($\\leq {converged_below:g}$)")
     fig.tight_layout()
+    style.legend_below(fig, [Patch(facecolor=GREY, edgecolor="white")], [GREY_MEANS])
     return fig
