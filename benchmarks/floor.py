@@ -279,12 +279,12 @@ def profiled_arithmetic(fn) -> Arithmetic:
 def agent_kernels(updates: int):
     """(name, seconds per update, arithmetic) of DQN, DDPG, MPO and BCQ as their loops run them."""
     import gymnasium as gym
-    import torch.nn.functional as F
     from bellman_problem import shipped  # each learner's parameters as the shipped config gives them
 
     from rlstudy.agents import ddpg, dqn
     from rlstudy.agents.mpo.config import MPOParams
     from rlstudy.agents.mpo.learner import MPO
+    from rlstudy.agents.nets import linear_layers
     from rlstudy.agents.replay import Batch, ReplayBuffer
 
     gen = torch.Generator().manual_seed(0)
@@ -300,14 +300,12 @@ def agent_kernels(updates: int):
     env = gym.make("CartPole-v1")
     p = shipped(dqn.DQNParams, "dqn", "params")
     network, target = dqn.q_network(env, p, gen), dqn.q_network(env, p, gen)
-    opt = torch.optim.Adam(network.parameters(), lr=p.learning_rate)
+    layers, target_layers = linear_layers(network), linear_layers(target)
+    opt = dqn.adam(network, p)
     batch = batch_of(4, 2, p.batch_size, True)
 
     def dqn_update():
-        chosen = network(batch.observations).gather(1, batch.actions.unsqueeze(1)).squeeze(1)
-        loss = F.mse_loss(chosen, dqn.td_targets(target, batch, p.gamma))
-        opt.zero_grad()
-        loss.backward()
+        dqn.td_gradients(layers, target_layers, batch, p.gamma)
         opt.step()
     out.append(("DQN update (CartPole, batch 128, 120-84)", best_time(lambda: [dqn_update() for _ in range(updates)], 3)
                 / updates, profiled_arithmetic(dqn_update)))
@@ -316,19 +314,14 @@ def agent_kernels(updates: int):
     env = gym.make("Pendulum-v1")
     p = shipped(ddpg.DDPGParams, "ddpg", "params")
     model, tgt = ddpg.ActorCritic(env, p, gen), ddpg.ActorCritic(env, p, gen)
-    a_opt = torch.optim.Adam(model.actor.parameters(), lr=p.actor_learning_rate)
-    c_opt = torch.optim.Adam(model.critic.parameters(), lr=p.critic_learning_rate)
+    online, target_layers = ddpg.Layers(model), ddpg.Layers(tgt)
+    a_opt, c_opt = ddpg.adams(model, p)
     batch = batch_of(3, 1, p.batch_size, False)
 
     def ddpg_update():
-        q = model.critic(batch.observations, batch.actions)
-        loss = F.mse_loss(q, ddpg.critic_targets(tgt, batch, p.gamma))
-        c_opt.zero_grad()
-        loss.backward()
+        ddpg.critic_gradients(online, target_layers, batch, p.gamma)
         c_opt.step()
-        actor_loss = -model.critic(batch.observations, model.actor(batch.observations)).mean()
-        a_opt.zero_grad()
-        actor_loss.backward()
+        ddpg.actor_gradients(online, batch.observations)
         a_opt.step()
         ddpg.polyak_update(tgt, model, p.polyak)
     out.append(("DDPG critic+actor update (Pendulum, batch 256, 256-256)",

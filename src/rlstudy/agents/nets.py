@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -30,15 +29,43 @@ def mlp(sizes: Sequence[int], generator: torch.Generator) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-@contextlib.contextmanager
-def frozen(module: nn.Module) -> Iterator[nn.Module]:
-    """The module's parameters without gradients inside the block: a loss that only differentiates
-    through it (an actor's loss through its critic) skips the parameters' own gradients, which the
-    module's optimiser would discard anyway. The other gradients are computed by the same operations."""
-    flags = [parameter.requires_grad for parameter in module.parameters()]
-    module.requires_grad_(False)
-    try:
-        yield module
-    finally:
-        for parameter, flag in zip(module.parameters(), flags):
-            parameter.requires_grad_(flag)
+def linear_layers(network: nn.Module) -> list[nn.Linear]:
+    """The Linear layers of an `mlp` (or any Sequential of Linear and ReLU), in order."""
+    return [module for module in network.modules() if isinstance(module, nn.Linear)]
+
+
+def relu_forward(layers: Sequence[nn.Linear], x: torch.Tensor, relu_last: bool = False) -> list[torch.Tensor]:
+    """The input and every layer's output of Linear layers with ReLU between them (and after the
+    last if `relu_last`), without autograd: what relu_backward needs. One fused product per layer."""
+    outputs = [x]
+    with torch.no_grad():
+        for i, layer in enumerate(layers):
+            x = torch.addmm(layer.bias, x, layer.weight.t())
+            if relu_last or i < len(layers) - 1:
+                x = x.relu_()
+            outputs.append(x)
+    return outputs
+
+
+def relu_backward(layers: Sequence[nn.Linear], outputs: Sequence[torch.Tensor], grad: torch.Tensor,
+                  relu_last: bool = False, parameters: bool = True, inputs: bool = False) -> torch.Tensor | None:
+    """Backpropagates `grad` (d loss / d the last output of relu_forward) by hand: with `parameters`,
+    each layer's weight and bias gradients are written into their .grad (what autograd's backward
+    of the same layers computes, by the same products, without its graph's per-node cost); returns
+    d loss / d input if `inputs`. A ReLU's derivative at 0 is 0, as autograd's."""
+    with torch.no_grad():
+        if relu_last:
+            grad = torch.ops.aten.threshold_backward(grad, outputs[-1], 0.0)
+        for i in range(len(layers) - 1, -1, -1):
+            layer = layers[i]
+            if parameters:
+                for parameter in (layer.weight, layer.bias):
+                    if parameter.grad is None:
+                        parameter.grad = torch.empty_like(parameter)
+                torch.mm(grad.t(), outputs[i], out=layer.weight.grad)
+                torch.sum(grad, 0, out=layer.bias.grad)
+            if i or inputs:
+                grad = grad.mm(layer.weight)
+            if i:
+                grad = torch.ops.aten.threshold_backward(grad, outputs[i], 0.0)
+    return grad if inputs else None
