@@ -68,7 +68,7 @@ class Learner:
         self.network = network.to(device)
         self.target = copy.deepcopy(self.network)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=params.lr, eps=params.adam_eps,
-                                          foreach=True)
+                                          fused=True)  # one pass over every parameter
         self.updates = 0
 
     def loss(self, batch: Batch, measure: bool) -> tuple[torch.Tensor, dict[str, float]]:
