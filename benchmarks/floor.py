@@ -276,6 +276,22 @@ def profiled_arithmetic(fn) -> Arithmetic:
     return arith
 
 
+def mlp_arithmetic(arith: Arithmetic, sizes: list[int], rows: int, backward: bool = False,
+                   parameters: bool = True, inputs: bool = False) -> None:
+    """A forward pass of Linear layers of `sizes` over `rows` inputs and, with `backward`, the
+    hand-written backward pass of nets.relu_backward (each weight's gradient if `parameters`, the
+    gradient of every layer's input but the first's, and the first's too if `inputs`)."""
+    layers = list(zip(sizes[:-1], sizes[1:]))
+    for n_in, n_out in layers:
+        arith.add_gemm(rows, n_in, n_out)
+    if backward:
+        for i, (n_in, n_out) in enumerate(layers):
+            if parameters:
+                arith.add_gemm(n_out, rows, n_in)
+            if i or inputs:
+                arith.add_gemm(rows, n_out, n_in)
+
+
 def agent_kernels(updates: int):
     """(name, seconds per update, arithmetic) of DQN, DDPG, MPO and BCQ as their loops run them."""
     import gymnasium as gym
@@ -284,7 +300,7 @@ def agent_kernels(updates: int):
     from rlstudy.agents import ddpg, dqn
     from rlstudy.agents.mpo.config import MPOParams
     from rlstudy.agents.mpo.learner import MPO
-    from rlstudy.agents.nets import linear_layers
+    from rlstudy.agents.nets import dense_layers
     from rlstudy.agents.replay import Batch, ReplayBuffer
 
     gen = torch.Generator().manual_seed(0)
@@ -300,15 +316,19 @@ def agent_kernels(updates: int):
     env = gym.make("CartPole-v1")
     p = shipped(dqn.DQNParams, "dqn", "params")
     network, target = dqn.q_network(env, p, gen), dqn.q_network(env, p, gen)
-    layers, target_layers = linear_layers(network), linear_layers(target)
+    layers, target_layers = dense_layers(network), dense_layers(target)
     opt = dqn.adam(network, p)
     batch = batch_of(4, 2, p.batch_size, True)
 
     def dqn_update():
         dqn.td_gradients(layers, target_layers, batch, p.gamma)
         opt.step()
+    arith = Arithmetic()  # counted from the shapes: the products run in NumPy, which the profiler does not see
+    sizes = [4, *p.hidden, 2]
+    mlp_arithmetic(arith, sizes, p.batch_size)  # the target network on s'
+    mlp_arithmetic(arith, sizes, p.batch_size, backward=True)
     out.append(("DQN update (CartPole, batch 128, 120-84)", best_time(lambda: [dqn_update() for _ in range(updates)], 3)
-                / updates, profiled_arithmetic(dqn_update)))
+                / updates, arith))
 
     # DDPG, Pendulum (256-256), critic and actor update of ddpg.train_ddpg (actor every policy_every)
     env = gym.make("Pendulum-v1")
@@ -324,8 +344,16 @@ def agent_kernels(updates: int):
         ddpg.actor_gradients(online, batch.observations)
         a_opt.step()
         ddpg.polyak_update(tgt, model, p.polyak)
+    arith = Arithmetic()
+    actor_sizes, critic_sizes = [3, *p.hidden, 1], [4, *p.hidden, 1]
+    mlp_arithmetic(arith, actor_sizes, p.batch_size)  # the targets' mu'(s') and Q'(s', mu'(s'))
+    mlp_arithmetic(arith, critic_sizes, p.batch_size)
+    mlp_arithmetic(arith, critic_sizes, p.batch_size, backward=True)  # the critic's step
+    mlp_arithmetic(arith, actor_sizes, p.batch_size, backward=True)  # the actor's, through the critic
+    mlp_arithmetic(arith, critic_sizes, p.batch_size, backward=True, parameters=False, inputs=True)
+    arith.calls["tanh"] += 2 * p.batch_size
     out.append(("DDPG critic+actor update (Pendulum, batch 256, 256-256)",
-                best_time(lambda: [ddpg_update() for _ in range(updates)], 3) / updates, profiled_arithmetic(ddpg_update)))
+                best_time(lambda: [ddpg_update() for _ in range(updates)], 3) / updates, arith))
 
     # MPO, Pendulum (128-128, 20 action samples)
     p = shipped(MPOParams, "mpo")

@@ -7,6 +7,8 @@ the variants interleaved round by round so that a busy neighbour slows all of th
 
 The autograd variants are the reference computations of tests/unit/agents/test_agents_deep.py
 (the loss each hand-written update differentiates); their gradients agree to float32 rounding.
+They zero the gradients in place: the hand-written passes write into the same .grad tensors
+(nets.Dense), which a zero_grad(set_to_none=True) would replace.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import torch.nn.functional as F  # noqa: E402
 from bellman_problem import shipped  # noqa: E402
 
 from rlstudy.agents import ddpg, dqn  # noqa: E402
-from rlstudy.agents.nets import linear_layers  # noqa: E402
+from rlstudy.agents.nets import dense_layers  # noqa: E402
 from rlstudy.agents.replay import Batch  # noqa: E402
 from rlstudy.core.memory import keep_freed_memory  # noqa: E402
 
@@ -41,14 +43,14 @@ def dqn_variants() -> dict:
     p = shipped(dqn.DQNParams, "dqn", "params")
     gen = torch.Generator().manual_seed(0)
     network, target = dqn.q_network(gym.make("CartPole-v1"), p, gen), dqn.q_network(gym.make("CartPole-v1"), p, gen)
-    layers, target_layers = linear_layers(network), linear_layers(target)
+    layers, target_layers = dense_layers(network), dense_layers(target)
     b = batch_of(4, p.batch_size, True)
 
     def autograd(optimiser):
         def update():
             chosen = network(b.observations).gather(1, b.actions[:, None]).squeeze(1)
-            loss = F.mse_loss(chosen, dqn.td_targets(target_layers, b, p.gamma))
-            optimiser.zero_grad()
+            loss = F.mse_loss(chosen, torch.from_numpy(dqn.td_targets(target_layers, b, p.gamma)))
+            optimiser.zero_grad(set_to_none=False)
             loss.backward()
             optimiser.step()
         return update
@@ -71,13 +73,14 @@ def ddpg_variants() -> dict:
 
     def autograd(actor_optimiser, critic_optimiser):
         def update():
-            loss = F.mse_loss(model.critic(b.observations, b.actions), ddpg.critic_targets(target_layers, b, p.gamma))
-            critic_optimiser.zero_grad()
+            targets = torch.from_numpy(ddpg.critic_targets(target_layers, b, p.gamma))
+            loss = F.mse_loss(model.critic(b.observations, b.actions), targets)
+            critic_optimiser.zero_grad(set_to_none=False)
             loss.backward()
             critic_optimiser.step()
             model.critic.requires_grad_(False)  # the actor's loss differentiates through the critic only
             actor_loss = -model.critic(b.observations, model.actor(b.observations)).mean()
-            actor_optimiser.zero_grad()
+            actor_optimiser.zero_grad(set_to_none=False)
             actor_loss.backward()
             model.critic.requires_grad_(True)
             actor_optimiser.step()

@@ -18,7 +18,7 @@ from rlstudy.core.diagnostics import STATISTICS_EVERY, DiagnosticsLog, grad_norm
 from rlstudy.core.progress import progress
 
 from .episodes import check_finite
-from .nets import linear_layers, mlp, relu_backward, relu_forward
+from .nets import dense_layers, mlp, relu_backward, relu_forward
 from .replay import Batch, Collector, ReplayBuffer
 
 
@@ -51,7 +51,7 @@ class Actor(nn.Module):
         self.register_buffer("centre", torch.as_tensor((space.high + space.low) / 2, dtype=torch.float32))
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        return torch.addcmul(self.centre, torch.tanh(self.net(observations)), self.scale)
+        return torch.tanh(self.net(observations)) * self.scale + self.centre
 
 
 class Critic(nn.Module):
@@ -76,24 +76,24 @@ class ActorCritic(nn.Module):
 
 
 class Layers:
-    """The Linear layers of an ActorCritic's actor and critic, and the actor's action scale, for
-    the updates' hand-written passes (nets.relu_forward, nets.relu_backward)."""
+    """The Linear layers of an ActorCritic's actor and critic (nets.Dense: NumPy views of the
+    tensors) and the actor's action scale, for the updates' hand-written passes."""
 
     def __init__(self, model: ActorCritic):
-        self.actor, self.critic = linear_layers(model.actor), linear_layers(model.critic)
-        self.scale, self.centre = model.actor.scale, model.actor.centre
+        self.actor, self.critic = dense_layers(model.actor), dense_layers(model.critic)
+        self.scale, self.centre = model.actor.scale.numpy(), model.actor.centre.numpy()
 
-    def act(self, observations: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
+    def act(self, observations: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
         """The actor's outputs by layer and tanh(f(s)) (before scaling)."""
         outputs = relu_forward(self.actor, observations)
-        return outputs, torch.tanh(outputs[-1])
+        return outputs, np.tanh(outputs[-1])
 
-    def actions(self, observations: torch.Tensor) -> torch.Tensor:
-        return torch.addcmul(self.centre, self.act(observations)[1], self.scale)
+    def actions(self, observations: np.ndarray) -> np.ndarray:
+        return self.act(observations)[1] * self.scale + self.centre
 
-    def values(self, observations: torch.Tensor, actions: torch.Tensor) -> list[torch.Tensor]:
+    def values(self, observations: np.ndarray, actions: np.ndarray) -> list[np.ndarray]:
         """The critic's outputs by layer, its input [s, a] first and Q(s, a) (shape (B, 1)) last."""
-        return relu_forward(self.critic, torch.cat([observations, actions], dim=-1))
+        return relu_forward(self.critic, np.concatenate([observations, actions], axis=1))
 
 
 def adams(model: ActorCritic, params: DDPGParams) -> tuple[torch.optim.Adam, torch.optim.Adam]:
@@ -102,10 +102,11 @@ def adams(model: ActorCritic, params: DDPGParams) -> tuple[torch.optim.Adam, tor
             torch.optim.Adam(model.critic.parameters(), lr=params.critic_learning_rate, fused=True))
 
 
-def critic_targets(target: Layers, batch: Batch, gamma: float) -> torch.Tensor:
+def critic_targets(target: Layers, batch: Batch, gamma: float) -> np.ndarray:
     """r + gamma * Q_target(s', mu_target(s')), without the bootstrap after a terminal state."""
-    next_values = target.values(batch.next_observations, target.actions(batch.next_observations))[-1].squeeze(1)
-    return torch.addcmul(batch.rewards, 1.0 - batch.terminated, next_values, value=gamma)
+    next_observations = batch.next_observations.numpy()
+    next_values = target.values(next_observations, target.actions(next_observations))[-1][:, 0]
+    return batch.rewards.numpy() + np.float32(gamma) * (1.0 - batch.terminated.numpy()) * next_values
 
 
 def critic_gradients(online: Layers, target: Layers, batch: Batch,
@@ -113,25 +114,25 @@ def critic_gradients(online: Layers, target: Layers, batch: Batch,
     """The critic's mean squared TD error's gradient written into its layers' .grad by hand;
     returns the loss, Q(s, a) and the targets."""
     targets = critic_targets(target, batch, gamma)
-    outputs = online.values(batch.observations, batch.actions)
-    q = outputs[-1].squeeze(1)
+    outputs = online.values(batch.observations.numpy(), batch.actions.numpy())
+    q = outputs[-1][:, 0]
     error = q - targets
-    relu_backward(online.critic, outputs, error.mul(2.0 / len(error)).unsqueeze(1))
-    return error.square().mean(), q, targets
+    relu_backward(online.critic, outputs, (error * np.float32(2.0 / len(error)))[:, None])
+    return torch.from_numpy(np.asarray(np.mean(error * error))), torch.from_numpy(q), torch.from_numpy(targets)
 
 
 def actor_gradients(online: Layers, observations: torch.Tensor) -> torch.Tensor:
     """The gradient of -mean Q(s, mu(s)) written into the actor's layers' .grad by hand, through
     the critic without its own parameters' gradients; returns that loss."""
+    observations = observations.numpy()
     actor_outputs, squashed = online.act(observations)
-    actions = torch.addcmul(online.centre, squashed, online.scale)
-    critic_outputs = online.values(observations, actions)
+    critic_outputs = online.values(observations, squashed * online.scale + online.centre)
     rows = len(observations)
-    grad_q = torch.full((rows, 1), -1.0 / rows)
+    grad_q = np.full((rows, 1), -1.0 / rows, dtype=np.float32)
     grad_input = relu_backward(online.critic, critic_outputs, grad_q, parameters=False, inputs=True)
     grad_actions = grad_input[:, observations.shape[1]:] * online.scale
-    relu_backward(online.actor, actor_outputs, torch.ops.aten.tanh_backward(grad_actions, squashed))
-    return -critic_outputs[-1].mean()
+    relu_backward(online.actor, actor_outputs, grad_actions * (1.0 - squashed * squashed))
+    return torch.from_numpy(np.asarray(-np.mean(critic_outputs[-1])))
 
 
 def polyak_update(target: nn.Module, online: nn.Module, polyak: float) -> None:
@@ -141,7 +142,7 @@ def polyak_update(target: nn.Module, online: nn.Module, polyak: float) -> None:
 
 
 def greedy_action(layers: Layers, observation) -> np.ndarray:
-    return layers.actions(torch.as_tensor(observation, dtype=torch.float32)[None])[0].numpy()
+    return layers.actions(np.asarray(observation, dtype=np.float32)[None])[0]
 
 
 def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Generator, generator: torch.Generator,

@@ -18,7 +18,7 @@ from rlstudy.core.diagnostics import STATISTICS_EVERY, DiagnosticsLog, grad_norm
 from rlstudy.core.progress import progress
 
 from .episodes import check_finite
-from .nets import linear_layers, mlp, relu_backward, relu_forward
+from .nets import Dense, dense_layers, mlp, relu_backward, relu_forward
 from .replay import Batch, Collector, ReplayBuffer
 
 
@@ -57,28 +57,29 @@ def epsilon_at(step: int, params: DQNParams) -> float:
     return max(params.epsilon_end, params.epsilon_start + slope * step)
 
 
-def td_targets(target_layers: list[nn.Linear], batch: Batch, gamma: float) -> torch.Tensor:
+def td_targets(target_layers: list[Dense], batch: Batch, gamma: float) -> np.ndarray:
     """r + gamma * max_a' Q_target(s', a'), without the bootstrap after a terminal state."""
-    next_values = relu_forward(target_layers, batch.next_observations)[-1].amax(dim=1)
-    return torch.addcmul(batch.rewards, 1.0 - batch.terminated, next_values, value=gamma)
+    next_values = relu_forward(target_layers, batch.next_observations.numpy())[-1].max(axis=1)
+    return batch.rewards.numpy() + np.float32(gamma) * (1.0 - batch.terminated.numpy()) * next_values
 
 
-def td_gradients(layers: list[nn.Linear], target_layers: list[nn.Linear], batch: Batch,
+def td_gradients(layers: list[Dense], target_layers: list[Dense], batch: Batch,
                  gamma: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The mean squared TD error's gradient written into the layers' .grad, by hand (nets.relu_backward:
     the products autograd would run, without its graph); returns the loss, Q(s, a) and the targets."""
     targets = td_targets(target_layers, batch, gamma)
-    outputs = relu_forward(layers, batch.observations)
-    rows = batch.actions.unsqueeze(1)
-    chosen = outputs[-1].gather(1, rows).squeeze(1)
+    outputs = relu_forward(layers, batch.observations.numpy())
+    rows, actions = np.arange(len(targets)), batch.actions.numpy()
+    chosen = outputs[-1][rows, actions]
     error = chosen - targets
-    grad = torch.zeros_like(outputs[-1]).scatter_(1, rows, error.mul(2.0 / len(error)).unsqueeze(1))
+    grad = np.zeros_like(outputs[-1])
+    grad[rows, actions] = error * np.float32(2.0 / len(error))
     relu_backward(layers, outputs, grad)
-    return error.square().mean(), chosen, targets
+    return torch.from_numpy(np.asarray(np.mean(error * error))), torch.from_numpy(chosen), torch.from_numpy(targets)
 
 
-def greedy_action(layers: list[nn.Linear], observation) -> int:
-    return int(relu_forward(layers, torch.as_tensor(observation, dtype=torch.float32)[None])[-1].argmax())
+def greedy_action(layers: list[Dense], observation) -> int:
+    return int(relu_forward(layers, np.asarray(observation, dtype=np.float32)[None])[-1].argmax())
 
 
 def buffer_composition(buffer: ReplayBuffer) -> dict[str, float]:
@@ -96,7 +97,7 @@ def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generat
     log = DiagnosticsLog() if log is None else log
     network = q_network(env, params, generator)
     target_network = copy.deepcopy(network)
-    layers, target_layers = linear_layers(network), linear_layers(target_network)
+    layers, target_layers = dense_layers(network), dense_layers(target_network)
     optimiser = adam(network, params)
     buffer = ReplayBuffer(min(params.buffer_size, params.total_steps), env.observation_space.shape, (), np.int64)
     learning_starts = int(params.learning_starts * params.total_steps)

@@ -23,7 +23,7 @@ from .episodes import make_env
 from .mpo import environment as mpo_environment
 from .mpo import networks as mpo_networks
 from .mpo.config import MPOParams
-from .nets import linear_layers
+from .nets import dense_layers
 from .registry import AgentEntry
 
 
@@ -149,7 +149,7 @@ class DQN(BasicsAgent, NetworkAgent):
         return dqn.train_dqn(env, params, seed, rng, generator, log)
 
     def policy(self, model):
-        layers = linear_layers(model)
+        layers = dense_layers(model)
         return lambda observation: dqn.greedy_action(layers, observation)
 
     def build(self, env, params):

@@ -8,7 +8,7 @@ import torch
 from rlstudy.agents import ddpg, dqn
 from rlstudy.agents.ddpg import DDPGParams
 from rlstudy.agents.dqn import DQNParams
-from rlstudy.agents.nets import linear_layers, relu_backward, relu_forward
+from rlstudy.agents.nets import dense_layers, relu_backward, relu_forward
 from rlstudy.agents.replay import Batch, ReplayBuffer
 from rlstudy.core.diagnostics import DiagnosticsLog
 from shipped_params import shipped
@@ -30,13 +30,13 @@ def test_dqn_target_by_hand():
     b = batch([1.0, 1.0, -1.0], [0.0, 1.0, 0.0], [[3.0], [3.0], [-2.0]])
     # max_a Q = 6, (terminal), -2
     expected = torch.tensor([1.0 + 0.5 * 6.0, 1.0, -1.0 + 0.5 * -2.0])
-    torch.testing.assert_close(dqn.td_targets([layer], b, 0.5), expected)
+    torch.testing.assert_close(torch.from_numpy(dqn.td_targets(dense_layers(layer), b, 0.5)), expected)
 
 
 def test_ddpg_target_by_hand():
     target = SimpleNamespace(actions=lambda s: 3 * s, values=lambda s, a: [s + a])  # Q(s', mu(s')) = 4 s'
     b = batch([0.5, 2.0], [0.0, 1.0], [[1.0], [5.0]])
-    torch.testing.assert_close(ddpg.critic_targets(target, b, 0.9), torch.tensor([0.5 + 0.9 * 4.0, 2.0]))
+    torch.testing.assert_close(torch.from_numpy(ddpg.critic_targets(target, b, 0.9)), torch.tensor([0.5 + 0.9 * 4.0, 2.0]))
 
 
 def test_epsilon_falls_linearly_then_stays():
@@ -103,13 +103,13 @@ def test_relu_backward_gets_autograds_gradients_of_parameters_and_inputs():
     (network(x) * weights).sum().backward()
     expected = [p.grad.clone() for p in network.parameters()]
     network.zero_grad(set_to_none=True)
-    layers = linear_layers(network)
-    outputs = relu_forward(layers, x.detach(), relu_last=True)
-    torch.testing.assert_close(outputs[-1], network(x).detach())
-    grad_input = relu_backward(layers, outputs, weights, relu_last=True, inputs=True)
+    layers = dense_layers(network)
+    outputs = relu_forward(layers, x.detach().numpy(), relu_last=True)
+    torch.testing.assert_close(torch.from_numpy(outputs[-1]), network(x).detach())
+    grad_input = relu_backward(layers, outputs, weights.numpy(), relu_last=True, inputs=True)
     for parameter, grad in zip(network.parameters(), expected):
         torch.testing.assert_close(parameter.grad, grad)
-    torch.testing.assert_close(grad_input, x.grad)
+    torch.testing.assert_close(torch.from_numpy(grad_input), x.grad)
 
 
 def test_hand_written_dqn_and_ddpg_gradients_equal_autograds():
@@ -119,7 +119,7 @@ def test_hand_written_dqn_and_ddpg_gradients_equal_autograds():
     b = Batch(torch.randn(64, 4, generator=generator), torch.randint(2, (64,), generator=generator),
               torch.randn(64, generator=generator), torch.randn(64, 4, generator=generator),
               (torch.rand(64, generator=generator) < 0.2).float())
-    loss, _, targets = dqn.td_gradients(linear_layers(network), linear_layers(target), b, 0.9)
+    loss, _, targets = dqn.td_gradients(dense_layers(network), dense_layers(target), b, 0.9)
     by_hand = [p.grad.clone() for p in network.parameters()]
     network.zero_grad(set_to_none=True)
     autograd_loss = torch.nn.functional.mse_loss(network(b.observations).gather(1, b.actions[:, None]).squeeze(1),
