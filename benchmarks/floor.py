@@ -1,7 +1,7 @@
 """How far each hot kernel is from this machine's floor.
 
 For every hot kernel (an SGD mini-batch per estimator, a CBO step in both settings, the basics
-agents' updates, BCQ's update) this prints its measured time, its arithmetic counted from the
+agents' updates, BCQ's and the offline DQN's update) this prints its measured time, its arithmetic counted from the
 shapes it works on (matrix-product flops, transcendental calls), the floor that arithmetic
 implies at the machine's best measured rate for each primitive, and floor / time.
 
@@ -380,11 +380,32 @@ def agent_kernels(updates: int):
     env, info = make_env("CartPole-v1", shipped(AtariPreprocessing, "offline", "atari_preprocessing"))
     buffer, _ = generate_buffer(DQN(info, params, torch.device("cpu")), env, info, 2000, 0, np.random.default_rng(0),
                                 0.2, 0.2, 0.0, "floor buffer")
-    bcq = BCQ(info, params, 0.3, torch.device("cpu"))
     sample = buffer.sample(params.batch_size, np.random.default_rng(1))
-    out.append(("BCQ update (CartPole, batch 64)", best_time(lambda: [bcq.update(sample) for _ in range(updates)], 3)
-                / updates, profiled_arithmetic(lambda: bcq.update(sample))))
+    for name, learner, heads in (("BCQ", BCQ(info, params, 0.3, torch.device("cpu")), 2),
+                                 ("offline DQN", DQN(info, params, torch.device("cpu")), 1)):
+        out.append((f"{name} update (CartPole, batch {params.batch_size})",
+                    best_time(lambda: [learner.update(sample) for _ in range(updates)], 3) / updates,
+                    offline_arithmetic(info.observation_shape[0], info.num_actions, params.batch_size, heads)))
     return out
+
+
+def offline_arithmetic(inputs: int, actions: int, rows: int, heads: int) -> Arithmetic:
+    """An offline learner's update on the CPU (double_dqn.Heads: NumPy, which the profiler does not
+    see), counted from the shapes: the online network on s' (the next action), the target's torso
+    and Q head on s', the online network on s, and the backward pass of the heads and the torso."""
+    arith = Arithmetic()
+    torso = [inputs, 256, 256]  # offline/networks.py: the MLP torso
+    for count in (heads, 1):
+        mlp_arithmetic(arith, torso, rows)
+        arith.add_gemm(rows, torso[-1], actions, count)
+    mlp_arithmetic(arith, torso, rows, backward=True)
+    arith.add_gemm(rows, torso[-1], actions, heads)
+    arith.add_gemm(actions, rows, torso[-1], heads)  # the heads' weight gradients
+    arith.add_gemm(rows, actions, torso[-1], heads)  # their gradients in the features
+    if heads == 2:  # BCQ's filter on s' and its imitation log-softmax on s
+        arith.calls["exp"] += 2 * rows * actions
+        arith.calls["log"] += rows
+    return arith
 
 
 # ---- the table --------------------------------------------------------------------------------
