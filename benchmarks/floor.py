@@ -1,7 +1,7 @@
 """How far each hot kernel is from this machine's floor.
 
 For every hot kernel (an SGD mini-batch per estimator, a CBO step in both settings, the basics
-agents' updates, BCQ's update) this prints its measured time, its arithmetic counted from the
+agents' updates, BCQ's and the offline DQN's update) this prints its measured time, its arithmetic counted from the
 shapes it works on (matrix-product flops, transcendental calls), the floor that arithmetic
 implies at the machine's best measured rate for each primitive, and floor / time.
 
@@ -276,15 +276,31 @@ def profiled_arithmetic(fn) -> Arithmetic:
     return arith
 
 
+def mlp_arithmetic(arith: Arithmetic, sizes: list[int], rows: int, backward: bool = False,
+                   parameters: bool = True, inputs: bool = False) -> None:
+    """A forward pass of Linear layers of `sizes` over `rows` inputs and, with `backward`, the
+    hand-written backward pass of nets.relu_backward (each weight's gradient if `parameters`, the
+    gradient of every layer's input but the first's, and the first's too if `inputs`)."""
+    layers = list(zip(sizes[:-1], sizes[1:]))
+    for n_in, n_out in layers:
+        arith.add_gemm(rows, n_in, n_out)
+    if backward:
+        for i, (n_in, n_out) in enumerate(layers):
+            if parameters:
+                arith.add_gemm(n_out, rows, n_in)
+            if i or inputs:
+                arith.add_gemm(rows, n_out, n_in)
+
+
 def agent_kernels(updates: int):
     """(name, seconds per update, arithmetic) of DQN, DDPG, MPO and BCQ as their loops run them."""
     import gymnasium as gym
-    import torch.nn.functional as F
     from bellman_problem import shipped  # each learner's parameters as the shipped config gives them
 
     from rlstudy.agents import ddpg, dqn
     from rlstudy.agents.mpo.config import MPOParams
     from rlstudy.agents.mpo.learner import MPO
+    from rlstudy.agents.nets import dense_layers
     from rlstudy.agents.replay import Batch, ReplayBuffer
 
     gen = torch.Generator().manual_seed(0)
@@ -300,39 +316,44 @@ def agent_kernels(updates: int):
     env = gym.make("CartPole-v1")
     p = shipped(dqn.DQNParams, "dqn", "params")
     network, target = dqn.q_network(env, p, gen), dqn.q_network(env, p, gen)
-    opt = torch.optim.Adam(network.parameters(), lr=p.learning_rate)
+    layers, target_layers = dense_layers(network), dense_layers(target)
+    opt = dqn.adam(network, p)
     batch = batch_of(4, 2, p.batch_size, True)
 
     def dqn_update():
-        chosen = network(batch.observations).gather(1, batch.actions.unsqueeze(1)).squeeze(1)
-        loss = F.mse_loss(chosen, dqn.td_targets(target, batch, p.gamma))
-        opt.zero_grad()
-        loss.backward()
+        dqn.td_gradients(layers, target_layers, batch, p.gamma)
         opt.step()
+    arith = Arithmetic()  # counted from the shapes: the products run in NumPy, which the profiler does not see
+    sizes = [4, *p.hidden, 2]
+    mlp_arithmetic(arith, sizes, p.batch_size)  # the target network on s'
+    mlp_arithmetic(arith, sizes, p.batch_size, backward=True)
     out.append(("DQN update (CartPole, batch 128, 120-84)", best_time(lambda: [dqn_update() for _ in range(updates)], 3)
-                / updates, profiled_arithmetic(dqn_update)))
+                / updates, arith))
 
     # DDPG, Pendulum (256-256), critic and actor update of ddpg.train_ddpg (actor every policy_every)
     env = gym.make("Pendulum-v1")
     p = shipped(ddpg.DDPGParams, "ddpg", "params")
     model, tgt = ddpg.ActorCritic(env, p, gen), ddpg.ActorCritic(env, p, gen)
-    a_opt = torch.optim.Adam(model.actor.parameters(), lr=p.actor_learning_rate)
-    c_opt = torch.optim.Adam(model.critic.parameters(), lr=p.critic_learning_rate)
+    online, target_layers = ddpg.Layers(model), ddpg.Layers(tgt)
+    a_opt, c_opt = ddpg.adams(model, p)
     batch = batch_of(3, 1, p.batch_size, False)
 
     def ddpg_update():
-        q = model.critic(batch.observations, batch.actions)
-        loss = F.mse_loss(q, ddpg.critic_targets(tgt, batch, p.gamma))
-        c_opt.zero_grad()
-        loss.backward()
+        ddpg.critic_gradients(online, target_layers, batch, p.gamma)
         c_opt.step()
-        actor_loss = -model.critic(batch.observations, model.actor(batch.observations)).mean()
-        a_opt.zero_grad()
-        actor_loss.backward()
+        ddpg.actor_gradients(online, batch.observations)
         a_opt.step()
         ddpg.polyak_update(tgt, model, p.polyak)
+    arith = Arithmetic()
+    actor_sizes, critic_sizes = [3, *p.hidden, 1], [4, *p.hidden, 1]
+    mlp_arithmetic(arith, actor_sizes, p.batch_size)  # the targets' mu'(s') and Q'(s', mu'(s'))
+    mlp_arithmetic(arith, critic_sizes, p.batch_size)
+    mlp_arithmetic(arith, critic_sizes, p.batch_size, backward=True)  # the critic's step
+    mlp_arithmetic(arith, actor_sizes, p.batch_size, backward=True)  # the actor's, through the critic
+    mlp_arithmetic(arith, critic_sizes, p.batch_size, backward=True, parameters=False, inputs=True)
+    arith.calls["tanh"] += 2 * p.batch_size
     out.append(("DDPG critic+actor update (Pendulum, batch 256, 256-256)",
-                best_time(lambda: [ddpg_update() for _ in range(updates)], 3) / updates, profiled_arithmetic(ddpg_update)))
+                best_time(lambda: [ddpg_update() for _ in range(updates)], 3) / updates, arith))
 
     # MPO, Pendulum (128-128, 20 action samples)
     p = shipped(MPOParams, "mpo")
@@ -359,11 +380,32 @@ def agent_kernels(updates: int):
     env, info = make_env("CartPole-v1", shipped(AtariPreprocessing, "offline", "atari_preprocessing"))
     buffer, _ = generate_buffer(DQN(info, params, torch.device("cpu")), env, info, 2000, 0, np.random.default_rng(0),
                                 0.2, 0.2, 0.0, "floor buffer")
-    bcq = BCQ(info, params, 0.3, torch.device("cpu"))
     sample = buffer.sample(params.batch_size, np.random.default_rng(1))
-    out.append(("BCQ update (CartPole, batch 64)", best_time(lambda: [bcq.update(sample) for _ in range(updates)], 3)
-                / updates, profiled_arithmetic(lambda: bcq.update(sample))))
+    for name, learner, heads in (("BCQ", BCQ(info, params, 0.3, torch.device("cpu")), 2),
+                                 ("offline DQN", DQN(info, params, torch.device("cpu")), 1)):
+        out.append((f"{name} update (CartPole, batch {params.batch_size})",
+                    best_time(lambda: [learner.update(sample) for _ in range(updates)], 3) / updates,
+                    offline_arithmetic(info.observation_shape[0], info.num_actions, params.batch_size, heads)))
     return out
+
+
+def offline_arithmetic(inputs: int, actions: int, rows: int, heads: int) -> Arithmetic:
+    """An offline learner's update on the CPU (double_dqn.Heads: NumPy, which the profiler does not
+    see), counted from the shapes: the online network on s' (the next action), the target's torso
+    and Q head on s', the online network on s, and the backward pass of the heads and the torso."""
+    arith = Arithmetic()
+    torso = [inputs, 256, 256]  # offline/networks.py: the MLP torso
+    for count in (heads, 1):
+        mlp_arithmetic(arith, torso, rows)
+        arith.add_gemm(rows, torso[-1], actions, count)
+    mlp_arithmetic(arith, torso, rows, backward=True)
+    arith.add_gemm(rows, torso[-1], actions, heads)
+    arith.add_gemm(actions, rows, torso[-1], heads)  # the heads' weight gradients
+    arith.add_gemm(rows, actions, torso[-1], heads)  # their gradients in the features
+    if heads == 2:  # BCQ's filter on s' and its imitation log-softmax on s
+        arith.calls["exp"] += 2 * rows * actions
+        arith.calls["log"] += rows
+    return arith
 
 
 # ---- the table --------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ BENCHMARKS = ROOT / "benchmarks"
 # script -> its arguments at its smallest scale (a few seconds each)
 QUICK = {
     "floor.py": ["--quick"],
+    "update_levers.py": ["--rounds", "1"],
     "agents_speed.py": ["0.1"],  # the least scale at which DDPG and MPO finish an episode (200 steps)
     "diagnostics_overhead.py": ["--scale", "0.01"],
     "offline_rl_speed.py": ["--updates", "10", "--atari-updates", "2"],

@@ -12,14 +12,13 @@ from typing import ClassVar
 import gymnasium as gym
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from rlstudy.core.diagnostics import STATISTICS_EVERY, DiagnosticsLog, grad_norm, td_statistics
 from rlstudy.core.progress import progress
 
 from .episodes import check_finite
-from .nets import frozen, mlp
+from .nets import dense_layers, mlp, relu_backward, relu_forward
 from .replay import Batch, Collector, ReplayBuffer
 
 
@@ -76,23 +75,74 @@ class ActorCritic(nn.Module):
         self.critic = Critic(observation_dim, int(np.prod(env.action_space.shape)), params.hidden, generator)
 
 
-def critic_targets(target: ActorCritic, batch: Batch, gamma: float) -> torch.Tensor:
+class Layers:
+    """The Linear layers of an ActorCritic's actor and critic (nets.Dense: NumPy views of the
+    tensors) and the actor's action scale, for the updates' hand-written passes."""
+
+    def __init__(self, model: ActorCritic):
+        self.actor, self.critic = dense_layers(model.actor), dense_layers(model.critic)
+        self.scale, self.centre = model.actor.scale.numpy(), model.actor.centre.numpy()
+
+    def act(self, observations: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+        """The actor's outputs by layer and tanh(f(s)) (before scaling)."""
+        outputs = relu_forward(self.actor, observations)
+        return outputs, np.tanh(outputs[-1])
+
+    def actions(self, observations: np.ndarray) -> np.ndarray:
+        return self.act(observations)[1] * self.scale + self.centre
+
+    def values(self, observations: np.ndarray, actions: np.ndarray) -> list[np.ndarray]:
+        """The critic's outputs by layer, its input [s, a] first and Q(s, a) (shape (B, 1)) last."""
+        return relu_forward(self.critic, np.concatenate([observations, actions], axis=1))
+
+
+def adams(model: ActorCritic, params: DDPGParams) -> tuple[torch.optim.Adam, torch.optim.Adam]:
+    """The actor's and the critic's optimiser: each one fused Adam step over its parameters."""
+    return (torch.optim.Adam(model.actor.parameters(), lr=params.actor_learning_rate, fused=True),
+            torch.optim.Adam(model.critic.parameters(), lr=params.critic_learning_rate, fused=True))
+
+
+def critic_targets(target: Layers, batch: Batch, gamma: float) -> np.ndarray:
     """r + gamma * Q_target(s', mu_target(s')), without the bootstrap after a terminal state."""
-    with torch.no_grad():
-        next_values = target.critic(batch.next_observations, target.actor(batch.next_observations))
-    return batch.rewards + gamma * (1.0 - batch.terminated) * next_values
+    next_observations = batch.next_observations.numpy()
+    next_values = target.values(next_observations, target.actions(next_observations))[-1][:, 0]
+    return batch.rewards.numpy() + np.float32(gamma) * (1.0 - batch.terminated.numpy()) * next_values
+
+
+def critic_gradients(online: Layers, target: Layers, batch: Batch,
+                     gamma: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The critic's mean squared TD error's gradient written into its layers' .grad by hand;
+    returns the loss, Q(s, a) and the targets."""
+    targets = critic_targets(target, batch, gamma)
+    outputs = online.values(batch.observations.numpy(), batch.actions.numpy())
+    q = outputs[-1][:, 0]
+    error = q - targets
+    relu_backward(online.critic, outputs, (error * np.float32(2.0 / len(error)))[:, None])
+    return torch.from_numpy(np.asarray(np.mean(error * error))), torch.from_numpy(q), torch.from_numpy(targets)
+
+
+def actor_gradients(online: Layers, observations: torch.Tensor) -> torch.Tensor:
+    """The gradient of -mean Q(s, mu(s)) written into the actor's layers' .grad by hand, through
+    the critic without its own parameters' gradients; returns that loss."""
+    observations = observations.numpy()
+    actor_outputs, squashed = online.act(observations)
+    critic_outputs = online.values(observations, squashed * online.scale + online.centre)
+    rows = len(observations)
+    grad_q = np.full((rows, 1), -1.0 / rows, dtype=np.float32)
+    grad_input = relu_backward(online.critic, critic_outputs, grad_q, parameters=False, inputs=True)
+    grad_actions = grad_input[:, observations.shape[1]:] * online.scale
+    relu_backward(online.actor, actor_outputs, grad_actions * (1.0 - squashed * squashed))
+    return torch.from_numpy(np.asarray(-np.mean(critic_outputs[-1])))
 
 
 def polyak_update(target: nn.Module, online: nn.Module, polyak: float) -> None:
-    """target <- target + polyak * (online - target), parameter by parameter."""
+    """target <- target + polyak * (online - target), every parameter in one fused call."""
     with torch.no_grad():
-        for t, p in zip(target.parameters(), online.parameters()):
-            t.lerp_(p, polyak)
+        torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), polyak)
 
 
-def greedy_action(model: ActorCritic, observation) -> np.ndarray:
-    with torch.no_grad():
-        return model.actor(torch.as_tensor(observation, dtype=torch.float32)).numpy()
+def greedy_action(layers: Layers, observation) -> np.ndarray:
+    return layers.actions(np.asarray(observation, dtype=np.float32)[None])[0]
 
 
 def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Generator, generator: torch.Generator,
@@ -102,8 +152,8 @@ def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Gener
     log = DiagnosticsLog() if log is None else log
     model = ActorCritic(env, params, generator)
     target = copy.deepcopy(model)
-    actor_optimiser = torch.optim.Adam(model.actor.parameters(), lr=params.actor_learning_rate)
-    critic_optimiser = torch.optim.Adam(model.critic.parameters(), lr=params.critic_learning_rate)
+    online, target_layers = Layers(model), Layers(target)
+    actor_optimiser, critic_optimiser = adams(model, params)
     space = env.action_space
     buffer = ReplayBuffer(min(params.buffer_size, params.total_steps), env.observation_space.shape, space.shape)
     noise_scale = params.exploration_noise * (space.high - space.low) / 2
@@ -115,27 +165,20 @@ def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Gener
         if step < random_steps:
             action = rng.uniform(space.low, space.high).astype(np.float32)
         else:
-            action = greedy_action(model, collector.observation) + rng.normal(0.0, noise_scale)
+            action = greedy_action(online, collector.observation) + rng.normal(0.0, noise_scale)
             action = np.clip(action, space.low, space.high).astype(np.float32)
         collector.step(action, step)
 
         if step > random_steps:
             batch = buffer.sample(params.batch_size, rng)
-            q = model.critic(batch.observations, batch.actions)
-            targets = critic_targets(target, batch, params.gamma)
-            critic_loss = F.mse_loss(q, targets)
-            critic_optimiser.zero_grad()
-            critic_loss.backward()
+            critic_loss, q, targets = critic_gradients(online, target_layers, batch, params.gamma)
             measure = step % STATISTICS_EVERY == 0
             stats = {**td_statistics(critic_loss, q, targets), "grad_norm": grad_norm(model.critic.parameters()),
                      **noise_stats} if measure else {}
             critic_optimiser.step()
             check_finite(critic_loss.item(), "DDPG critic loss", step)
             if step % params.policy_every == 0:
-                with frozen(model.critic):
-                    actor_loss = -model.critic(batch.observations, model.actor(batch.observations)).mean()
-                    actor_optimiser.zero_grad()
-                    actor_loss.backward()
+                actor_loss = actor_gradients(online, batch.observations)
                 if measure:
                     stats |= {"loss_policy": actor_loss.item(),
                               "grad_norm_policy": grad_norm(model.actor.parameters())}

@@ -12,14 +12,13 @@ from typing import ClassVar
 import gymnasium as gym
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from rlstudy.core.diagnostics import STATISTICS_EVERY, DiagnosticsLog, grad_norm, td_statistics
 from rlstudy.core.progress import progress
 
 from .episodes import check_finite
-from .nets import mlp
+from .nets import Dense, dense_layers, mlp, relu_backward, relu_forward
 from .replay import Batch, Collector, ReplayBuffer
 
 
@@ -48,21 +47,39 @@ def q_network(env: gym.Env, params: DQNParams, generator: torch.Generator) -> nn
     return mlp(sizes, generator)
 
 
+def adam(network: nn.Module, params: DQNParams) -> torch.optim.Adam:
+    """One fused Adam step over every parameter (its element-wise update in one pass)."""
+    return torch.optim.Adam(network.parameters(), lr=params.learning_rate, fused=True)
+
+
 def epsilon_at(step: int, params: DQNParams) -> float:
     slope = (params.epsilon_end - params.epsilon_start) / (params.exploration_fraction * params.total_steps)
     return max(params.epsilon_end, params.epsilon_start + slope * step)
 
 
-def td_targets(target_network: nn.Module, batch: Batch, gamma: float) -> torch.Tensor:
+def td_targets(target_layers: list[Dense], batch: Batch, gamma: float) -> np.ndarray:
     """r + gamma * max_a' Q_target(s', a'), without the bootstrap after a terminal state."""
-    with torch.no_grad():
-        next_values = target_network(batch.next_observations).max(dim=1).values
-    return batch.rewards + gamma * (1.0 - batch.terminated) * next_values
+    next_values = relu_forward(target_layers, batch.next_observations.numpy())[-1].max(axis=1)
+    return batch.rewards.numpy() + np.float32(gamma) * (1.0 - batch.terminated.numpy()) * next_values
 
 
-def greedy_action(network: nn.Module, observation) -> int:
-    with torch.no_grad():
-        return int(network(torch.as_tensor(observation, dtype=torch.float32)).argmax())
+def td_gradients(layers: list[Dense], target_layers: list[Dense], batch: Batch,
+                 gamma: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The mean squared TD error's gradient written into the layers' .grad, by hand (nets.relu_backward:
+    the products autograd would run, without its graph); returns the loss, Q(s, a) and the targets."""
+    targets = td_targets(target_layers, batch, gamma)
+    outputs = relu_forward(layers, batch.observations.numpy())
+    rows, actions = np.arange(len(targets)), batch.actions.numpy()
+    chosen = outputs[-1][rows, actions]
+    error = chosen - targets
+    grad = np.zeros_like(outputs[-1])
+    grad[rows, actions] = error * np.float32(2.0 / len(error))
+    relu_backward(layers, outputs, grad)
+    return torch.from_numpy(np.asarray(np.mean(error * error))), torch.from_numpy(chosen), torch.from_numpy(targets)
+
+
+def greedy_action(layers: list[Dense], observation) -> int:
+    return int(relu_forward(layers, np.asarray(observation, dtype=np.float32)[None])[-1].argmax())
 
 
 def buffer_composition(buffer: ReplayBuffer) -> dict[str, float]:
@@ -80,7 +97,8 @@ def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generat
     log = DiagnosticsLog() if log is None else log
     network = q_network(env, params, generator)
     target_network = copy.deepcopy(network)
-    optimiser = torch.optim.Adam(network.parameters(), lr=params.learning_rate)
+    layers, target_layers = dense_layers(network), dense_layers(target_network)
+    optimiser = adam(network, params)
     buffer = ReplayBuffer(min(params.buffer_size, params.total_steps), env.observation_space.shape, (), np.int64)
     learning_starts = int(params.learning_starts * params.total_steps)
     bar = progress(range(params.total_steps), desc="DQN steps")
@@ -89,16 +107,12 @@ def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generat
         if rng.random() < epsilon_at(step, params):
             action = int(rng.integers(env.action_space.n))
         else:
-            action = greedy_action(network, collector.observation)
+            action = greedy_action(layers, collector.observation)
         collector.step(action, step)
 
         if step > learning_starts and step % params.train_every == 0:
             batch = buffer.sample(params.batch_size, rng)
-            chosen = network(batch.observations).gather(1, batch.actions.unsqueeze(1)).squeeze(1)
-            targets = td_targets(target_network, batch, params.gamma)
-            loss = F.mse_loss(chosen, targets)
-            optimiser.zero_grad()
-            loss.backward()
+            loss, chosen, targets = td_gradients(layers, target_layers, batch, params.gamma)
             if (step // params.train_every) % STATISTICS_EVERY == 0:
                 log.add({**td_statistics(loss, chosen, targets), "grad_norm": grad_norm(network.parameters()),
                          "epsilon": epsilon_at(step, params)})

@@ -23,6 +23,7 @@ from .episodes import make_env
 from .mpo import environment as mpo_environment
 from .mpo import networks as mpo_networks
 from .mpo.config import MPOParams
+from .nets import dense_layers
 from .registry import AgentEntry
 
 
@@ -148,7 +149,8 @@ class DQN(BasicsAgent, NetworkAgent):
         return dqn.train_dqn(env, params, seed, rng, generator, log)
 
     def policy(self, model):
-        return lambda observation: dqn.greedy_action(model, observation)
+        layers = dense_layers(model)
+        return lambda observation: dqn.greedy_action(layers, observation)
 
     def build(self, env, params):
         return dqn.q_network(env, params, torch.Generator())
@@ -164,7 +166,8 @@ class DDPG(BasicsAgent, NetworkAgent):
         return ddpg.train_ddpg(env, params, seed, rng, generator, log)
 
     def policy(self, model):
-        return lambda observation: ddpg.greedy_action(model, observation)
+        layers = ddpg.Layers(model)
+        return lambda observation: ddpg.greedy_action(layers, observation)
 
     def build(self, env, params):
         return ddpg.ActorCritic(env, params, torch.Generator())

@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rlstudy.agents.nets import Dense, dense_layers, relu_backward, relu_forward
 from rlstudy.core.diagnostics import STATISTICS_EVERY, grad_norm, td_statistics
 from rlstudy.core.errors import DivergenceError
 
@@ -61,6 +62,57 @@ def double_q_target(next_actions: torch.Tensor, target_next_q: torch.Tensor, bat
     return batch.rewards + gamma * batch.not_done * next_value
 
 
+def smooth_l1(difference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The Huber loss (beta 1) of the differences, averaged, and its gradient in each difference."""
+    size = np.abs(difference)
+    loss = np.where(size < 1.0, 0.5 * difference * difference, size - 0.5).mean()
+    return np.asarray(loss), np.clip(difference, -1.0, 1.0) / np.float32(len(difference))
+
+
+class Heads:
+    """A non-Atari network's torso (Linear layers, each followed by ReLU) and the named one-Linear
+    heads on its features, as nets.Dense, for the updates' hand-written passes (on the CPU: the
+    products and element-wise passes of these small layers cost less in NumPy than in PyTorch,
+    whose per-call cost, autograd's graph included, made most of an update)."""
+
+    def __init__(self, network: nn.Module, heads: tuple[str, ...]):
+        self.torso = dense_layers(network.torso)
+        self.heads = [Dense(getattr(network, name)) for name in heads]
+
+    def forward(self, states: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """The torso's outputs by layer (relu_forward's) and each head's output."""
+        outputs = relu_forward(self.torso, states, relu_last=True)
+        return outputs, [outputs[-1] @ head.weight.T + head.bias for head in self.heads]
+
+    def backward(self, outputs: list[np.ndarray], grads: list[np.ndarray]) -> None:
+        """Writes every parameter's gradient given d loss / d each head's output."""
+        grad_features = 0.0
+        for head, grad in zip(self.heads, grads):
+            np.matmul(grad.T, outputs[-1], out=head.weight_grad)
+            np.sum(grad, axis=0, out=head.bias_grad)
+            grad_features = grad_features + grad @ head.weight
+        relu_backward(self.torso, outputs, grad_features, relu_last=True)
+
+
+def hand_heads(network: nn.Module, heads: tuple[str, ...], info: EnvInfo, device: torch.device) -> Heads | None:
+    """The network's Heads where a learner's update runs its hand-written passes (an MLP on the
+    CPU), else None: autograd's (Atari's convolutions, a GPU)."""
+    return Heads(network, heads) if not info.is_atari and device.type == "cpu" else None
+
+
+def hand_td(target_layers: Heads, next_actions: np.ndarray, q: np.ndarray, batch: Batch,
+            gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """double_q_target and the Huber TD loss by hand: (loss, Q(s, a), the targets, d loss / d Q(s, .))."""
+    rows, actions = np.arange(len(q)), batch.actions.numpy()
+    target_next_q = target_layers.forward(batch.next_states.numpy())[1][0][rows, next_actions]
+    target = batch.rewards.numpy() + np.float32(gamma) * batch.not_done.numpy() * target_next_q
+    chosen = q[rows, actions]
+    loss, grad_chosen = smooth_l1(chosen - target)
+    grad_q = np.zeros_like(q)
+    grad_q[rows, actions] = grad_chosen
+    return loss, chosen, target, grad_q
+
+
 class Learner:
     def __init__(self, network: nn.Module, params: LearnerParams, device: torch.device):
         self.params = params
@@ -68,7 +120,7 @@ class Learner:
         self.network = network.to(device)
         self.target = copy.deepcopy(self.network)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=params.lr, eps=params.adam_eps,
-                                          foreach=True)
+                                          fused=True)  # one pass over every parameter
         self.updates = 0
 
     def loss(self, batch: Batch, measure: bool) -> tuple[torch.Tensor, dict[str, float]]:
@@ -89,18 +141,24 @@ class Learner:
         """One Adam step on the loss; on every STATISTICS_EVERY-th update its statistics (the loss's
         terms, Q, targets, gradient norm), else {}."""
         measure = self.updates % STATISTICS_EVERY == 0
-        loss, stats = self.loss(batch.to(self.device), measure)
+        loss, stats = self.gradients(batch.to(self.device), measure)
         if not torch.isfinite(loss):
             raise DivergenceError(f"{type(self).__name__} loss is {loss.item()} after {self.updates} updates; "
                                   "lower the learning rate")
-        self.optimizer.zero_grad()
-        loss.backward()
         if measure:
             stats["grad_norm"] = grad_norm(self.network.parameters())
         self.optimizer.step()
         self.updates += 1
         self._update_target()
         return stats
+
+    def gradients(self, batch: Batch, measure: bool) -> tuple[torch.Tensor, dict[str, float]]:
+        """The loss and (if `measure`) its statistics, with its gradient in the parameters' .grad:
+        autograd's, unless a learner computes them by hand."""
+        loss, stats = self.loss(batch, measure)
+        self.optimizer.zero_grad()
+        loss.backward()
+        return loss, stats
 
     def _update_target(self) -> None:
         if self.params.polyak_target_update:
@@ -124,6 +182,18 @@ class Learner:
 class DQN(Learner):
     def __init__(self, info: EnvInfo, params: LearnerParams, device: torch.device):
         super().__init__(QNetwork(info), params, device)
+        self.layers = hand_heads(self.network, ("q",), info, device)
+        self.target_layers = hand_heads(self.target, ("q",), info, device)
+
+    def gradients(self, batch: Batch, measure: bool) -> tuple[torch.Tensor, dict[str, float]]:
+        if self.layers is None:
+            return super().gradients(batch, measure)
+        next_actions = self.layers.forward(batch.next_states.numpy())[1][0].argmax(1)
+        outputs, (q,) = self.layers.forward(batch.states.numpy())
+        loss, chosen, target, grad_q = hand_td(self.target_layers, next_actions, q, batch, self.params.gamma)
+        self.layers.backward(outputs, [grad_q])
+        loss = torch.from_numpy(loss)
+        return loss, td_statistics(loss, torch.from_numpy(chosen), torch.from_numpy(target)) if measure else {}
 
     def greedy(self, states: torch.Tensor) -> torch.Tensor:
         return self.network(states).argmax(1)

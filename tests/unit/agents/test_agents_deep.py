@@ -8,7 +8,7 @@ import torch
 from rlstudy.agents import ddpg, dqn
 from rlstudy.agents.ddpg import DDPGParams
 from rlstudy.agents.dqn import DQNParams
-from rlstudy.agents.nets import frozen
+from rlstudy.agents.nets import dense_layers, relu_backward, relu_forward
 from rlstudy.agents.replay import Batch, ReplayBuffer
 from rlstudy.core.diagnostics import DiagnosticsLog
 from shipped_params import shipped
@@ -23,17 +23,20 @@ def batch(rewards, terminated, next_observations):
 
 
 def test_dqn_target_by_hand():
-    target_network = lambda s: torch.cat([s, 2 * s], dim=1)  # noqa: E731  Q(s', .) = (s', 2 s')
+    layer = torch.nn.Linear(1, 2)
+    with torch.no_grad():
+        layer.weight.copy_(torch.tensor([[1.0], [2.0]]))
+        layer.bias.zero_()  # Q(s', .) = (s', 2 s')
     b = batch([1.0, 1.0, -1.0], [0.0, 1.0, 0.0], [[3.0], [3.0], [-2.0]])
     # max_a Q = 6, (terminal), -2
     expected = torch.tensor([1.0 + 0.5 * 6.0, 1.0, -1.0 + 0.5 * -2.0])
-    torch.testing.assert_close(dqn.td_targets(target_network, b, 0.5), expected)
+    torch.testing.assert_close(torch.from_numpy(dqn.td_targets(dense_layers(layer), b, 0.5)), expected)
 
 
 def test_ddpg_target_by_hand():
-    target = SimpleNamespace(actor=lambda s: 3 * s, critic=lambda s, a: (s + a).squeeze(1))  # Q(s', mu(s')) = 4 s'
+    target = SimpleNamespace(actions=lambda s: 3 * s, values=lambda s, a: [s + a])  # Q(s', mu(s')) = 4 s'
     b = batch([0.5, 2.0], [0.0, 1.0], [[1.0], [5.0]])
-    torch.testing.assert_close(ddpg.critic_targets(target, b, 0.9), torch.tensor([0.5 + 0.9 * 4.0, 2.0]))
+    torch.testing.assert_close(torch.from_numpy(ddpg.critic_targets(target, b, 0.9)), torch.tensor([0.5 + 0.9 * 4.0, 2.0]))
 
 
 def test_epsilon_falls_linearly_then_stays():
@@ -93,27 +96,78 @@ def test_dqn_and_ddpg_runs_are_bit_reproducible():
     assert returns_a.frame()["step"].tolist() == [200]  # Pendulum: 200-step episodes
 
 
-def test_the_actor_update_leaves_the_critic_out_of_autograd_and_gets_the_same_gradients():
+def test_relu_backward_gets_autograds_gradients_of_parameters_and_inputs():
+    network = torch.nn.Sequential(torch.nn.Linear(3, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4), torch.nn.ReLU())
+    x = torch.randn(64, 3, generator=torch.Generator().manual_seed(1), requires_grad=True)
+    weights = torch.randn(64, 4, generator=torch.Generator().manual_seed(2))
+    (network(x) * weights).sum().backward()
+    expected = [p.grad.clone() for p in network.parameters()]
+    network.zero_grad(set_to_none=True)
+    layers = dense_layers(network)
+    outputs = relu_forward(layers, x.detach().numpy(), relu_last=True)
+    torch.testing.assert_close(torch.from_numpy(outputs[-1]), network(x).detach())
+    grad_input = relu_backward(layers, outputs, weights.numpy(), relu_last=True, inputs=True)
+    for parameter, grad in zip(network.parameters(), expected):
+        torch.testing.assert_close(parameter.grad, grad)
+    torch.testing.assert_close(torch.from_numpy(grad_input), x.grad)
+
+
+def test_hand_written_dqn_and_ddpg_gradients_equal_autograds():
+    generator = torch.Generator().manual_seed(0)
+    params = shipped(DQNParams, "dqn", "params", hidden=(32, 16))
+    network, target = (dqn.q_network(gym.make("CartPole-v1"), params, generator) for _ in range(2))
+    b = Batch(torch.randn(64, 4, generator=generator), torch.randint(2, (64,), generator=generator),
+              torch.randn(64, generator=generator), torch.randn(64, 4, generator=generator),
+              (torch.rand(64, generator=generator) < 0.2).float())
+    loss, _, targets = dqn.td_gradients(dense_layers(network), dense_layers(target), b, 0.9)
+    by_hand = [p.grad.clone() for p in network.parameters()]
+    network.zero_grad(set_to_none=True)
+    autograd_loss = torch.nn.functional.mse_loss(network(b.observations).gather(1, b.actions[:, None]).squeeze(1),
+                                                 targets)
+    autograd_loss.backward()
+    torch.testing.assert_close(loss, autograd_loss.detach())
+    for parameter, grad in zip(network.parameters(), by_hand):
+        torch.testing.assert_close(parameter.grad, grad)
+
     env = gym.make("Pendulum-v1")
-    params = shipped(DDPGParams, "ddpg", "params", hidden=(64, 64))
-    model = ddpg.ActorCritic(env, params, torch.Generator().manual_seed(0))
-    observations = torch.randn(32, 3, generator=torch.Generator().manual_seed(1))
+    ddpg_params = shipped(DDPGParams, "ddpg", "params", hidden=(64, 64))
+    model, target_model = ddpg.ActorCritic(env, ddpg_params, generator), ddpg.ActorCritic(env, ddpg_params, generator)
+    online = ddpg.Layers(model)
+    b = Batch(b.observations[:, :3], torch.rand(64, 1, generator=generator) * 4 - 2, b.rewards,
+              b.next_observations[:, :3], b.terminated)
+    critic_loss, _, targets = ddpg.critic_gradients(online, ddpg.Layers(target_model), b, 0.9)
+    actor_loss = ddpg.actor_gradients(online, b.observations)
+    by_hand = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    expected_critic_loss = torch.nn.functional.mse_loss(model.critic(b.observations, b.actions), targets)
+    expected_actor_loss = -model.critic(b.observations, model.actor(b.observations)).mean()
+    model.actor.zero_grad()
+    expected_critic_loss.backward()
+    critic_grads = [p.grad.clone() for p in model.critic.parameters()]
+    model.zero_grad(set_to_none=True)
+    expected_actor_loss.backward()  # the actor's gradients through the critic
+    torch.testing.assert_close(critic_loss, expected_critic_loss.detach())
+    torch.testing.assert_close(actor_loss, expected_actor_loss.detach())
+    hand_actor, hand_critic = by_hand[:len(list(model.actor.parameters()))], by_hand[len(list(model.actor.parameters())):]
+    for parameter, grad in zip(model.actor.parameters(), hand_actor):
+        torch.testing.assert_close(parameter.grad, grad)
+    for expected, grad in zip(critic_grads, hand_critic):
+        torch.testing.assert_close(expected, grad)
 
-    def actor_gradients(freeze: bool):
-        model.zero_grad(set_to_none=True)
-        if freeze:
-            with frozen(model.critic):
-                (-model.critic(observations, model.actor(observations)).mean()).backward()
-        else:
-            (-model.critic(observations, model.actor(observations)).mean()).backward()
-        return [p.grad.clone() for p in model.actor.parameters()], [p.grad for p in model.critic.parameters()]
 
-    (plain, critic_plain), (skipped, critic_skipped) = actor_gradients(False), actor_gradients(True)
-    assert all(g is not None for g in critic_plain) and all(g is None for g in critic_skipped)
-    assert all(torch.equal(a, b) for a, b in zip(plain, skipped))  # bit for bit
+def test_fused_adam_steps_are_bit_reproducible():
+    """The agents' optimiser (fused Adam on the CPU): the same gradients give the same bits, step after step."""
+    def run():
+        layer = torch.nn.Linear(8, 4)
+        with torch.no_grad():
+            for parameter in layer.parameters():
+                parameter.copy_(torch.linspace(-1, 1, parameter.numel()).reshape(parameter.shape))
+        optimiser = torch.optim.Adam(layer.parameters(), lr=1e-2, fused=True)
+        generator = torch.Generator().manual_seed(3)
+        for _ in range(50):
+            for parameter in layer.parameters():
+                parameter.grad = torch.randn(parameter.shape, generator=generator)
+            optimiser.step()
+        return [parameter.detach().clone() for parameter in layer.parameters()]
 
-    layer = model.critic.net[0]
-    layer.bias.requires_grad_(False)
-    with pytest.raises(RuntimeError), frozen(model.critic):
-        raise RuntimeError("the flags come back even on an error")
-    assert layer.weight.requires_grad and not layer.bias.requires_grad
+    assert all(torch.equal(a, b) for a, b in zip(run(), run()))

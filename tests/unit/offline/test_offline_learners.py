@@ -137,3 +137,28 @@ def test_atari_states_are_uint8_stacks_of_84x84_frames_and_rewards_are_clipped_f
     assert state.dtype == np.uint8 and not state[:3].any() and state[3].any()  # zeros before the first frame
     assert info.clip_rewards
     assert env.spec.max_episode_steps == 27000 or env.unwrapped.spec.max_episode_steps == 27000
+
+
+@pytest.mark.parametrize("make", [lambda params: DQN(INFO, params, CPU), lambda params: BCQ(INFO, params, 0.3, CPU)],
+                         ids=["dqn", "bcq"])
+def test_hand_written_gradients_and_statistics_equal_autograds(make):
+    """On the CPU an MLP learner's update computes its loss's gradient by hand (double_dqn.Heads);
+    autograd's backward of the learner's `loss` is the reference."""
+    torch.manual_seed(0)
+    learner = make(shipped(LearnerParams, "offline", "regular", gamma=0.9))
+    with torch.no_grad():
+        for p in learner.target.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    b = batch()
+    b.rewards[1] = 40.0  # a TD error beyond the Huber loss's quadratic part
+    assert learner.layers is not None
+    loss, stats = learner.gradients(b, measure=True)
+    by_hand = [p.grad.clone() for p in learner.network.parameters()]
+    expected_loss, expected_stats = learner.loss(b, measure=True)
+    learner.network.zero_grad(set_to_none=False)
+    expected_loss.backward()
+    torch.testing.assert_close(loss, expected_loss.detach())
+    assert stats == pytest.approx(expected_stats, rel=1e-6)
+    for parameter, grad in zip(learner.network.parameters(), by_hand):
+        torch.testing.assert_close(parameter.grad, grad)
+    assert learner.gradients(b, measure=False)[1] == {}
