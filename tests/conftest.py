@@ -7,8 +7,8 @@ import pytest
 import torch
 from project_copy import SMOKE, SNAKEMAKE, copy_project
 
-from rlstudy.bellman.residuals import TrajectoryTensors
-from rlstudy.bellman.sde import sample_trajectory
+from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors
+from rlstudy.bellman.problem.sde import sample_trajectory
 from bellman_fixtures import dynamics
 
 
@@ -42,7 +42,7 @@ def small_trajectory():
 
 @pytest.fixture
 def theta():
-    from rlstudy.bellman.qnet import init_params
+    from rlstudy.bellman.numerics.compiled.qnet import init_params
     return init_params(1, torch.Generator().manual_seed(0))[0]
 
 

@@ -37,7 +37,7 @@ TOY_STEP = '''"""Draw where a trajectory's states lie on the circle (a toy of th
 
 from __future__ import annotations
 
-from rlstudy.bellman.datasets import load_trajectory
+from rlstudy.bellman.data.trajectories import load_trajectory
 from rlstudy.bellman.figures.toy import plot_toy_figure
 from rlstudy.core.cli import parser, run
 from rlstudy.plotting import style

@@ -4,7 +4,7 @@ trigonometry, the budget's finite-data loss), as each of its jobs would on its f
 
 
 def warm_up() -> None:
-    from rlstudy.bellman import budget_kernel, trig
+    from rlstudy.bellman.numerics.compiled import budget_kernel, trig
 
     trig.warm_up()
     budget_kernel.warm_up()

@@ -16,14 +16,14 @@ import pytest
 import torch
 import yaml
 
-from rlstudy.bellman import authors_data
-from rlstudy.bellman.error_curves import load_error_curves
-from rlstudy.bellman.datasets import check_rewards, save_trajectory
-from rlstudy.bellman.exact import solve_on_grid
-from rlstudy.bellman.qnet import init_params, to_state_dict
-from rlstudy.bellman.sde import sample_trajectory
-from rlstudy.bellman.sgd import SGDParams
-from rlstudy.bellman.sweep import sweep_config_problems
+from rlstudy.bellman.data import authors_data
+from rlstudy.bellman.results.error_curves import load_error_curves
+from rlstudy.bellman.data.trajectories import check_rewards, save_trajectory
+from rlstudy.bellman.problem.exact import solve_on_grid
+from rlstudy.bellman.numerics.compiled.qnet import init_params, to_state_dict
+from rlstudy.bellman.problem.sde import sample_trajectory
+from rlstudy.bellman.learners.sgd import SGDParams
+from rlstudy.bellman.learners.sweep import sweep_config_problems
 from rlstudy.core.cli import build
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError, OutputError
@@ -293,7 +293,7 @@ def test_json_nan_by_hand_is_refused(project, cli):
 
 def test_an_output_folder_that_cannot_be_written_fails_before_training(project, cli, monkeypatch):
     (project / "a_file").write_text("not a folder")
-    sgd = importlib.import_module("rlstudy.bellman.sgd")
+    sgd = importlib.import_module("rlstudy.bellman.learners.sgd")
 
     def never(*_, **__):
         raise AssertionError("trained before checking the output folder")

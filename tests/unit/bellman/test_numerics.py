@@ -10,12 +10,14 @@ import torch
 import yaml
 
 from rlstudy.bellman.budget.sampled import SampledResidual
-from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
+from rlstudy.bellman.learners.cbo import CBOParams, initial_swarm, train_cbo
 from rlstudy.bellman.estimators import ESTIMATORS, ArrayDraw, TensorDraw
-from rlstudy.bellman.numerics import NUMERICS, compiled, get_numerics, laws, reference
-from rlstudy.bellman.qnet import init_params
-from rlstudy.bellman.residuals import start_pool
-from rlstudy.bellman.sgd import SGDParams, train_sgd
+from rlstudy.bellman.numerics import NUMERICS, get_numerics, reference
+from rlstudy.bellman.numerics.compiled import backend as compiled
+from rlstudy.bellman.problem import laws
+from rlstudy.bellman.numerics.compiled.qnet import init_params
+from rlstudy.bellman.numerics.compiled.residuals import start_pool
+from rlstudy.bellman.learners.sgd import SGDParams, train_sgd
 from rlstudy.core.config import schema_file
 from bellman_fixtures import problem
 

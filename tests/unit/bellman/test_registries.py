@@ -16,8 +16,8 @@ from rlstudy.bellman.config_checks import registry_config_problems
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.bellman.estimators import ESTIMATORS, Estimator
 from rlstudy.bellman.figures import ESTIMATOR_COLOURS
-from rlstudy.bellman.optimizers import OPTIMIZERS, all_settings
-from rlstudy.bellman.residuals import make_batch, rows_per_sample, start_pool
+from rlstudy.bellman.learners.registry import OPTIMIZERS, all_settings
+from rlstudy.bellman.numerics.compiled.residuals import make_batch, rows_per_sample, start_pool
 from bellman_fixtures import dynamics
 
 ROOT = Path(__file__).resolve().parents[3]

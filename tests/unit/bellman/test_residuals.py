@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from rlstudy.bellman import qnet, trig
-from rlstudy.bellman.qnet import backward, forward, forward_cached, forward_no_grad, init_params, unflatten
+from rlstudy.bellman.numerics.compiled import qnet, trig
+from rlstudy.bellman.numerics.compiled.qnet import backward, forward, forward_cached, forward_no_grad, init_params, unflatten
 from rlstudy.bellman.estimators import ESTIMATORS
-from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q, start_pool
+from rlstudy.bellman.numerics.compiled.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q, start_pool
 from bellman_fixtures import PROBLEM, dynamics
 
 GAMMA = 0.9
@@ -245,7 +245,7 @@ def test_the_compiled_backward_is_within_float32_rounding_of_the_float64_gradien
 def test_an_sgd_run_repeats_bit_for_bit_with_the_compiled_kernels(small_trajectory, theta):
     """Two SGD runs of the same seed (sines and cosines by trig.py, every estimator's rows) end on the
     same bits, with the same losses."""
-    from rlstudy.bellman.sgd import SGDParams, train_sgd
+    from rlstudy.bellman.learners.sgd import SGDParams, train_sgd
 
     traj = small_trajectory(n=3000)
     params = SGDParams(epochs=2, batch_size=500, lr0=0.5, lr_decay=0.9, ur_action="recorded")
@@ -290,7 +290,7 @@ def test_a_mini_batch_in_parts_gives_the_whole_batchs_gradient(small_trajectory,
     """compiled.sgd_direction by parts of uneven size (7 transitions, the last part shorter) against one
     pass over the whole mini-batch: j, j^, Q(s, a) and the gradient within float32 rounding (BLAS
     rounds a row's product differently with the number of rows around it)."""
-    from rlstudy.bellman.numerics import compiled
+    from rlstudy.bellman.numerics.compiled import backend as compiled
 
     traj = small_trajectory("evaluation" if task == "evaluation" else "uniform")
     starts = start_pool(estimator, traj.action_indices)[:100]
@@ -307,7 +307,7 @@ def test_a_mini_batch_bounds_the_network_once_not_once_per_part(small_trajectory
     """The compiled passes' bound reads every weight: compiled.sgd_direction checks it once per cosine layer
     for the whole mini-batch (it cost several per cent of an SGD run when every part of the batch, forward
     and next states, checked it again), and the gradient is the same bits either way."""
-    from rlstudy.bellman.numerics import compiled
+    from rlstudy.bellman.numerics.compiled import backend as compiled
 
     traj = small_trajectory("uniform")
     batch = make_batch(traj, start_pool("UR", traj.action_indices)[:100], "UR", "control", DYN,

@@ -6,7 +6,7 @@ import pytest
 
 from rlstudy.bellman.cli.summarise_sweep import sweep_table
 from rlstudy.bellman.figures.sweep import grid_matrix, tick_label
-from rlstudy.bellman.sweep import format_value, sweep_points
+from rlstudy.bellman.learners.sweep import format_value, sweep_points
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import save_csv
 

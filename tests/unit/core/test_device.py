@@ -14,12 +14,12 @@ import pytest
 import torch
 
 from rlstudy.bellman.cli import run_method, train_reference
-from rlstudy.bellman.datasets import save_trajectory
-from rlstudy.bellman.metrics import ErrorMeter, q_on_grid
-from rlstudy.bellman.qnet import init_params
-from rlstudy.bellman.exact import solve_on_grid
-from rlstudy.bellman.residuals import TrajectoryTensors, make_batch
-from rlstudy.bellman.sde import sample_trajectory
+from rlstudy.bellman.data.trajectories import save_trajectory
+from rlstudy.bellman.learners.metrics import ErrorMeter, q_on_grid
+from rlstudy.bellman.numerics.compiled.qnet import init_params
+from rlstudy.bellman.problem.exact import solve_on_grid
+from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors, make_batch
+from rlstudy.bellman.problem.sde import sample_trajectory
 from rlstudy.core import cli as common
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import PROVENANCE_SUFFIX, save_npy

@@ -9,8 +9,8 @@ import pytest
 import torch
 import yaml
 
-from rlstudy.bellman.datasets import load_trajectory, save_trajectory
-from rlstudy.bellman.sde import sample_trajectory
+from rlstudy.bellman.data.trajectories import load_trajectory, save_trajectory
+from rlstudy.bellman.problem.sde import sample_trajectory
 from rlstudy.bellman.config_checks import CHECKS
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError, OutputError

@@ -7,7 +7,7 @@ import pytest
 
 from rlstudy.report.cli.render_readme import markers, replace_block
 from rlstudy.agents.doc_blocks import render_agents
-from rlstudy.bellman.doc_blocks import budget_reading, render_budget
+from rlstudy.bellman.results.bellman_page import budget_reading, render_budget
 from rlstudy.offline.doc_blocks import render_offline
 from rlstudy.report.study_tables import STUDY_TABLES
 

@@ -7,13 +7,14 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import budget_kernel, exact
+from ..numerics.compiled import budget_kernel
+from ..problem import exact
 from ..estimators import ESTIMATORS, ArrayDraw
 from ..numerics import DEFAULT as DEFAULT_NUMERICS
 from ..numerics import get_numerics, reference
-from ..numerics.laws import reward
-from ..qnet import forward
-from ..sde import Problem
+from ..problem.laws import reward
+from ..numerics.compiled.qnet import forward
+from ..problem.sde import Problem
 from .grid import features64, target_probs_of
 from .interpolation import interpolation
 

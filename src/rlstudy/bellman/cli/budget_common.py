@@ -12,9 +12,9 @@ from rlstudy.bellman.budget.lbfgs import FitSettings
 from rlstudy.bellman.budget.population import UR_ACTIONS
 from rlstudy.bellman.budget.tables import load_weights, part_table
 from rlstudy.bellman.estimators import ESTIMATORS
-from rlstudy.bellman.exact import load_exact
-from rlstudy.bellman.qnet import to_state_dict
-from rlstudy.bellman.sde import TASKS
+from rlstudy.bellman.problem.exact import load_exact
+from rlstudy.bellman.numerics.compiled.qnet import to_state_dict
+from rlstudy.bellman.problem.sde import TASKS
 from rlstudy.core.cli import StepParser, build, integer_from, json_arg
 from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
 

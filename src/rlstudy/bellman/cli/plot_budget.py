@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from rlstudy.bellman.sde import TASKS  # noqa: E402
+from rlstudy.bellman.problem.sde import TASKS  # noqa: E402
 from rlstudy.core.cli import parser, run  # noqa: E402
 from rlstudy.core.errors import InputError  # noqa: E402
 from rlstudy.core.io import load_csv  # noqa: E402

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlstudy.bellman.optimizers import OPTIMIZERS
-from rlstudy.bellman.sde import TASKS
+from rlstudy.bellman.learners.registry import OPTIMIZERS
+from rlstudy.bellman.problem.sde import TASKS
 from rlstudy.core.cli import finite_float, parser, run
 from rlstudy.core.io import load_csv
 from rlstudy.plotting import style

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from rlstudy.bellman.error_curves import load_error_curves
-from rlstudy.bellman.exact import load_exact
+from rlstudy.bellman.results.error_curves import load_error_curves
+from rlstudy.bellman.problem.exact import load_exact
 from rlstudy.bellman.figures.reference import plot_reference_figure
-from rlstudy.bellman.metrics import GRID_POINTS, centred_norm
+from rlstudy.bellman.learners.metrics import GRID_POINTS, centred_norm
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_csv

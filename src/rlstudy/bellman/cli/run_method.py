@@ -17,15 +17,15 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rlstudy.bellman.datasets import dataset_dynamics, load_trajectory, trajectory_paths
-from rlstudy.bellman.exact import load_exact
-from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, q_on_grid
+from rlstudy.bellman.data.trajectories import dataset_dynamics, load_trajectory, trajectory_paths
+from rlstudy.bellman.problem.exact import load_exact
+from rlstudy.bellman.learners.metrics import GRID_POINTS, ErrorMeter, q_on_grid
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.numerics import NUMERICS
-from rlstudy.bellman.optimizers import OPTIMIZERS, Run, all_settings
-from rlstudy.bellman.qnet import load_network, to_state_dict
-from rlstudy.bellman.residuals import TrajectoryTensors
-from rlstudy.bellman.sde import TASKS, Problem
+from rlstudy.bellman.learners.registry import OPTIMIZERS, Run, all_settings
+from rlstudy.bellman.numerics.compiled.qnet import load_network, to_state_dict
+from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors
+from rlstudy.bellman.problem.sde import TASKS, Problem
 from rlstudy.core import seeding
 from rlstudy.core.cli import (
     FILL_FROM_CONFIG,

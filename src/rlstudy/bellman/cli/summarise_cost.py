@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from rlstudy.bellman.error_curves import RUN_KEYS, load_error_curves
+from rlstudy.bellman.results.error_curves import RUN_KEYS, load_error_curves
 from rlstudy.core.cli import finite_float, parser, run
 from rlstudy.core.io import provenance, save_csv
 

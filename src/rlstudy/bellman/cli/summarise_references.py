@@ -4,18 +4,18 @@ their ratio `error_exact_normalised` (0: exact; 1: as far off as a flat Q); then
 common centring over both actions (`error_exact_common`, `exact_common_centred_norm`,
 `error_exact_common_normalised`: it sees an offset between the actions, metrics.py); and for
 control, Q*'s greedy policy evaluated exactly (`greedy_shortfall`, `greedy_wrong_share`:
-bellman/greedy.py; empty for evaluation); last, `error_exact_weighted_normalised`: the centred
+bellman/problem/greedy.py; empty for evaluation); last, `error_exact_weighted_normalised`: the centred
 error weighted by the stationary density of the task's behaviour policy (where Q*'s data are:
-bellman/stationary.py) over the exact Q's norm in that metric."""
+bellman/problem/stationary.py) over the exact Q's norm in that metric."""
 
 from __future__ import annotations
 
 import pandas as pd
 import torch
 
-from rlstudy.bellman.exact import load_exact
-from rlstudy.bellman.greedy import GreedyJudge
-from rlstudy.bellman.metrics import (
+from rlstudy.bellman.problem.exact import load_exact
+from rlstudy.bellman.problem.greedy import GreedyJudge
+from rlstudy.bellman.learners.metrics import (
     GRID_POINTS,
     centred_error,
     centred_norm,
@@ -24,9 +24,9 @@ from rlstudy.bellman.metrics import (
     exact_scores,
     q_on_grid,
 )
-from rlstudy.bellman.qnet import load_network
-from rlstudy.bellman.sde import Dynamics, Problem
-from rlstudy.bellman.stationary import load_density
+from rlstudy.bellman.numerics.compiled.qnet import load_network
+from rlstudy.bellman.problem.sde import Dynamics, Problem
+from rlstudy.bellman.problem.stationary import load_density
 from rlstudy.core.cli import build, json_arg, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import provenance, save_csv

@@ -12,14 +12,14 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from rlstudy.bellman.datasets import load_trajectory, trajectory_paths
-from rlstudy.bellman.exact import load_exact
-from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, centred_norm
-from rlstudy.bellman.qnet import init_params, to_state_dict
+from rlstudy.bellman.data.trajectories import load_trajectory, trajectory_paths
+from rlstudy.bellman.problem.exact import load_exact
+from rlstudy.bellman.learners.metrics import GRID_POINTS, ErrorMeter, centred_norm
+from rlstudy.bellman.numerics.compiled.qnet import init_params, to_state_dict
 from rlstudy.bellman.estimators import ESTIMATORS
-from rlstudy.bellman.residuals import TrajectoryTensors
-from rlstudy.bellman.sde import TASKS, Problem
-from rlstudy.bellman.sgd import SGDParams, train_sgd
+from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors
+from rlstudy.bellman.problem.sde import TASKS, Problem
+from rlstudy.bellman.learners.sgd import SGDParams, train_sgd
 from rlstudy.core import seeding
 from rlstudy.core.cli import (
     add_device_argument,

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from rlstudy.bellman.sweep import format_value
+from rlstudy.bellman.learners.sweep import format_value
 from rlstudy.plotting import style
 
 

@@ -25,6 +25,7 @@ def get_numerics(name: str) -> ModuleType:
         raise ValueError(f"numerics must be one of {list(NUMERICS)}, got {name!r}")
     # imported by name, not through importlib: core/sources.py reads import statements, so a step that
     # may run either backend depends on both files, and editing one reruns its jobs
-    from . import compiled, reference
+    from .compiled import backend as compiled
+    from . import reference
 
     return {"compiled": compiled, "reference": reference}[name]

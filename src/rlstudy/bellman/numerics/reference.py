@@ -17,7 +17,7 @@ to read against docs/bellman.md ("The reference layer", "Bellman residuals").
 The policy and the reward are laws.py's; each estimator's draw is its own module's (estimators/).
 
 This is one of two backends of the optimisers (config `numerics`): `reference` runs these functions;
-`compiled` (the default, numerics/compiled.py) computes the same quantities with Numba kernels, a
+`compiled` (the default, numerics/compiled/backend.py) computes the same quantities with Numba kernels, a
 hand-written backward pass and a stacked-rows layout, several times faster, and is what the study's
 artefacts are built with. CBO's weights and move (consensus_weights, cbo_update) are plain PyTorch
 already and serve both. tests/unit/bellman/test_numerics.py checks that the backends agree within
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 import torch
 
 from ..estimators import Estimator, TensorDraw, get_estimator
-from ..qnet import features, forward
-from ..sde import Dynamics
-from .laws import prob_plus, reward
+from .compiled.qnet import features, forward
+from ..problem.sde import Dynamics
+from ..problem.laws import prob_plus, reward
 
 NAME = "reference"
 

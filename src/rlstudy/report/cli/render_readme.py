@@ -8,7 +8,7 @@ README or the study pages is typed by hand (`make readme` runs this after buildi
   results/reference/error_exact.csv;
 - docs/bellman.md, "Seeds and uncertainty": every rank test's estimated power at the claims file's
   power sizes, from results/seed_power.csv (what the config's seed counts are chosen by);
-- docs/bellman.md, "What CBO needs": the blocks of rlstudy.bellman.doc_blocks (sweep, cost, the
+- docs/bellman.md, "What CBO needs": the blocks of rlstudy.bellman.results.bellman_page (sweep, cost, the
   notebook's CBO and cbo-adaptive as measured);
 - docs/agents.md and docs/offline.md, between their results markers: the tables of
   rlstudy.report.study_tables, from the agents' and the offline summaries;
@@ -39,8 +39,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.bellman import doc_blocks
-from rlstudy.bellman.doc_blocks import GROUP, RESULTS_END, RESULTS_START, coverage_at_spread, render_results
+from rlstudy.bellman.results import bellman_page
+from rlstudy.bellman.results.bellman_page import GROUP, RESULTS_END, RESULTS_START, coverage_at_spread, render_results
 from rlstudy.claims.loading import load_claims
 from rlstudy.core.markdown import cells_of, check_block, code, markers, markers_intact, text
 from rlstudy.report import headline_figures
@@ -364,7 +364,7 @@ def main() -> None:
     for table in (args.summary, args.sweep, args.cost):
         check_paper_scale(table, args.allow_any_results)
         check_seed_block(table, load_csv(table, "a table of the study"), standing)
-    for name, block in doc_blocks.blocks(lambda table: commit_of(table, args.allow_any_results), Path(args.summary),
+    for name, block in bellman_page.blocks(lambda table: commit_of(table, args.allow_any_results), Path(args.summary),
                                          Path(args.sweep), Path(args.cost), Path(args.runs)).items():
         put(args.study_page, block, *markers(name))
     for study in STUDY_TABLES:

@@ -49,14 +49,14 @@ from rlstudy.core.errors import DivergenceError
 from rlstudy.core.progress import progress
 
 from .batching import epoch_batches
-from .estimators import Estimator, get_estimator
+from ..estimators import Estimator, get_estimator
 from .metrics import ErrorMeter
 from .optimizer import Fit, Optimizer, Run, named_settings
-from .numerics import DEFAULT, get_numerics
-from .numerics.reference import cbo_update, consensus_weights
-from .qnet import SHAPE, init_params
-from .residuals import TrajectoryTensors, rows_per_sample, start_pool
-from .sde import Problem
+from ..numerics import DEFAULT, get_numerics
+from ..numerics.reference import cbo_update, consensus_weights
+from ..numerics.compiled.qnet import SHAPE, init_params
+from ..numerics.compiled.residuals import TrajectoryTensors, rows_per_sample, start_pool
+from ..problem.sde import Problem
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ removes the constant offset, which the Bellman residual pins down only slowly (b
 The notebook's CBO code overwrote n with the dataset size; here n is always the grid size.
 
 A run is measured against two references: the learned Q* (the notebook's metric, column `error`)
-and the exact Q of bellman/exact.py (column `error_exact`).
+and the exact Q of bellman/problem/exact.py (column `error_exact`).
 
 The per-action centring is blind to an offset between the actions: adding +1 to Q(., +1) and -1
 to Q(., -1) leaves e at 0, yet it changes the greedy action wherever the two were closer than 2.
@@ -18,7 +18,7 @@ The Bellman equation does pin that offset (only the offset common to both action
 is the metric that sees it (common_centred_error; summarise reports it beside the notebook's).
 
 Both weigh every state alike, though the data of a task are not spread alike: the evaluation
-task's behaviour policy piles its states near s = pi (bellman/stationary.py). Weighted by the
+task's behaviour policy piles its states near s = pi (bellman/problem/stationary.py). Weighted by the
 stationary density w (mean 1 over the grid),
 
     e_w = sqrt(2*pi/n * sum_i w_i sum_a (D_ia - m_a)^2),   m_a = sum_i w_i D_ia / sum_i w_i,
@@ -33,9 +33,9 @@ import math
 import numpy as np
 import torch
 
-from . import exact
-from .greedy import GreedyJudge
-from .qnet import features, forward
+from ..problem import exact
+from ..problem.greedy import GreedyJudge
+from ..numerics.compiled.qnet import features, forward
 
 GRID_POINTS = 100
 

@@ -1,6 +1,6 @@
 """The original authors' data (franinsu/CBO_RL at a fixed commit) as a dataset source.
 
-Three ways in, one format out (datasets.py): download the original PyTorch files; read files
+Three ways in, one format out (trajectories.py): download the original PyTorch files; read files
 already downloaded; or read the NumPy conversion shipped beside this project
 (`../shared/data/cbo_rl_original`). Every file's sha256 is checked against the pinned one first,
 and what it holds is checked as any trajectory or network is (finite, shapes, lengths). The
@@ -27,9 +27,9 @@ from rlstudy.core.errors import InputError, first_line
 from rlstudy.core.io import ensure_writable, require_finite, sha256_file
 
 from . import authors_files
-from .datasets import FILES, checked_trajectory
-from .qnet import LAYER_NAMES, from_state_dict
-from .sde import Trajectory
+from .trajectories import FILES, checked_trajectory
+from ..numerics.compiled.qnet import LAYER_NAMES, from_state_dict
+from ..problem.sde import Trajectory
 
 REPOSITORY = "franinsu/CBO_RL"
 COMMIT = "772ee5735126063ae5e413c7eef3c4858d3adcbe"

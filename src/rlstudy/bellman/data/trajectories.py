@@ -20,7 +20,7 @@ import numpy as np
 from rlstudy.core.errors import InputError
 from rlstudy.core.io import load_npy, save_npy
 
-from .sde import Dynamics, Trajectory
+from ..problem.sde import Dynamics, Trajectory
 
 FILES = ("states", "action_indices", "rewards")
 # Rewards lie in [0, 2]; float32 files round them to about 1e-7 (the authors' files: 9.5e-8).

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rlstudy.bellman.error_curves import load_error_curve
+from rlstudy.bellman.results.error_curves import load_error_curve
 from rlstudy.core.calibration import COVERAGE_FLOOR, interval_note, t_coverage_at_spread
 from rlstudy.core.markdown import cells_of, code, generated_note, markers, text
 from rlstudy.core.io import load_csv

@@ -6,7 +6,7 @@
 One flat vector per network lets SGD (one vector) and CBO (a matrix of particles, one row each) share
 the same forward pass and the same initialisation. forward() is the plain pass (autograd through it:
 numerics/reference.py); forward_cached/backward and forward_no_grad are the compiled backend's
-(numerics/compiled.py), the chain rule written out and trig.py's kernels where they apply.
+(numerics/compiled/backend.py), the chain rule written out and trig.py's kernels where they apply.
 """
 
 from __future__ import annotations

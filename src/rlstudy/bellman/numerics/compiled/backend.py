@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import torch
 
-from ..qnet import Network, backward, forward_cached, forward_no_grad
-from ..residuals import ResidualBatch, cbo_loss, make_batch, residual_pair, sgd_grad_q
+from .qnet import Network, backward, forward_cached, forward_no_grad
+from .residuals import ResidualBatch, cbo_loss, make_batch, residual_pair, sgd_grad_q
 
 NAME = "compiled"
 TRANSITIONS_PER_PASS = 2000  # a mini-batch goes through the network in parts of this many transitions

@@ -15,7 +15,7 @@ squared residual E[j]^2 needs two independent next states; each estimator suppli
 
 and j^ is j with s^_{m+1} in place of s_{m+1}. SGD follows mean(j * grad j^) (the notebook's
 `j^.backward(j)`, see sgd_grad_q), CBO minimises L = mean(j * j^) / 2. This module is the compiled
-backend's layout of them (numerics/compiled.py); numerics/reference.py writes the same in plain PyTorch.
+backend's layout of them (numerics/compiled/backend.py); numerics/reference.py writes the same in plain PyTorch.
 
 What each is unbiased for: UR's s^_{m+1} is an independent draw from the kernel of (s_m, a_m), so
 E[j j^ | s_m, a_m] is the squared Bellman residual (the notebook's `policy` variant draws a fresh
@@ -34,11 +34,11 @@ from dataclasses import dataclass
 
 import torch
 
-from .estimators import Estimator, TensorDraw, get_estimator
-from .numerics.laws import evaluation_plus, reward_of_sine
-from .numerics.reference import cbo_loss as cbo_loss  # L = mean(j j^)/2, shared by both backends
+from ...estimators import Estimator, TensorDraw, get_estimator
+from ...problem.laws import evaluation_plus, reward_of_sine
+from ..reference import cbo_loss as cbo_loss  # L = mean(j j^)/2, shared by both backends
 from .qnet import features
-from .sde import Dynamics
+from ...problem.sde import Dynamics
 
 
 

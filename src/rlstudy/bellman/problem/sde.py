@@ -14,8 +14,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .numerics.laws import evaluation_plus, reward
-from .numerics.laws import prob_plus as prob_plus  # the MDP's policy, read here by exact.py and stationary.py
+from .laws import evaluation_plus, reward
+from .laws import prob_plus as prob_plus  # the MDP's policy, read here by exact.py and stationary.py
 
 ACTIONS = np.array([-1.0, 1.0])
 TASKS = ("evaluation", "control")

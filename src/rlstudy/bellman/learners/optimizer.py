@@ -1,4 +1,4 @@
-"""What an optimiser is: the record each optimiser module fills in (the registry: optimizers.py).
+"""What an optimiser is: the record each optimiser module fills in (the registry: registry.py).
 
 An optimiser fits the network's parameters to a residual estimator's loss. Its module holds its
 parameter dataclass (every field documented, its schema definition named by SCHEMA), its train
@@ -14,10 +14,10 @@ from typing import Any
 
 import torch
 
-from .estimators import Estimator
+from ..estimators import Estimator
 from .metrics import ErrorMeter
-from .residuals import TrajectoryTensors
-from .sde import TASKS, Problem
+from ..numerics.compiled.residuals import TrajectoryTensors
+from ..problem.sde import TASKS, Problem
 
 
 @dataclass(frozen=True)

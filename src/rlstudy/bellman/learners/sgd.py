@@ -22,13 +22,13 @@ from rlstudy.core.errors import DivergenceError
 from rlstudy.core.progress import progress
 
 from .batching import epoch_batches
-from .estimators import Estimator, get_estimator
+from ..estimators import Estimator, get_estimator
 from .metrics import ErrorMeter
 from .optimizer import Fit, Optimizer, Run, one_setting_per_task
-from .numerics import DEFAULT, get_numerics
-from .qnet import init_params
-from .residuals import TrajectoryTensors, cbo_loss, rows_per_sample, start_pool
-from .sde import Problem
+from ..numerics import DEFAULT, get_numerics
+from ..numerics.compiled.qnet import init_params
+from ..numerics.compiled.residuals import TrajectoryTensors, cbo_loss, rows_per_sample, start_pool
+from ..problem.sde import Problem
 
 
 @dataclass(frozen=True)
