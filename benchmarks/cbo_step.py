@@ -59,8 +59,8 @@ def batched_losses(particles, batch, gamma):
         if i < 2:
             h = h.cos_()
     m = len(batch.action_indices)
-    from rlstudy.bellman.numerics.compiled.residuals import cbo_loss
-    return torch.stack([cbo_loss(*residual_pair(q[:2 * m], q[2 * m:] if batch.next_feats is not None else None,
+    from rlstudy.bellman.numerics.loss import bellman_loss
+    return torch.stack([bellman_loss(*residual_pair(q[:2 * m], q[2 * m:] if batch.next_feats is not None else None,
                                                 batch, gamma)) for q in h])
 
 

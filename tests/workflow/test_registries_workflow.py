@@ -38,7 +38,8 @@ import pandas as pd
 import torch
 
 from ..numerics.compiled.qnet import forward_no_grad, init_params
-from ..numerics.compiled.residuals import cbo_loss, make_batch, residual_pair, start_pool
+from ..numerics.compiled.residuals import make_batch, residual_pair, start_pool
+from ..numerics.loss import bellman_loss
 from .optimizer import Fit, Optimizer, Run, named_settings
 
 
@@ -56,7 +57,7 @@ def fit_search(params: SearchParams, run: Run) -> Fit:
 
     def loss(theta):
         q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
-        return float(cbo_loss(*residual_pair(forward_no_grad(theta, batch.feats), q_next, batch, run.problem.gamma)))
+        return float(bellman_loss(*residual_pair(forward_no_grad(theta, batch.feats), q_next, batch, run.problem.gamma)))
 
     start = time.perf_counter()
     best = init_params(1, run.init)[0]

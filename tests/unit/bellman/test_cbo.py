@@ -164,7 +164,8 @@ def test_particle_losses_are_each_particles_own_loss(small_trajectory, task, est
     has alone, mean(j * j^) / 2 of its own Q."""
     from rlstudy.bellman.numerics.compiled.backend import particle_losses
     from rlstudy.bellman.numerics.compiled.qnet import forward_no_grad, init_params
-    from rlstudy.bellman.numerics.compiled.residuals import cbo_loss, make_batch, residual_pair, start_pool
+    from rlstudy.bellman.numerics.compiled.residuals import make_batch, residual_pair, start_pool
+    from rlstudy.bellman.numerics.loss import bellman_loss
 
     traj = small_trajectory("evaluation" if task == "evaluation" else "uniform")
     starts = start_pool(estimator, traj.action_indices)[:400]
@@ -173,6 +174,6 @@ def test_particle_losses_are_each_particles_own_loss(small_trajectory, task, est
     alone = []
     for theta in particles:
         q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
-        alone.append(cbo_loss(*residual_pair(forward_no_grad(theta, batch.feats), q_next, batch, PROBLEM.gamma)))
+        alone.append(bellman_loss(*residual_pair(forward_no_grad(theta, batch.feats), q_next, batch, PROBLEM.gamma)))
     torch.testing.assert_close(particle_losses(particles, batch, PROBLEM.gamma), torch.stack(alone),
                                rtol=1e-6, atol=0)

@@ -9,7 +9,8 @@ import torch
 from rlstudy.bellman.numerics.compiled import qnet, trig
 from rlstudy.bellman.numerics.compiled.qnet import backward, forward, forward_cached, forward_no_grad, init_params, unflatten
 from rlstudy.bellman.estimators import ESTIMATORS
-from rlstudy.bellman.numerics.compiled.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q, start_pool
+from rlstudy.bellman.numerics.loss import bellman_loss
+from rlstudy.bellman.numerics.compiled.residuals import make_batch, residual_pair, sgd_grad_q, start_pool
 from bellman_fixtures import PROBLEM, dynamics
 
 GAMMA = 0.9
@@ -65,7 +66,7 @@ def test_residual_pair_matches_scalar_arithmetic(small_trajectory, theta, task, 
         assert float(j[i]) == pytest.approx(j_scalar(theta, traj, m, float(traj.states[m + 1]), task), abs=1e-5)
         assert float(j_hat[i]) == pytest.approx(j_scalar(theta, traj, m, alts[i], task), abs=1e-5)
     expected_loss = sum(float(a) * float(b) for a, b in zip(j, j_hat)) / (2 * len(starts))
-    assert float(cbo_loss(j, j_hat)) == pytest.approx(expected_loss, rel=1e-6)
+    assert float(bellman_loss(j, j_hat)) == pytest.approx(expected_loss, rel=1e-6)
 
 
 def test_ur_policy_variant_draws_a_fresh_action(small_trajectory):

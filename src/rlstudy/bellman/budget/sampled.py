@@ -12,6 +12,7 @@ from ..problem import exact
 from ..estimators import ESTIMATORS, ArrayDraw
 from ..numerics import DEFAULT as DEFAULT_NUMERICS
 from ..numerics import get_numerics, reference
+from ..numerics.loss import bellman_loss
 from ..problem.laws import reward
 from ..numerics.compiled.qnet import forward
 from ..problem.sde import Problem
@@ -106,7 +107,7 @@ class SampledResidual:
     def loss(self, theta: torch.Tensor) -> torch.Tensor:
         q_grid = forward(theta, self.grid_feats)
         if self.numerics == "reference":
-            return reference.cbo_loss(*self.residuals(self.interpolated(q_grid)))
+            return bellman_loss(*self.residuals(self.interpolated(q_grid)))
         return _InterpolatedLoss.apply(q_grid, self)
 
     @torch.no_grad()

@@ -27,7 +27,8 @@ from .metrics import ErrorMeter
 from .optimizer import Fit, Optimizer, Run, one_setting_per_task
 from ..numerics import DEFAULT, get_numerics
 from ..numerics.compiled.qnet import init_params
-from ..numerics.compiled.residuals import TrajectoryTensors, cbo_loss, rows_per_sample, start_pool
+from ..numerics.compiled.residuals import TrajectoryTensors, rows_per_sample, start_pool
+from ..numerics.loss import bellman_loss
 from ..problem.sde import Problem
 
 
@@ -91,7 +92,7 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, estimator: str | Es
                                   params.ur_action)
             grad, j, j_hat, q_taken = backend.sgd_direction(theta, batch, problem.gamma)  # mean(j * grad j^)
             theta -= lr * grad
-            residual_loss = cbo_loss(j, j_hat)
+            residual_loss = bellman_loss(j, j_hat)
             log.add(step_statistics(residual_loss, j, q_taken, grad, lr))
             loss = float(residual_loss)
             if not (math.isfinite(loss) and torch.isfinite(theta).all()):

@@ -18,7 +18,8 @@ from __future__ import annotations
 import torch
 
 from .qnet import Network, backward, forward_cached, forward_no_grad
-from .residuals import ResidualBatch, cbo_loss, make_batch, residual_pair, sgd_grad_q
+from ..loss import bellman_loss
+from .residuals import ResidualBatch, make_batch, residual_pair, sgd_grad_q
 
 NAME = "compiled"
 TRANSITIONS_PER_PASS = 2000  # a mini-batch goes through the network in parts of this many transitions
@@ -59,4 +60,4 @@ def particle_losses(particles: torch.Tensor, batch: ResidualBatch, gamma: float)
     q_main = torch.stack([forward_no_grad(net, batch.feats) for net in nets])
     q_next = None if batch.next_feats is None else torch.stack([forward_no_grad(net, batch.next_feats)
                                                                  for net in nets])
-    return cbo_loss(*residual_pair(q_main, q_next, batch, gamma))
+    return bellman_loss(*residual_pair(q_main, q_next, batch, gamma))

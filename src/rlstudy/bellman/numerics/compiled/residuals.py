@@ -36,7 +36,6 @@ import torch
 
 from ...estimators import Estimator, TensorDraw, get_estimator
 from ...problem.laws import evaluation_plus, reward_of_sine
-from ..reference import cbo_loss as cbo_loss  # L = mean(j j^)/2, shared by both backends
 from .qnet import features
 from ...problem.sde import Dynamics
 
