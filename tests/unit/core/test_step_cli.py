@@ -20,7 +20,7 @@ from rlstudy.core.io import module_of_file
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = str(ROOT / "config.yaml")
 STEPS = sorted(f"{p.parent.parent.name}.cli.{p.stem}" for p in (ROOT / "src" / "rlstudy").glob("*/cli/*.py")
-               if p.stem not in ("__init__", "args", "budget_common"))
+               if p.stem not in ("__init__", "args"))
 DYNAMICS = json.dumps({"dt": 0.19634954084936207, "reward_of": "current", "sigma": 0.2})
 
 
@@ -91,7 +91,7 @@ def test_the_numerics_and_the_budget_options_come_from_the_rule_or_the_config(cl
                       "--out-dir", tmp_path, "--optimizer", "sgd", "--seed", "0", "--params", "{}", "--problem", "{}",
                       "--device", "cpu")
     one_line_error(status, err, "required: --numerics (config 'numerics'); give them")
-    from rlstudy.bellman.cli import budget_common
+    from rlstudy.bellman.budget import steps as budget_common
     from rlstudy.core.cli import parser
 
     p = parser("a budget step")

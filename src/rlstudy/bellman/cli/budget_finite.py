@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rlstudy.bellman.budget.lbfgs import minimise
 from rlstudy.bellman.budget.sampled import SampledResidual
-from rlstudy.bellman.cli import budget_common as common
+from rlstudy.bellman.budget import steps as common
 from rlstudy.bellman.data.trajectories import load_trajectory, trajectory_paths
 from rlstudy.bellman.numerics import NUMERICS
 from rlstudy.bellman.numerics.compiled.qnet import load_network
