@@ -106,7 +106,7 @@ use rule figure_template as reference_figure with:
         [f"results/reference/{task}/errors.csv" for task in config["tasks"]],
         [exact_of("ours", task) for task in config["tasks"]],
         [f"{d}/errors.csv" for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
-        code=sources("bellman.cli.plot_reference"),
+        code=sources("bellman.cli.plot_qstar"),
     output:
         figure_output(
             "figures/ours/reference_error", "reference_figure.rst", "2. Q-functions learnt", "against the truth"
@@ -115,7 +115,7 @@ use rule figure_template as reference_figure with:
         "logs/figures/ours/reference_error.log",
     params:
         **FIGURE,
-        step="bellman.cli.plot_reference",
+        step="bellman.cli.plot_qstar",
         args=[
             "--reference-curves",
             *[f"results/reference/{task}/errors.csv" for task in config["tasks"]],

@@ -340,8 +340,8 @@ def test_import_authors_data_refuses_steps_beyond_the_data_or_too_few(tmp_path, 
     ('{"rows": [{"dataset": "ours", "task": "control", "reference": "r", "exact": "e", "dynamics": 1, "made_by": "m", "density": "d"}]}',
      "keys ['dynamics'] must be text (dynamics: an object)"),
 ])
-def test_summarise_references_checks_its_entries_given_by_hand(tmp_path, cli, entries, message):
-    one_line_error(*cli("bellman.cli.summarise_references", "--entries", entries, "--problem", PROBLEM,
+def test_summarise_qstar_checks_its_entries_given_by_hand(tmp_path, cli, entries, message):
+    one_line_error(*cli("bellman.cli.summarise_qstar", "--entries", entries, "--problem", PROBLEM,
                         "--out", tmp_path / "t.csv"),
                    "--entries", message)
     assert not (tmp_path / "t.csv").exists()

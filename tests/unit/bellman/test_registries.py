@@ -136,7 +136,7 @@ def test_the_estimators_and_the_backends_registries_import_no_torch():
     assert result.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("step", ["bellman.cli.run_method", "bellman.cli.train_reference",
+@pytest.mark.parametrize("step", ["bellman.cli.run_method", "bellman.cli.train_qstar",
                                   "bellman.cli.budget_finite"])
 def test_a_step_reading_a_registry_depends_on_every_registered_module(step):
     """The entries are imported, so core/sources.py finds every registered estimator's and optimiser's

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import torch
 
-from rlstudy.bellman.cli import run_method, train_reference
+from rlstudy.bellman.cli import run_method, train_qstar
 from rlstudy.bellman.data.trajectories import save_trajectory
 from rlstudy.bellman.learners.metrics import ErrorMeter, q_on_grid
 from rlstudy.bellman.numerics.compiled.qnet import init_params
@@ -138,7 +138,7 @@ def exact_file(out):
 
 
 def train(monkeypatch, trajectory, out, *device):
-    cli(train_reference, monkeypatch, "--task", "evaluation", "--estimator", "UR", "--trajectory", trajectory,
+    cli(train_qstar, monkeypatch, "--task", "evaluation", "--estimator", "UR", "--trajectory", trajectory,
         "--params", json.dumps(SGD), "--problem", PROBLEM_JSON, "--seed", 7, "--out", out,
         "--exact", exact_file(out.parent / "q_exact.npy"), "--curve-out", out.parent / "errors.csv", *device)
     return out.read_bytes()

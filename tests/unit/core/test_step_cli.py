@@ -68,7 +68,7 @@ def test_no_step_repeats_a_config_value_as_its_default(capsys, monkeypatch):
                             ("bellman.cli.budget_finite", "--max-transitions", "budget.max_transitions"),
                             ("bellman.cli.budget_population", "--ur-action", "budget.ur_action"),
                             ("bellman.cli.import_authors_data", "--steps", "trajectories.authors"),
-                            ("bellman.cli.train_reference", "--device", "device"),
+                            ("bellman.cli.train_qstar", "--device", "device"),
                             ("offline.cli.train_behavioural", "--device", "device")]:
         text = " ".join(help_text(capsys, monkeypatch, step).split())
         help_of_flag = text[text.index(f" {flag} ", text.index("options:")):]

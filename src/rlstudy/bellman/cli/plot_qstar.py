@@ -10,7 +10,7 @@ import torch
 
 from rlstudy.bellman.results.error_curves import load_error_curves
 from rlstudy.bellman.problem.exact import load_exact
-from rlstudy.bellman.figures.reference import plot_reference_figure
+from rlstudy.bellman.figures.qstar import plot_reference_figure
 from rlstudy.bellman.learners.metrics import GRID_POINTS, centred_norm
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
