@@ -47,7 +47,7 @@ from rlstudy.core.config import (  # noqa: E402
     validate_config,
 )
 from rlstudy.core.seed_blocks import resolve_seed_block  # noqa: E402
-from rlstudy.runtime.scale import check_scale, files_scale, record_scale, recorded_scale  # noqa: E402
+from rlstudy.core.scale import check_scale, files_scale, record_scale, recorded_scale  # noqa: E402
 
 # The raw config files first, with limits (no YAML aliases, 1 MiB, no key twice, no YTE template):
 # the merged config is walked below. A YTE template has run by now (Snakemake read it first): this
@@ -67,7 +67,7 @@ validate_config(
 # The picked block of replicate seeds (config seed_block) written into the lists every rule reads:
 # the rules know no blocks (core/seed_blocks.py; results/seed_plan.csv records the block and its lists).
 config.update(resolve_seed_block(config))
-# The checkout's scale (results/.scale, recorded by its first run) is kept: runtime/scale.py says why.
+# The checkout's scale (results/.scale, recorded by its first run) is kept: core/scale.py says why.
 # The files' own scale: config.yaml's, unless a --configfile (merged over it) names one.
 FILES_SCALE = files_scale(
     [load_yaml(path, "config file") for path in ["config.yaml", *workflow.config_settings.configfiles]]

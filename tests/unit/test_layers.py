@@ -88,7 +88,7 @@ def test_every_part_of_the_package_was_read():
     ("rlstudy.core.x", "def f():\n    from ..runtime import warmstart", {"runtime"}),
     ("rlstudy.core.x", "import importlib\nimportlib.import_module('rlstudy.agents.cli')", {"agents"}),
     ("rlstudy.core.x", "import rlstudy\nfrom . import io", set()),
-    ("rlstudy.bellman.x", "from rlstudy.runtime.scale import RECORD", {"runtime"}),
+    ("rlstudy.bellman.x", "from rlstudy.runtime.launch import main", {"runtime"}),
     ("rlstudy.runtime.x", "from rlstudy.offline import envs", {"offline"}),
     ("rlstudy.runtime.x", "from rlstudy.core import io\nfrom . import scale", set()),
     ("rlstudy.bellman.x", "from rlstudy.core import io\nfrom rlstudy.plotting import style\nfrom .trig import f", set()),

@@ -1,11 +1,11 @@
-"""A checkout keeps the scale of its first build (src/rlstudy/runtime/scale.py): a run at another
+"""A checkout keeps the scale of its first build (src/rlstudy/core/scale.py): a run at another
 scale is refused with the command that keeps it, or rebuilds with --config rescale=true."""
 
 import pytest
 import yaml
 
 from rlstudy.core.config import ConfigError, validate_config
-from rlstudy.runtime.scale import RECORD, check_scale, files_scale, record_scale, recorded_scale
+from rlstudy.core.scale import RECORD, check_scale, files_scale, record_scale, recorded_scale
 
 from hostile import ROOT, SCHEMA
 
