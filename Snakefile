@@ -35,7 +35,7 @@ INTERPRETER = "" if IN_CONDA else f'export PATH={shlex.quote(str(Path(sys.execut
 
 from rlstudy.bellman.config_checks import CHECKS as BELLMAN_CHECKS  # noqa: E402
 from rlstudy.core.io import SCALE_ENV, SEED_BLOCK_ENV  # noqa: E402
-from rlstudy.runtime import warmstart  # noqa: E402
+from rlstudy.runtime.warmstart import client as warm_starts  # noqa: E402
 from rlstudy.runtime.snakemake_exit import cancel_scheduling_timers  # noqa: E402
 from rlstudy.claims.loading import load_claims  # noqa: E402
 from rlstudy.core.config import (  # noqa: E402
@@ -89,23 +89,23 @@ load_claims(
 report: "workflow/report/workflow.rst"
 
 
-# Jobs fork from one process that has already imported their libraries (src/rlstudy/runtime/warmstart.py);
+# Jobs fork from one process that has already imported their libraries (src/rlstudy/runtime/warmstart/);
 # RLSTUDY_WARM_START=0 runs each job in a new interpreter.
 onstart:
     if recorded_scale() is None or config.get("rescale", False):
         record_scale(config["scale"])
-    warmstart.begin()
+    warm_starts.begin()
 
 
 # Both hooks run after the last job: the scheduler's pending timers would hold the exit for up to a
 # timespan of the profile (src/rlstudy/runtime/snakemake_exit.py).
 onsuccess:
-    warmstart.end()
+    warm_starts.end()
     cancel_scheduling_timers()
 
 
 onerror:
-    warmstart.end()
+    warm_starts.end()
     cancel_scheduling_timers()
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from rlstudy.runtime import warmstart
+import rlstudy
 
-PACKAGE = Path(warmstart.__file__).resolve().parents[1]  # src/rlstudy
+PACKAGE = Path(rlstudy.__file__).resolve().parent  # src/rlstudy
 LAYERS = ("core", "runtime")  # every other subpackage is a study
 
 

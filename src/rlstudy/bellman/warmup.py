@@ -1,4 +1,4 @@
-"""The bellman study's warm-up hook, run by the workflow's warm-start server (runtime/warmstart.py) once it
+"""The bellman study's warm-up hook, run by the workflow's warm-start server (runtime/warmstart/) once it
 has imported the study's steps, before it forks any job: its compiled kernels loaded (the network's
 trigonometry, the budget's finite-data loss), as each of its jobs would on its first call."""
 

@@ -335,7 +335,7 @@ def run(main: Callable[[], None]) -> None:
 
 def import_steps(study: str) -> list[str]:
     """Import every step module of a study (`<study>.cli.<step>`, its folder's files in name order), as
-    each step's job would: what the warm-start server (runtime/warmstart.py) preloads of every study.
+    each step's job would: what the warm-start server (runtime/warmstart/) preloads of every study.
     Returns their names."""
     import importlib
     from pathlib import Path

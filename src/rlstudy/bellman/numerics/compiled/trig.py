@@ -196,7 +196,7 @@ def kernels() -> SimpleNamespace:
 def warm_up() -> None:
     """Load each kernel's machine code for the arguments it is called with (C-contiguous float32
     arrays, float64 for the gradients' sums), without running it: what a first call does, for a
-    process whose forks will call them (runtime/warmstart.py)."""
+    process whose forks will call them (runtime/warmstart/)."""
     from numba import float32, float64, types
 
     k = kernels()

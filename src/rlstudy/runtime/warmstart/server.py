@@ -1,73 +1,40 @@
-"""Warm starts: a workflow's jobs run as forks of one process that has already imported their libraries.
-
-Every job is a new Python process, and before it computes anything it imports PyTorch, NumPy,
-pandas and the project, and loads Numba's compiled kernels: more than a second, where a sweep
-point's whole work is a few seconds (docs/speed.md). Run as `python -m rlstudy.runtime.warmstart
-MODULE ARGS...` (every rule's command), a job asks a server of this workflow run to fork it from a
-process that has done all that once. The fork runs `python -m MODULE ARGS...` as a fresh process would: same module, arguments,
-working directory, environment, standard streams and exit status, and the same bits (a test
-compares a warm run's artefacts with a cold one's). Wherever a warm start could differ, the job
-starts cold instead, exactly as `python -m MODULE ARGS...`:
-
-- no server: the command run by hand, a job on a cluster node, or the first job of a run (which
-  starts the server for the jobs after it);
-- another environment (a job given more threads: Snakemake sets OMP_NUM_THREADS and its kin per
-  job) or working directory: libraries read both when they load;
-- a source file of the project changed since the server loaded it (the server then exits);
-- a server that is not single-threaded (fork copies one thread only).
-
-The Snakefile's `onstart` names a socket in a private temporary folder (WARM_SOCKET); `onsuccess`
-and `onerror` remove the folder, and the server exits once its socket is gone, once Snakemake's
-process is (WARM_OWNER), or after IDLE_EXIT_S without a job. Set RLSTUDY_WARM_START=0 to run every
-job cold.
-
-What a local process could send it or name for it (tests/unit/runtime/test_hostile_warmstart.py): the
-server and its clients use only `socket` in a folder named, made and owned as begin() makes it (mode
-0700), so WARM_SOCKET naming any other file runs every job cold and the file is left as it was; a
-request must come whole within REQUEST_DEADLINE_S, while the server goes on serving other clients;
-every message is framed by its length, and bytes of the next one are kept for it; a request without
-its keys, or with keys of the wrong type, is refused; staleness is judged by the sources' contents.
-"""
+"""The warm-start server (`python -m rlstudy.runtime.warmstart --serve`): what it loads and what makes it
+stale, and how it forks a job for each request it accepts (the package's docstring says when a job
+runs cold instead)."""
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
 import importlib
-import json
 import os
-import re
 import runpy
 import selectors
 import signal
 import socket
-import stat
 import struct
-import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
 
-WARM_SOCKET = "RLSTUDY_WARM_SOCKET"  # the socket's path, set by the Snakefile's onstart
-WARM_OWNER = "RLSTUDY_WARM_OWNER"  # the pid of the Snakemake process that owns the server
-OPT_OUT = "RLSTUDY_WARM_START"  # "0": every job cold
-SERVER_LOG = "logs/warmstart.log"  # in the workflow's directory: why a job started cold, if one did
-IDLE_EXIT_S = 600
-POLL_S = 2.0
-# A job's client sends its request as soon as it connects: a peer that has not sent it whole by then is
-# dropped (its job, if it is one, runs cold), and never holds up another.
-REQUEST_DEADLINE_S = 10.0
-MAX_PENDING = 64  # connections whose request has not all come; jobs run at most one per core
-MAX_MESSAGE_BYTES = 1 << 20  # a request holds the job's environment: kilobytes
-SOCKET_NAME = "socket"
-FOLDER_PREFIX = "rlstudy-warm-"
-FOLDER_NAME = re.compile(re.escape(FOLDER_PREFIX) + r"[a-z0-9_]{8}")  # tempfile.mkdtemp's: the prefix, 8 characters
-FOLDER_GONE = "its folder is gone"
-# Variables a shell sets for itself: they differ between jobs and no library reads them.
-SHELL_OWN = frozenset({"_", "SHLVL", "PWD", "OLDPWD"})
-STEP_MODULE = re.compile(r"rlstudy(\.[A-Za-z_]\w*)*\.cli\.[A-Za-z_]\w*")
-PACKAGE = Path(__file__).resolve().parents[1]  # src/rlstudy
+from .protocol import (
+    IDLE_EXIT_S,
+    Inbox,
+    MAX_PENDING,
+    POLL_S,
+    ProtocolError,
+    REQUEST_DEADLINE_S,
+    SHELL_OWN,
+    STEP_MODULE,
+    WARM_OWNER,
+    WARM_SOCKET,
+    comparable,
+    send,
+    socket_path_refusal,
+)
+
+PACKAGE = Path(__file__).resolve().parents[2]  # src/rlstudy
 WARM_UP_MODULE = "warmup"  # rlstudy/<study>/warmup.py: its warm_up() readies more than the study's steps
 STEPS_PACKAGE = "cli"  # rlstudy/<study>/cli/: the study's steps, every rule's MODULE
 
@@ -129,9 +96,6 @@ def source_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def comparable(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k not in SHELL_OWN}
-
 
 def threads() -> int:
     try:
@@ -139,225 +103,6 @@ def threads() -> int:
     except OSError:
         return -1  # not Linux: unknown, so never forked
 
-
-# ---- where the socket may be ------------------------------------------------------------------------
-
-def socket_folder() -> Path:
-    """A new folder for a socket, that only this user can enter (begin(); the tests)."""
-    import tempfile
-
-    return Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
-
-
-def socket_path_refusal(path: str) -> str | None:
-    """Why neither the server nor a client may use `path` (None: they may): only `socket` in a folder
-    named as socket_folder() names it, a directory of this user's that no one else may enter, and the
-    socket itself absent or a socket. Anything else WARM_SOCKET names (a file, a link, another user's
-    folder) is left as it is."""
-    if not os.path.isabs(path) or os.path.normpath(path) != path:
-        return "not an absolute, normalised path"
-    folder = os.path.dirname(path)
-    if os.path.basename(path) != SOCKET_NAME or not FOLDER_NAME.fullmatch(os.path.basename(folder)):
-        return f"not {FOLDER_PREFIX}XXXXXXXX/{SOCKET_NAME}, as begin() names it"
-    try:
-        info = os.lstat(folder)
-    except FileNotFoundError:
-        return FOLDER_GONE
-    except OSError as error:
-        return f"its folder: {error.strerror}"
-    if not stat.S_ISDIR(info.st_mode):
-        return "its folder is not a directory"
-    if info.st_uid != os.getuid():
-        return "its folder belongs to another user"
-    if stat.S_IMODE(info.st_mode) != 0o700:
-        return f"its folder's mode is {stat.S_IMODE(info.st_mode):o}, not 700"
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        return f"{error.strerror}"
-    if not stat.S_ISSOCK(info.st_mode):
-        return "it names something other than a socket"
-    return None
-
-
-# ---- the wire: a length-prefixed JSON message, the job's standard streams passed along with it -------
-
-class ProtocolError(Exception):
-    """A message that is not one: too long, not JSON, not a JSON object."""
-
-
-def frame(message: dict) -> bytes:
-    data = json.dumps(message).encode()
-    return struct.pack("!I", len(data)) + data
-
-
-def send(conn: socket.socket, message: dict, fds: list[int] = ()) -> None:
-    payload = frame(message)
-    if fds:
-        sent = socket.send_fds(conn, [payload], list(fds))
-        if sent < len(payload):  # (never a send of nothing: to a server that has answered and closed, EPIPE)
-            conn.sendall(payload[sent:])
-    else:
-        conn.sendall(payload)
-
-
-class Inbox:
-    """What one connection has received so far: bytes, cut into messages by their length prefixes (the
-    bytes of a following message stay for it: the job's pid and exit status can come in one read), and
-    the descriptors that came with them."""
-
-    def __init__(self) -> None:
-        self.data = bytearray()
-        self.fds: list[int] = []
-
-    def feed(self, chunk: bytes, fds: list[int] = ()) -> None:
-        self.data += chunk
-        self.fds += fds
-
-    def message(self) -> dict | None:
-        """The next whole message, taken out; None while it has not all come."""
-        if len(self.data) < 4:
-            return None
-        length = struct.unpack("!I", self.data[:4])[0]
-        if length > MAX_MESSAGE_BYTES:
-            raise ProtocolError(f"a message of {length} bytes (at most {MAX_MESSAGE_BYTES})")
-        if len(self.data) < 4 + length:
-            return None
-        body = bytes(self.data[4:4 + length])
-        del self.data[:4 + length]
-        try:
-            message = json.loads(body)
-        except (ValueError, RecursionError) as error:  # (UnicodeDecodeError is a ValueError)
-            raise ProtocolError(f"not JSON ({type(error).__name__})") from None
-        if not isinstance(message, dict):
-            raise ProtocolError(f"a JSON {type(message).__name__}, not an object")
-        return message
-
-    def close_fds(self) -> None:
-        for fd in self.fds:
-            os.close(fd)
-        self.fds = []
-
-
-def receive(conn: socket.socket, inbox: Inbox) -> dict | None:
-    """The next message on a blocking connection; None when the peer closed first."""
-    while (message := inbox.message()) is None:
-        chunk = conn.recv(1 << 16)
-        if not chunk:
-            return None
-        inbox.feed(chunk)
-    return message
-
-
-# ---- the client: every job's command ----------------------------------------------------------------
-
-def run_cold(module: str, args: list[str]) -> None:
-    os.execv(sys.executable, [sys.executable, "-m", module, *args])
-
-
-def log(line: str) -> None:
-    """A line of the server's log (logs/warmstart.log of the job's directory), from a client."""
-    Path(SERVER_LOG).parent.mkdir(parents=True, exist_ok=True)
-    with open(SERVER_LOG, "a") as file:
-        print(line, file=file)
-
-
-def start_server() -> None:
-    """Start the server for the jobs after this one, with this job's environment and directory."""
-    Path(SERVER_LOG).parent.mkdir(parents=True, exist_ok=True)
-    with open(SERVER_LOG, "ab") as log_file:
-        subprocess.Popen([sys.executable, "-m", "rlstudy.runtime.warmstart", "--serve"], stdin=subprocess.DEVNULL,
-                         stdout=log_file, stderr=log_file, start_new_session=True, close_fds=True)
-
-
-def run_warm(path: str, module: str, args: list[str]) -> int | None:
-    """The job's exit status, run by a fork of the server; None where it was not (then run it cold)."""
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(path)
-    except OSError:
-        conn.close()
-        start_server()
-        return None
-    inbox, forwarded = Inbox(), {}
-    try:
-        with conn:
-            try:
-                send(conn, {"module": module, "args": args, "cwd": os.getcwd(), "env": dict(os.environ)}, [0, 1, 2])
-                reply = receive(conn, inbox)
-            except (OSError, ProtocolError):
-                return None
-            if reply is None or not isinstance(reply.get("pid"), int):
-                return None  # refused, or no fork: run it cold
-            child = reply["pid"]
-
-            def forward(signum, _frame):
-                try:
-                    os.kill(child, signum)
-                except ProcessLookupError:  # it has just ended
-                    pass
-
-            for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-                forwarded[signum] = signal.signal(signum, forward)
-            try:
-                reply = receive(conn, inbox)
-            except (OSError, ProtocolError):
-                reply = None
-    finally:
-        for signum, handler in forwarded.items():
-            if handler is not None:  # (None: not set from Python)
-                signal.signal(signum, handler)
-    if reply is None or not isinstance(reply.get("status"), int):
-        print(f"warmstart: the job's process {child} ended without an exit status (killed?)", file=sys.stderr)
-        return 1
-    return reply["status"]
-
-
-def client(argv: list[str]) -> None:
-    if not argv or not STEP_MODULE.fullmatch(argv[0]):
-        sys.exit("usage: python -m rlstudy.runtime.warmstart rlstudy.<study>.cli.<step> [options...]")
-    module, args = argv[0], argv[1:]
-    path = os.environ.get(WARM_SOCKET)
-    if path and os.environ.get(OPT_OUT) != "0":
-        refused = socket_path_refusal(path)
-        if refused is None:
-            status = run_warm(path, module, args)
-            if status is not None:
-                sys.exit(status)
-        elif refused != FOLDER_GONE:  # (gone: the workflow run has ended, and with it the warm starts)
-            log(f"warmstart: {module} ran cold: {WARM_SOCKET} {path}: {refused}")
-    run_cold(module, args)
-
-
-# ---- the workflow's side: the Snakefile's onstart, onsuccess and onerror ------------------------------
-
-_begun: str | None = None  # the socket begin() named, in a folder it made: the only one end() removes
-
-
-def begin() -> None:
-    """Name this run's socket, in a folder only this user can enter; its jobs inherit the names."""
-    global _begun
-    if os.environ.get(OPT_OUT) != "0":
-        _begun = str(socket_folder() / SOCKET_NAME)
-        os.environ[WARM_SOCKET] = _begun
-        os.environ[WARM_OWNER] = str(os.getpid())
-
-
-def end() -> None:
-    """Remove the run's socket folder, the one begin() made, whatever WARM_SOCKET names now: its server
-    exits within POLL_S."""
-    import shutil
-
-    global _begun
-    if _begun is None:
-        return  # (RLSTUDY_WARM_START=0: a WARM_SOCKET of the environment is not this run's to remove)
-    if os.environ.get(WARM_SOCKET) == _begun:
-        os.environ.pop(WARM_SOCKET, None)
-        os.environ.pop(WARM_OWNER, None)
-    shutil.rmtree(os.path.dirname(_begun), ignore_errors=True)  # (a link there: rmtree refuses it)
-    _begun = None
 
 
 # ---- the server -------------------------------------------------------------------------------------
@@ -667,10 +412,3 @@ def serve() -> None:
     server.run()
     print(f"warmstart: served {server.served} job(s); exiting", flush=True)
     listener.close()
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] == ["--serve"]:
-        serve()
-    else:
-        client(sys.argv[1:])
