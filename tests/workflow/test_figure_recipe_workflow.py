@@ -68,8 +68,7 @@ use rule figure_template as toy_figure with:
     log:
         "logs/figures/ours/toy.log",
     params:
-        **FIGURE,
-        step="bellman.cli.plot_toy",
+        **figure(),
         args=["--trajectory", "data/trajectories/ours/control/short"],
 '''
 

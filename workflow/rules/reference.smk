@@ -11,7 +11,7 @@ use rule step as exact_q with:
     log:
         "logs/exact/{task}_{reward_of}.log",
     params:
-        step="rlstudy.bellman.cli.solve_exact",
+        **STEP,
         args=lambda w: [
             "--task",
             w.task,
@@ -32,7 +32,7 @@ use rule step as stationary_density with:
     log:
         "logs/exact/{task}_stationary_density.log",
     params:
-        step="rlstudy.bellman.cli.solve_density",
+        **STEP,
         args=lambda w, output: [
             "--task",
             w.task,
@@ -61,7 +61,7 @@ use rule step as reference with:
         runtime=30,
         gpu=gpus_of_training_job(),
     params:
-        step="rlstudy.bellman.cli.train_qstar",
+        **STEP,
         args=lambda w, input, output: [
             "--task",
             w.task,
@@ -95,7 +95,7 @@ use rule step as reference_table with:
     log:
         "logs/reference/error_exact.log",
     params:
-        step="rlstudy.bellman.cli.summarise_qstar",
+        **STEP,
         args=lambda w, output: [
             "--entries",
             as_json({"rows": reference_entries()}),
