@@ -7,6 +7,7 @@ from rlstudy.bellman.data.trajectories import dataset_dynamics
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.learners.registry import OPTIMIZERS, all_settings
 from rlstudy.bellman.learners.sweep import resolve_sweep, sweep_points
+from rlstudy.core.config import ConfigError
 from rlstudy.core.errors import InputError
 
 # Every optimiser's settings by name (sgd, cbo, cbo-adaptive, ...): the registries name the runs.

@@ -200,4 +200,5 @@ def test_a_step_that_takes_numerics_depends_on_both_backends(step):
 
     src = Path(laws.__file__).resolve().parents[3]
     sources = {str(path.relative_to(src)) for path in module_sources(step, src)}
-    assert {f"rlstudy/bellman/numerics/{name}.py" for name in (*NUMERICS, "laws")} <= sources
+    backends = {"compiled": "numerics/compiled/backend.py", "reference": "numerics/reference.py"}
+    assert {f"rlstudy/bellman/{backends[name]}" for name in NUMERICS} | {"rlstudy/bellman/problem/laws.py"} <= sources

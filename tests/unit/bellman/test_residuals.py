@@ -266,7 +266,7 @@ def test_a_second_process_loads_the_compiled_kernels_from_numbas_cache(tmp_path)
     import sys
 
     probe = ("import numpy as np, torch\n"
-             "from rlstudy.bellman import qnet\n"
+             "from rlstudy.bellman.numerics.compiled import qnet\n"
              "theta = qnet.init_params(1, torch.Generator().manual_seed(0))[0]\n"
              "feats = qnet.features(torch.linspace(0, 6, 300, dtype=torch.float64))\n"
              "q, cache = qnet.forward_cached(theta, feats)\n"

@@ -45,7 +45,7 @@ def test_help_names_the_command_and_shows_only_real_defaults(capsys, monkeypatch
 def test_help_says_which_config_key_each_value_comes_from(capsys, monkeypatch):
     text = " ".join(help_text(capsys, monkeypatch, "agents.cli.train_agent").split())
     for fragment in ("--from-config FILE", "gymnasium environment id; config '<agent>.env'",
-                     "config '<agent>.params' (merged)", "config '<agent>.evaluation_episodes'",
+                     "config '<agent>.params'", "config '<agent>.evaluation_episodes'",
                      "the master seed; config 'seed'", "results/agents/<agent>/seed<N>"):
         assert fragment in text, fragment
     text = " ".join(help_text(capsys, monkeypatch, "bellman.cli.run_method").split())
@@ -124,19 +124,22 @@ def test_gamma_reaches_the_steps_only_inside_problem():
         assert '"--gamma"' not in source, step
 
 
-def test_train_agent_takes_what_params_lacks_from_the_config(cli, tmp_path, one_thread):
+def test_an_option_comes_whole_from_the_command_line_or_from_the_config(cli, tmp_path, one_thread):
     out = tmp_path / "dqn"
-    status, err = cli("agents.cli.train_agent", "--agent", "dqn", "--params", '{"total_steps": 500}',
-                      "--from-config", CONFIG, "--run-seed", "0", "--evaluation-episodes", "1",
-                      "--out-dir", out)
+    status, err = cli("agents.cli.train_agent", "--agent", "dqn", "--from-config", CONFIG, "--run-seed", "0",
+                      "--evaluation-episodes", "1", "--out-dir", out)
     assert status == 0, err
     record = json.loads((out / "returns.csv.provenance.json").read_text())
     import yaml
 
     config = yaml.safe_load(Path(CONFIG).read_text())
-    assert record["parameters"]["params"] == {**config["dqn"]["params"], "total_steps": 500}
+    assert record["parameters"]["params"] == config["dqn"]["params"]
     assert record["parameters"]["env"] == config["dqn"]["env"] and record["seed"] == config["seed"]
     assert record["parameters"]["evaluation_episodes"] == 1  # given: the config's is not used
+    # --params given is taken whole: the config does not fill the keys it lacks
+    status, err = cli("agents.cli.train_agent", "--agent", "dqn", "--params", '{"total_steps": 500}',
+                      "--from-config", CONFIG, "--run-seed", "0", "--out-dir", tmp_path / "partial")
+    one_line_error(status, err, "config 'dqn.params'", "missing keys ['batch_size'", "leave --params out")
 
 
 def test_missing_params_keys_say_how_to_fill_them(cli, tmp_path):
@@ -144,7 +147,7 @@ def test_missing_params_keys_say_how_to_fill_them(cli, tmp_path):
                       '{"total_steps": 500}', "--evaluation-episodes", "1", "--seed", "1", "--run-seed", "0",
                       "--out-dir", tmp_path / "dqn")
     one_line_error(status, err, "config 'dqn.params'", "missing keys ['batch_size'",
-                   "give them in --params, or add --from-config config.yaml")
+                   "give them in --params, or leave --params out and add --from-config config.yaml")
 
 
 def test_missing_options_name_their_config_keys(cli, tmp_path):

@@ -73,7 +73,7 @@ def main() -> None:
                    help="the learned Q* state dict (.pt): results/reference/<task>/q_star.pt, or the authors' for their control data")
     p.add_argument("--exact", required=True,
                    help="the task's exact Q: results/exact/<task>/reward_<reward_of>/q_exact.npy (solve_exact)")
-    p.config_option("--params", setting_params, merge=True, type=json_arg, help="JSON of the optimiser's parameter dataclass")
+    p.config_option("--params", setting_params, type=json_arg, help="JSON of the optimiser's parameter dataclass")
     p.config_option("--problem", dataset_problem, type=json_arg, help="JSON of the problem (dynamics, gamma)")
     p.add_argument("--out-dir", required=True, help="the run folder (results/runs/<dataset>/<task>/<setting>/<estimator>/seed<N>)")
     p.add_argument("--stop-on-divergence", action="store_true",
