@@ -36,7 +36,7 @@ INTERPRETER = "" if IN_CONDA else f'export PATH={shlex.quote(str(Path(sys.execut
 from rlstudy.bellman.config_checks import CHECKS as BELLMAN_CHECKS  # noqa: E402
 from rlstudy.claims.loading import load_claims  # noqa: E402
 from rlstudy.core.config import missing_extras  # noqa: E402
-from rlstudy.core.io import SCALE_ENV, SEED_BLOCK_ENV  # noqa: E402
+from rlstudy.core.provenance import SCALE_ENV, SEED_BLOCK_ENV  # noqa: E402
 from rlstudy.core.run_config import settle_config  # noqa: E402
 from rlstudy.core.scale import record_scale, recorded_scale  # noqa: E402
 from rlstudy.runtime.snakemake_exit import cancel_scheduling_timers  # noqa: E402
@@ -56,7 +56,7 @@ settle_config(
     checks=(*BELLMAN_CHECKS, *(() if IN_CONDA else (missing_extras,))),
 )
 # Every job's shell: src/ on the path, and the run's scale and seed block, which each artefact's
-# provenance record names (core/io.py RUN_ENV).
+# provenance record names (core/provenance.py RUN_ENV).
 shell.prefix(
     f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(SRC))}; "
     f"export {SCALE_ENV}={shlex.quote(config['scale'])} {SEED_BLOCK_ENV}={shlex.quote(config['seed_block'])}; "

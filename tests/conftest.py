@@ -14,11 +14,11 @@ from bellman_fixtures import dynamics
 
 @pytest.fixture(autouse=True)
 def fresh_inputs_read():
-    """Each test starts as a new step's process would: with no input read yet (core.io records every
+    """Each test starts as a new step's process would: with no input read yet (core.loaders records every
     file a process reads for its figures' provenance; a file read by an earlier test may be gone)."""
-    from rlstudy.core import io
+    from rlstudy.core import loaders
 
-    io._INPUTS_READ.clear()
+    loaders._INPUTS_READ.clear()
     yield
 
 

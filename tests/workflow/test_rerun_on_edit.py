@@ -28,7 +28,7 @@ def planned_rules(workdir: Path) -> set[str]:
 def test_a_step_depends_on_its_imports_at_any_depth():
     sources = {str(p.relative_to(SRC)) for p in module_sources("rlstudy.bellman.cli.run_method", SRC)}
     assert {"rlstudy/bellman/cli/run_method.py", "rlstudy/bellman/learners/cbo.py", "rlstudy/bellman/numerics/compiled/qnet.py",
-            "rlstudy/core/io.py", "rlstudy/core/errors.py", "rlstudy/__init__.py"} <= sources
+            "rlstudy/core/atomic_writes.py", "rlstudy/core/errors.py", "rlstudy/__init__.py"} <= sources
     assert not any(s.startswith(("rlstudy/agents", "rlstudy/offline", "rlstudy/plotting")) for s in sources)
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from .config import section_problems
 from .errors import InputError, PipelineError
-from .io import name_step, step_module
+from .provenance import name_step, step_module
 from .process import imports_done
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ records them (`openblas_kernels`). The project leaves the choice to OpenBLAS and
 
 It lives in core, not with the launcher (runtime/): every step's process runs it, by hand or under
 Snakemake, warm or cold (core.cli.run, and rlstudy/__init__.py), its thread default decides bits, and
-core.io records what it reads; the warm-start server calls imports_done() as a step would.
+core.loaders records what it reads; the warm-start server calls imports_done() as a step would.
 """
 
 from __future__ import annotations

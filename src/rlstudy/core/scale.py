@@ -106,7 +106,7 @@ def recorded_scale(workdir: str | Path = ".") -> str | None:
 
 
 def record_scale(scale: str, workdir: str | Path = ".") -> None:
-    from rlstudy.core.io import write_artefact  # NumPy and pandas with it: only when a run starts
+    from rlstudy.core.atomic_writes import write_artefact  # NumPy and pandas with it: only when a run starts
 
     write_artefact(Path(workdir) / RECORD, f"{scale}\n".encode(), None)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from PIL import Image
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX, check_against_record, read_record
+from rlstudy.core.provenance import check_against_record, PROVENANCE_SUFFIX, read_record
 from rlstudy.core.markdown import code, markers, text
 
 FOLDER = "docs/figures"

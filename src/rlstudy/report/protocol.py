@@ -28,7 +28,8 @@ import pandas as pd
 
 from rlstudy.core.config import ConfigError, load_yaml, parse_yaml, validate_config
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_csv, read_record, sha256_file
+from rlstudy.core.loaders import load_csv
+from rlstudy.core.provenance import read_record, sha256_file
 from rlstudy.core.seed_blocks import (BLOCK_KEY, CONFIRMATORY, EXPLORATORY, digest,
                                       resolve_seed_block, seed_block_problems, seed_lists)
 

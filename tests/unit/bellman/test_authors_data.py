@@ -91,7 +91,7 @@ def test_import_cli_writes_the_pipeline_formats(tmp_path):
     import subprocess
 
     from rlstudy.bellman.data.trajectories import load_trajectory
-    from rlstudy.core.io import load_tensors
+    from rlstudy.core.loaders import load_tensors
     out = tmp_path / "control"
     result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.import_authors_data", "--task", "control",
                              "--source", str(SHARED), "--trajectory-out", str(out), "--steps", "5000",

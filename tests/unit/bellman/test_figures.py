@@ -70,7 +70,9 @@ def test_a_figure_records_every_file_its_process_read(tmp_path):
 
     import matplotlib.pyplot as plt
 
-    from rlstudy.core.io import load_csv, save_csv, sha256_file
+    from rlstudy.core.atomic_writes import save_csv
+    from rlstudy.core.loaders import load_csv
+    from rlstudy.core.provenance import sha256_file
     from rlstudy.plotting import style
 
     table = tmp_path / "table.csv"

@@ -27,15 +27,9 @@ from rlstudy.bellman.learners.sweep import sweep_config_problems
 from rlstudy.core.cli import build
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError, OutputError
-from rlstudy.core.io import (
-    ensure_writable,
-    load_tensors,
-    provenance,
-    provenance_path,
-    save_csv,
-    save_npy,
-    save_tensors,
-)
+from rlstudy.core.atomic_writes import ensure_writable, save_csv, save_npy, save_tensors
+from rlstudy.core.loaders import load_tensors
+from rlstudy.core.provenance import provenance, provenance_path
 
 from bellman_fixtures import dynamics
 from hostile import Payload, ROOT, SCHEMA, SHARED, cli, marker, needs_shared, nothing_written, one_line_error

@@ -122,7 +122,8 @@ def test_a_rounding_level_negative_value_is_clipped_so_that_the_file_loads(tmp_p
     """stationary_on_grid tolerates min >= -RESIDUAL_RTOL * max; load_density refuses any negative value:
     what the solve writes must load."""
     from rlstudy.bellman.problem import stationary
-    from rlstudy.core.io import provenance, save_npy
+    from rlstudy.core.atomic_writes import save_npy
+    from rlstudy.core.provenance import provenance
 
     solve = np.linalg.solve
 

@@ -24,7 +24,8 @@ from rlstudy.bellman.learners.metrics import (
 from rlstudy.bellman.numerics.compiled.qnet import init_params, to_state_dict
 from rlstudy.bellman.problem.stationary import stationary_density
 from bellman_fixtures import dynamics as shipped_dynamics
-from rlstudy.core.io import provenance, save_csv, save_npy, save_tensors
+from rlstudy.core.atomic_writes import save_csv, save_npy, save_tensors
+from rlstudy.core.provenance import provenance
 
 CURVE_COLUMNS = ["dataset", "task", "setting", "estimator", "seed", "iterations", "final_rel_error", "min_rel_error",
                  "final_rel_error_exact", "min_rel_error_exact", "evaluations", "converged", "converged_exact"]

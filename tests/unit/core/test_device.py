@@ -22,7 +22,8 @@ from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors, make_
 from rlstudy.bellman.problem.sde import sample_trajectory
 from rlstudy.core import cli as common
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX, save_npy
+from rlstudy.core.atomic_writes import save_npy
+from rlstudy.core.provenance import PROVENANCE_SUFFIX
 from bellman_fixtures import dynamics
 
 CUDA = torch.cuda.is_available()

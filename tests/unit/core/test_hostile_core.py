@@ -21,20 +21,9 @@ from rlstudy.bellman.learners.sgd import SGDParams
 from rlstudy.bellman.learners.sweep import sweep_config_problems
 from rlstudy.core.config import ConfigError, command_line_values, load_yaml, validate_config
 from rlstudy.core.errors import InputError, OutputError
-from rlstudy.core.io import (
-    check_recorded_run,
-    ensure_writable_paths,
-    load_csv,
-    load_npy,
-    load_tensors,
-    provenance,
-    provenance_path,
-    refuse_repeated_runs,
-    save_csv,
-    save_npy,
-    save_tensors,
-    write_artefact,
-)
+from rlstudy.core.atomic_writes import ensure_writable_paths, save_csv, save_npy, save_tensors, write_artefact
+from rlstudy.core.loaders import load_csv, load_npy, load_tensors, refuse_repeated_runs
+from rlstudy.core.provenance import check_recorded_run, provenance, provenance_path
 from rlstudy.offline.double_dqn import LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing
 

@@ -15,7 +15,7 @@ import pytest
 
 from hostile import cli, one_line_error  # noqa: F401 - cli is a fixture
 from rlstudy.core.cli import run
-from rlstudy.core.io import module_of_file
+from rlstudy.core.provenance import module_of_file
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = str(ROOT / "config.yaml")

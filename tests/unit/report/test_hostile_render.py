@@ -12,7 +12,8 @@ from PIL import Image
 
 from rlstudy.bellman.results.bellman_page import NAMES
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import read_record, save_csv, sha256_file, write_artefact
+from rlstudy.core.atomic_writes import save_csv, write_artefact
+from rlstudy.core.provenance import read_record, sha256_file
 from rlstudy.core.markdown import markers
 from rlstudy.report import headline_figures
 from rlstudy.report.cli.render_readme import END, RESULTS_END, RESULTS_START, START, render, render_page, text

@@ -12,7 +12,7 @@ import pytest
 from project_copy import MEASURED
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import save_csv, write_artefact
+from rlstudy.core.atomic_writes import save_csv, write_artefact
 from rlstudy.report.cli import verify, write_manifest
 from rlstudy.report.cli.write_manifest import dumps, kind_of, load_manifest, manifest, seed_block
 

@@ -8,7 +8,7 @@ import shutil
 import pandas as pd
 import yaml
 
-from rlstudy.core.io import read_record, sha256_file
+from rlstudy.core.provenance import read_record, sha256_file
 from rlstudy.core.seed_blocks import digest
 from rlstudy.report.protocol import ANALYSIS_CODE, analysis_files
 

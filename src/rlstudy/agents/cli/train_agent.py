@@ -29,7 +29,8 @@ from rlstudy.core.cli import (
     setup_torch,
 )
 from rlstudy.core.diagnostics import DiagnosticsLog
-from rlstudy.core.io import ensure_writable, provenance, save_csv
+from rlstudy.core.atomic_writes import ensure_writable, save_csv
+from rlstudy.core.provenance import provenance
 
 
 def agent_params(agent, values: dict):

@@ -16,7 +16,8 @@ from rlstudy.bellman.problem.exact import load_exact
 from rlstudy.bellman.numerics.compiled.qnet import to_state_dict
 from rlstudy.bellman.problem.sde import TASKS
 from rlstudy.core.cli import StepParser, build, integer_from, json_arg
-from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
+from rlstudy.core.atomic_writes import ensure_writable, save_csv, save_tensors
+from rlstudy.core.provenance import provenance
 
 
 def add_common(p: argparse.ArgumentParser, points_help: str) -> None:

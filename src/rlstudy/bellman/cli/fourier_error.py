@@ -26,7 +26,8 @@ from rlstudy.bellman.numerics.compiled.qnet import load_network
 from rlstudy.bellman.problem.sde import Dynamics, Problem
 from rlstudy.core.cli import build, integer_from, json_arg, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, save_csv
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import provenance
 
 ENTRY_KEYS = {"dataset", "task", "exact", "dynamics"}
 

@@ -12,7 +12,8 @@ from rlstudy.bellman.data.trajectories import FILES, save_trajectory
 from rlstudy.bellman.problem.sde import TASKS, Trajectory
 from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, save_tensors
+from rlstudy.core.atomic_writes import save_tensors
+from rlstudy.core.provenance import provenance
 
 
 def originals_folder(source: str, download_dir: Path, names: list[str]) -> Path | None:

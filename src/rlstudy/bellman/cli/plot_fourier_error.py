@@ -8,7 +8,7 @@ from rlstudy.bellman.figures.fourier import plot_fourier_error_figure
 from rlstudy.bellman.problem.sde import TASKS
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_csv
+from rlstudy.core.loaders import load_csv
 from rlstudy.plotting import style
 
 COLUMNS = ["dataset", "task", "setting", "estimator", "seed", "mode"]

@@ -14,7 +14,7 @@ from rlstudy.bellman.figures.qstar import plot_reference_figure
 from rlstudy.bellman.learners.metrics import GRID_POINTS, centred_norm
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_csv
+from rlstudy.core.loaders import load_csv
 from rlstudy.plotting import style
 
 

@@ -38,7 +38,8 @@ from rlstudy.core.cli import (
     run,
     setup_torch,
 )
-from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
+from rlstudy.core.atomic_writes import ensure_writable, save_csv, save_tensors
+from rlstudy.core.provenance import provenance
 
 
 def setting_optimizer(config: dict, args) -> str:

@@ -17,7 +17,8 @@ from rlstudy.bellman.problem.sde import POLICY_OF_TASK, TASKS, Dynamics
 from rlstudy.bellman.problem.stationary import stationary_density
 from rlstudy.core.cli import build, finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, save_npy
+from rlstudy.core.atomic_writes import save_npy
+from rlstudy.core.provenance import provenance
 
 
 def main() -> None:

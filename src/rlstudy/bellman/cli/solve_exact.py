@@ -16,7 +16,8 @@ from rlstudy.bellman.problem.exact import EVALUATED_POLICY, solve
 from rlstudy.bellman.problem.sde import TASKS, Problem
 from rlstudy.core.cli import finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, save_csv, save_npy
+from rlstudy.core.atomic_writes import save_csv, save_npy
+from rlstudy.core.provenance import provenance
 
 
 def main() -> None:

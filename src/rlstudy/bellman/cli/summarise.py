@@ -31,7 +31,8 @@ from rlstudy.bellman.problem.sde import Dynamics, Problem
 from rlstudy.bellman.problem.stationary import load_density
 from rlstudy.core.cli import build, finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import ensure_writable_paths, provenance, save_csv
+from rlstudy.core.atomic_writes import ensure_writable_paths, save_csv
+from rlstudy.core.provenance import provenance
 from rlstudy.core.statistics import seed_summary
 
 GROUP = KEYS[:-1]  # a run's keys but its seed

@@ -29,7 +29,8 @@ from rlstudy.bellman.problem.sde import Dynamics, Problem
 from rlstudy.bellman.problem.stationary import load_density
 from rlstudy.core.cli import build, json_arg, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, save_csv
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import provenance
 
 ENTRY_KEYS = {"dataset", "task", "reference", "exact", "dynamics", "made_by", "density"}
 

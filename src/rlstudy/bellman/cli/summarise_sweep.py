@@ -11,7 +11,8 @@ from rlstudy.bellman.results.error_curves import load_error_curve
 from rlstudy.bellman.learners.sweep import sweep_points
 from rlstudy.core.cli import finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError, first_line
-from rlstudy.core.io import check_recorded_run, provenance, save_csv
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import check_recorded_run, provenance
 
 
 def run_identity(sweep: dict, point, seed: int) -> dict:

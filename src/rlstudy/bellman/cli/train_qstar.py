@@ -31,7 +31,8 @@ from rlstudy.core.cli import (
     run,
     setup_torch,
 )
-from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
+from rlstudy.core.atomic_writes import ensure_writable, save_csv, save_tensors
+from rlstudy.core.provenance import provenance
 
 
 def main() -> None:

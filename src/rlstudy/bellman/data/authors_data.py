@@ -24,7 +24,9 @@ import numpy as np
 import torch
 
 from rlstudy.core.errors import InputError, first_line
-from rlstudy.core.io import ensure_writable, require_finite, sha256_file
+from rlstudy.core.atomic_writes import ensure_writable
+from rlstudy.core.loaders import require_finite
+from rlstudy.core.provenance import sha256_file
 
 from . import authors_files
 from .trajectories import FILES, checked_trajectory

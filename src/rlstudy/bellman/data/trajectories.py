@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_npy, save_npy
+from rlstudy.core.atomic_writes import save_npy
+from rlstudy.core.loaders import load_npy
 
 from ..problem.sde import Dynamics, Trajectory
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_npy
+from rlstudy.core.loaders import load_npy
 
 from .sde import ACTIONS, Dynamics, prob_plus, reward
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_npy
+from rlstudy.core.loaders import load_npy
 
 from .exact import StepOperator, grid
 from .sde import Dynamics, prob_plus

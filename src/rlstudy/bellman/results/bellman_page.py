@@ -26,7 +26,7 @@ import pandas as pd
 from rlstudy.bellman.results.error_curves import load_error_curve
 from rlstudy.core.calibration import COVERAGE_FLOOR, interval_note, t_coverage_at_spread
 from rlstudy.core.markdown import cells_of, code, generated_note, markers, text
-from rlstudy.core.io import load_csv
+from rlstudy.core.loaders import load_csv
 
 NAMES = ("cbo-needs", "sweep", "cost")
 RESULTS_START, RESULTS_END = markers("results")

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_csv, refuse_repeated_runs
+from rlstudy.core.loaders import load_csv, refuse_repeated_runs
 
 RUN_KEYS = ["dataset", "task", "setting", "estimator", "seed"]
 

@@ -27,7 +27,7 @@ protocol commit; claims changed or added since the protocol are listed apart, no
 exploratory run's (or one made before the blocks) as exploratory outcomes, with no verdict headline.
 Every block of the study pages opens with that seed block, and a table whose seeds are not of it is
 refused. Every inserted value, in either mode, is escaped for Markdown and HTML
-(core.markdown.text). The pages are written all or none (core.io.replace_all): every block is
+(core.markdown.text). The pages are written all or none (core.atomic_writes.replace_all): every block is
 rendered and checked, and every page's folder proved writable, before any page changes.
 """
 
@@ -50,7 +50,9 @@ from rlstudy.report.study_tables import STUDY_TABLES
 from rlstudy.report.verdicts import MARK, VERDICTS, verdict_counts
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError, OutputError
-from rlstudy.core.io import load_csv, read_record, replace_all
+from rlstudy.core.atomic_writes import replace_all
+from rlstudy.core.loaders import load_csv
+from rlstudy.core.provenance import read_record
 
 
 START, END = markers("claims")

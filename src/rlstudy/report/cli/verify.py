@@ -46,7 +46,7 @@ from rlstudy.claims.cli.compare_verdicts import compare, verdicts
 from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.config import load_yaml
 from rlstudy.core.errors import InputError, PipelineError
-from rlstudy.core.io import PROVENANCE_SUFFIX, sha256_file
+from rlstudy.core.provenance import PROVENANCE_SUFFIX, sha256_file
 from rlstudy.report.cli.write_manifest import FOLDERS, TABLES, load_manifest, platform_record
 
 # Across platforms, per kind of artefact (write_manifest.KINDS), from the one measurement there is:

@@ -27,8 +27,9 @@ from pathlib import Path
 from rlstudy.core.cli import parser, run
 from rlstudy.core.config import ConfigError, load_yaml
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import (PROVENANCE_SUFFIX, git_commit, load_csv, package_versions, read_record, sha256_file,
-                             write_artefact)
+from rlstudy.core.atomic_writes import write_artefact
+from rlstudy.core.loaders import load_csv
+from rlstudy.core.provenance import git_commit, package_versions, PROVENANCE_SUFFIX, read_record, sha256_file
 from rlstudy.core.seed_blocks import BLOCK_KEY, EXPLORATORY, resolve_seed_block, seed_lists
 
 FORMAT = 1

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import replace_all
+from rlstudy.core.atomic_writes import replace_all
 from rlstudy.report.protocol import LOCK, lock_text, make_lock, read_lock
 
 ROOT = Path(__file__).resolve().parents[4]

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_tensors
+from rlstudy.core.loaders import load_tensors
 
 from . import trig
 
