@@ -113,8 +113,8 @@ def main() -> None:
                           **relative, **fit.columns})
     print(f"{label}: e_k/e_0 final {curve['rel_error'].iloc[-1]:.4g} against the learned Q*, "
           f"{curve['rel_error_exact'].iloc[-1]:.4g} against the exact Q, after {len(curve) - 1} iterations")
-    # The record keeps the form it had when each section held its own gamma: the parameters with the
-    # problem's discount beside them.
+    # The record gives the parameters with the problem's discount beside them: the optimiser's
+    # settings as they act on this problem.
     record = provenance({**keys, "params": {**args.params, "gamma": problem.gamma},
                          "dynamics": args.problem["dynamics"],
                          "device": device_record(args.device, device), "numerics": args.numerics},

@@ -12,22 +12,10 @@ as in the notebook). The consensus network is the one whose error is reported. W
 particles, one epoch is one step over all particles; a smaller particle_batch cycles through random
 particle batches as the notebook does.
 
-Why the notebook's setting cannot converge (docs/bellman.md, "What CBO needs"): the weights' effective
-sample size (ESS) falls to 1, so the consensus is the best particle, which sits at distance 0 from
-itself and never moves; every other coordinate is multiplied each step by (1 - lambda*eta +
-noise*sqrt(eta)*Z), whose mean square 1.07 > 1 blows the spread up while its mean log < 0 collapses
-most coordinates. Nothing explores. Options beyond the notebook, all off in its setting:
-  * kick, kick_decay: an additive Brownian kick kick*kick_decay**k*sqrt(eta)*Z to every particle
-    after each step, the exploration that the multiplicative noise cannot sustain (the authors'
-    later code kicked when the consensus stalled).
-  * ess_target: choose beta every step so that the ESS is ess_target * M (bisection in log beta),
-    so the consensus averages several particles instead of copying one.
-  * output_bias_init="reward_level": start every output bias at mean(reward)/(1 - gamma), the
-    level of Q, which otherwise dominates the loss while the error metric ignores it.
-BFF's second next state uses the increment of the next action; when that action differs, E[j * j^]
-is a product of two different factors, unbounded below, and a selection method drives it negative.
-`cbo-adaptive` therefore runs the estimator BFF-matched (estimators/bff.py), which keeps only the
-transitions with a_{m+1} = a_m.
+Why the notebook's setting cannot converge, and the options beyond it (all off in its setting) that
+make one converge: the additive kick (kick, kick_decay), beta re-chosen for a target ESS
+(ess_target), output biases at the reward level (output_bias_init="reward_level") and BFF-matched
+in place of BFF: docs/bellman.md, "What CBO needs".
 Samples are drawn uniformly with replacement (m << n; a randperm of 1e6 per step costs more
 than a whole step of the small swarms).
 The ESS, the chosen beta and the swarm's spread are recorded for the diagnosis, every step in the

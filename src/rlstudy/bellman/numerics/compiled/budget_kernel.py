@@ -4,8 +4,8 @@ budget/sampled.py's SampledResidual loss is L = sum_m j_m j^_m / (2 M) over the 
 with Q at a transition's states (s, s', s^) interpolated linearly from the network's values on a
 grid: Q(x, a) = q[lo(x), a] (1 - f(x)) + q[up(x), a] f(x). Every L-BFGS iteration evaluates it, and
 its gradient with respect to the grid's values, on all 1e6 transitions. Written with PyTorch's
-tensor operations, that was some twenty passes over 1e6-long arrays and an autograd graph through
-six gathers, about 80 ms per evaluation: most of the budget stage's time. Here one loop reads each
+tensor operations, that is some twenty passes over 1e6-long arrays and an autograd graph through
+six gathers, about 80 ms per evaluation (docs/speed.md). Here one loop reads each
 transition once and adds its terms to the loss and to the gradient on the grid (64 KB at the
 shipped 4096 points: it stays in the cache):
 
