@@ -17,19 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from rlstudy.runtime.warmstart import client as warm_client, protocol as warm_protocol, server as warm_server
+from rlstudy.runtime.warmstart import client as warm_client, preload as warm_preload, protocol as warm_protocol, server as warm_server
 
 STEP = "rlstudy.bellman.cli.make_trajectory"
 DEADLINE_S = 1.0
 SERVER = f"""
 import sys
 from pathlib import Path
-from rlstudy.runtime.warmstart import server as warm_server
+from rlstudy.runtime.warmstart import preload as warm_preload, server as warm_server
 
 warm_server.preload = lambda: None
 warm_server.REQUEST_DEADLINE_S = {DEADLINE_S}
 if sys.argv[1:]:
-    warm_server.source_files = lambda: [Path(sys.argv[1])]
+    warm_preload.source_files = lambda: [Path(sys.argv[1])]
 warm_server.serve()
 """
 
@@ -297,9 +297,9 @@ def keep_size_and_mtime_edit(path: Path) -> None:
 def test_an_edit_that_keeps_size_and_mtime_makes_the_fingerprint_stale(tmp_path, monkeypatch):
     source = tmp_path / "module.py"
     source.write_text("x = 1\n")
-    monkeypatch.setattr(warm_server, "source_files", lambda: [source])
+    monkeypatch.setattr(warm_preload, "source_files", lambda: [source])
     monkeypatch.setattr(warm_server, "threads", lambda: 1)
-    fingerprint = warm_server.source_fingerprint()
+    fingerprint = warm_preload.source_fingerprint()
     request = {"module": STEP, "args": [], "cwd": "/work", "env": {}}
     assert warm_server.refusal(request, {}, "/work", fingerprint) is None
     keep_size_and_mtime_edit(source)
@@ -325,10 +325,10 @@ def test_a_server_whose_source_was_edited_keeping_size_and_mtime_refuses_and_exi
 def test_the_cost_of_the_content_fingerprint_is_milliseconds():
     """Every request digests every source (not a size and mtime per file): a few milliseconds, against the
     second or more a warm start saves; the bound leaves room for a loaded machine."""
-    warm_server.source_fingerprint()
+    warm_preload.source_fingerprint()
     timings = []
     for _ in range(5):
         started = time.perf_counter()
-        warm_server.source_fingerprint()
+        warm_preload.source_fingerprint()
         timings.append(time.perf_counter() - started)
     assert min(timings) < 0.1, timings

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rlstudy.runtime.warmstart import protocol as warm_protocol, server as warm_server
+from rlstudy.runtime.warmstart import preload as warm_preload, protocol as warm_protocol, server as warm_server
 
 PROBLEM = '{"dynamics": {"dt": 0.19634954084936207, "reward_of": "current", "sigma": 0.2}, "gamma": 0.9}'
 TRAJECTORY = ["rlstudy.bellman.cli.make_trajectory", "--task", "control", "--size", "short", "--steps", "2000",
@@ -128,7 +128,7 @@ def test_a_warm_job_ends_with_its_client(warm):
 
 def test_the_server_refuses_what_a_fork_could_get_wrong(monkeypatch):
     monkeypatch.setattr(warm_server, "threads", lambda: 1)  # as the server's (the test runner's are several)
-    env, cwd, fingerprint = {"A": "1"}, "/work", warm_server.source_fingerprint()
+    env, cwd, fingerprint = {"A": "1"}, "/work", warm_preload.source_fingerprint()
     request = {"module": "rlstudy.bellman.cli.run_method", "cwd": cwd, "env": {"A": "1", "SHLVL": "3"}}
     assert warm_server.refusal(request, env, cwd, fingerprint) is None
     assert warm_server.refusal({**request, "module": "subprocess"}, env, cwd, fingerprint) == "not a step"
@@ -148,8 +148,8 @@ def test_the_server_finds_each_study_s_steps_and_warm_up_hook_by_their_files(tmp
         for name in files:
             (tmp_path / folder / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / folder / name).write_text("")
-    monkeypatch.setattr(warm_server, "PACKAGE", tmp_path)
-    assert warm_server.warmed_studies() == [("rlstudy.alpha", True, True), ("rlstudy.delta", True, False),
+    monkeypatch.setattr(warm_preload, "PACKAGE", tmp_path)
+    assert warm_preload.warmed_studies() == [("rlstudy.alpha", True, True), ("rlstudy.delta", True, False),
                                           ("rlstudy.gamma", False, True)]
 
 
@@ -168,7 +168,7 @@ def test_a_study_s_steps_are_imported_and_its_hook_runs_after_them(monkeypatch):
         monkeypatch.setitem(sys.modules, hook.__name__, hook)
     for study, steps, hook in [("rlstudy.alpha", True, True), ("rlstudy.delta", True, False),
                                ("rlstudy.gamma", False, True)]:
-        warm_server.warm_up(study, steps, hook)
+        warm_preload.warm_up(study, steps, hook)
     assert calls == [("steps", "rlstudy.alpha"), ("hook", "rlstudy.alpha"), ("steps", "rlstudy.delta"),
                      ("hook", "rlstudy.gamma")]
 
@@ -181,15 +181,15 @@ def test_every_study_with_steps_is_preloaded_and_the_digest_covers_it():
 
     from rlstudy.core.config import schema_file
 
-    studies = sorted(path.parent.parent.name for path in warm_server.PACKAGE.glob("*/cli/__init__.py"))
-    warmed = warm_server.warmed_studies()
+    studies = sorted(path.parent.parent.name for path in warm_preload.PACKAGE.glob("*/cli/__init__.py"))
+    warmed = warm_preload.warmed_studies()
     assert studies and [study for study, steps, _ in warmed if steps] == [f"rlstudy.{study}" for study in studies]
     assert ("rlstudy.bellman", True, True) in warmed
     for study, _, hook in warmed:
-        assert not hook or callable(importlib.import_module(f"{study}.{warm_server.WARM_UP_MODULE}").warm_up)
-    digested = warm_server.source_files()
+        assert not hook or callable(importlib.import_module(f"{study}.{warm_preload.WARM_UP_MODULE}").warm_up)
+    digested = warm_preload.source_files()
     assert schema_file() in digested and schema_file().is_file()
-    assert set(warm_server.PACKAGE.rglob("*.py")) <= set(digested)
+    assert set(warm_preload.PACKAGE.rglob("*.py")) <= set(digested)
 
 
 def test_import_steps_imports_each_step_module_of_a_study():
@@ -198,6 +198,6 @@ def test_import_steps_imports_each_step_module_of_a_study():
     from rlstudy.core.cli import import_steps
 
     names = import_steps("rlstudy.claims")
-    folder = warm_server.PACKAGE / "claims" / "cli"
+    folder = warm_preload.PACKAGE / "claims" / "cli"
     assert names == [f"rlstudy.claims.cli.{p.stem}" for p in sorted(folder.glob("*.py")) if p.stem != "__init__"]
     assert names and all(name in sys.modules for name in names)

@@ -27,4 +27,8 @@ server and its clients use only `socket` in a folder named, made and owned as be
 request must come whole within REQUEST_DEADLINE_S, while the server goes on serving other clients;
 every message is framed by its length, and bytes of the next one are kept for it; a request without
 its keys, or with keys of the wrong type, is refused; staleness is judged by the sources' contents.
+
+The package: protocol.py (the variables, where the socket may be, the wire), client.py (every job's
+command; begin and end for the Snakefile), server.py (the forks), preload.py (what the server loads
+and what makes it stale); `python -m rlstudy.runtime.warmstart` is __main__.py.
 """
