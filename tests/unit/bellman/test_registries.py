@@ -1,4 +1,4 @@
-"""The bellman study's registries (estimators/__init__.py, optimizers.py) are the one list of
+"""The bellman study's registries (estimators/__init__.py, learners/registry.py) are the one list of
 estimators and optimisers: the schema, the workflow's wildcards, the settings, the figures' colours
 and run_method's choices derive from them, so a registered toy is accepted everywhere."""
 
