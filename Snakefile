@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from snakemake.settings.types import DeploymentMethod
-from snakemake.utils import min_version, update_config
+from snakemake.utils import min_version
 
 min_version("9.0")
 
@@ -34,54 +34,29 @@ IN_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_met
 INTERPRETER = "" if IN_CONDA else f'export PATH={shlex.quote(str(Path(sys.executable).parent))}:"$PATH"; '
 
 from rlstudy.bellman.config_checks import CHECKS as BELLMAN_CHECKS  # noqa: E402
-from rlstudy.core.io import SCALE_ENV, SEED_BLOCK_ENV  # noqa: E402
-from rlstudy.runtime import warmstart  # noqa: E402
-from rlstudy.runtime.snakemake_exit import cancel_scheduling_timers  # noqa: E402
 from rlstudy.claims.loading import load_claims  # noqa: E402
-from rlstudy.core.config import (  # noqa: E402
-    ConfigError,
-    check_config_files,
-    command_line_values,
-    load_yaml,
-    missing_extras,
-    validate_config,
-)
-from rlstudy.core.seed_blocks import replaced_lists, resolve_seed_block  # noqa: E402
-from rlstudy.runtime.first_seed import own_config  # noqa: E402
-from rlstudy.runtime.scale import check_scale, files_scale, record_scale, recorded_scale  # noqa: E402
+from rlstudy.core.config import missing_extras  # noqa: E402
+from rlstudy.core.provenance import SCALE_ENV, SEED_BLOCK_ENV  # noqa: E402
+from rlstudy.core.run_config import settle_config  # noqa: E402
+from rlstudy.core.scale import record_scale, recorded_scale  # noqa: E402
+from rlstudy.runtime.snakemake_exit import cancel_scheduling_timers  # noqa: E402
+from rlstudy.runtime.warmstart import client as warm_starts  # noqa: E402
 
-# The raw config files first, with limits (no YAML aliases, 1 MiB, no key twice, no YTE template):
-# the merged config is walked below. A YTE template has run by now (Snakemake read it first): this
-# fails the run; `make` and `python -m rlstudy.runtime.launch` refuse it before it runs.
-check_config_files(workflow.configfiles)
-# `--config tensorboard=true` or 'seeds=[0,1]' arrive as strings: read them as a config file's.
-update_config(
-    config, command_line_values(workflow.config_settings.config, config, arguments=workflow.config_settings.config_args)
-)
-# A replicate seed list the run sets (--config, a more.yaml) where the picked seed block would replace it
-# (resolve_seed_block, below) is refused before the checks, in one line saying how to run it.
-REPLACED_LISTS = replaced_lists(config, own_config(workflow.configfiles))
-if REPLACED_LISTS:
-    raise ConfigError(REPLACED_LISTS[0])
-# An optional extra the config needs (tensorboard) is checked here, not in the first job that imports
-# it; under --sdm conda the jobs' environments hold their own packages.
-validate_config(
+# The config made whole and checked, once (core/run_config.py): the raw files' limits, the command
+# line's values, the schema and the studies' checks, the seed block, the scale. An optional extra the
+# config needs (tensorboard) is checked here, not in the first job that imports it; under --sdm conda
+# the jobs' environments hold their own packages.
+settle_config(
     config,
-    Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
+    config_files=workflow.configfiles,
+    command_line=workflow.config_settings.config,
+    command_line_words=workflow.config_settings.config_args,
+    added_files=workflow.config_settings.configfiles,
+    schema=Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
     checks=(*BELLMAN_CHECKS, *(() if IN_CONDA else (missing_extras,))),
 )
-# The picked block of replicate seeds (config seed_block) written into the lists every rule reads:
-# the rules know no blocks (core/seed_blocks.py; results/seed_plan.csv records the block and its lists).
-# A confirmatory block with `start: protocol` takes its lists from the committed lock.
-config.update(resolve_seed_block(config, Path(workflow.basedir) / "protocol.lock"))
-# The checkout's scale (results/.scale, recorded by its first run) is kept: runtime/scale.py says why.
-# The files' own scale: config.yaml's, unless a --configfile (merged over it) names one.
-FILES_SCALE = files_scale(
-    [load_yaml(path, "config file") for path in ["config.yaml", *workflow.config_settings.configfiles]]
-)
-check_scale(config, FILES_SCALE, workflow.config_settings.config, workflow.configfiles)
 # Every job's shell: src/ on the path, and the run's scale and seed block, which each artefact's
-# provenance record names (core/io.py RUN_ENV).
+# provenance record names (core/provenance.py RUN_ENV).
 shell.prefix(
     f"set -euo pipefail; export PYTHONPATH={shlex.quote(str(SRC))}; "
     f"export {SCALE_ENV}={shlex.quote(config['scale'])} {SEED_BLOCK_ENV}={shlex.quote(config['seed_block'])}; "
@@ -96,23 +71,23 @@ load_claims(
 report: "workflow/report/workflow.rst"
 
 
-# Jobs fork from one process that has already imported their libraries (src/rlstudy/runtime/warmstart.py);
+# Jobs fork from one process that has already imported their libraries (src/rlstudy/runtime/warmstart/);
 # RLSTUDY_WARM_START=0 runs each job in a new interpreter.
 onstart:
     if recorded_scale() is None or config.get("rescale", False):
         record_scale(config["scale"])
-    warmstart.begin()
+    warm_starts.begin()
 
 
 # Both hooks run after the last job: the scheduler's pending timers would hold the exit for up to a
 # timespan of the profile (src/rlstudy/runtime/snakemake_exit.py).
 onsuccess:
-    warmstart.end()
+    warm_starts.end()
     cancel_scheduling_timers()
 
 
 onerror:
-    warmstart.end()
+    warm_starts.end()
     cancel_scheduling_timers()
 
 

@@ -10,7 +10,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))  # shipped_p
 from shipped_params import CONFIG as _SHIPPED  # noqa: E402
 from shipped_params import shipped  # noqa: E402, F401
 
-from rlstudy.bellman.sde import Dynamics, Problem  # noqa: E402
+from rlstudy.bellman.problem.sde import Dynamics, Problem  # noqa: E402
 
 DYNAMICS = Dynamics(**_SHIPPED["problem"]["dynamics"])
 PROBLEM = Problem(DYNAMICS, _SHIPPED["problem"]["gamma"])

@@ -17,11 +17,11 @@ import time
 import numpy as np
 import torch
 
-from rlstudy.bellman.numerics.compiled import particle_losses
-from rlstudy.bellman import trig
-from rlstudy.bellman.qnet import SHAPE, backward, forward_cached, forward_no_grad, init_params, unflatten
-from rlstudy.bellman.residuals import TrajectoryTensors, make_batch, residual_pair, sgd_grad_q
-from rlstudy.bellman.sde import sample_trajectory
+from rlstudy.bellman.numerics.compiled.backend import particle_losses
+from rlstudy.bellman.numerics.compiled import trig
+from rlstudy.bellman.numerics.compiled.qnet import SHAPE, backward, forward_cached, forward_no_grad, init_params, unflatten
+from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors, make_batch, residual_pair, sgd_grad_q
+from rlstudy.bellman.problem.sde import sample_trajectory
 
 from bellman_problem import DYNAMICS
 
@@ -48,7 +48,7 @@ def machine_rates(rows: int) -> tuple[float, float, float]:
 
 
 def batched_losses(particles, batch, gamma):
-    """All particles in one baddbmm chain (the alternative to the loop in numerics/compiled.py's particle_losses)."""
+    """All particles in one baddbmm chain (the alternative to the loop in numerics/compiled/backend.py's particle_losses)."""
     feats = torch.cat([batch.feats] + ([batch.next_feats] if batch.next_feats is not None else []))
     layers = [unflatten(theta) for theta in particles]
     h = feats.expand(len(particles), *feats.shape)
@@ -59,8 +59,8 @@ def batched_losses(particles, batch, gamma):
         if i < 2:
             h = h.cos_()
     m = len(batch.action_indices)
-    from rlstudy.bellman.residuals import cbo_loss
-    return torch.stack([cbo_loss(*residual_pair(q[:2 * m], q[2 * m:] if batch.next_feats is not None else None,
+    from rlstudy.bellman.numerics.loss import bellman_loss
+    return torch.stack([bellman_loss(*residual_pair(q[:2 * m], q[2 * m:] if batch.next_feats is not None else None,
                                                 batch, gamma)) for q in h])
 
 

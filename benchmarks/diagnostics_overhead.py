@@ -33,10 +33,10 @@ from rlstudy.agents import ddpg, dqn, tabular
 from rlstudy.agents.mpo import environment as mpo_environment
 from rlstudy.agents.mpo import loop as mpo_loop
 from rlstudy.agents.mpo.config import MPOParams
-from rlstudy.bellman import cbo, sgd
-from rlstudy.bellman.qnet import init_params
-from rlstudy.bellman.residuals import TrajectoryTensors
-from rlstudy.bellman.sde import sample_trajectory
+from rlstudy.bellman.learners import cbo, sgd
+from rlstudy.bellman.numerics.compiled.qnet import init_params
+from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors
+from rlstudy.bellman.problem.sde import sample_trajectory
 from rlstudy.core import diagnostics
 from rlstudy.offline import bcq, double_dqn, training
 from rlstudy.offline.envs import AtariPreprocessing, make_env

@@ -10,7 +10,7 @@ a matrix product of each shape used is timed with PyTorch and with NumPy (OpenBL
 fastest counts, NumPy's also under OpenBLAS's own choice of kernels where the environment pins them
 (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE: set on some machines here; timed in a child process without
 them, as the machine's notes allow for a benchmark; the workflow and the tests keep the pin); a float32 cosine (and sine and cosine of one argument) with NumPy, PyTorch and
-the compiled kernels of rlstudy.bellman.trig; exp, log, tanh with NumPy and PyTorch. Everything
+the compiled kernels of rlstudy.bellman.numerics.compiled.trig; exp, log, tanh with NumPy and PyTorch. Everything
 runs on one thread, as the workflow's rules do, and is timed in CPU time of the process (the least
 of a few repeats), so that other work on a shared machine does not count. What the floor leaves out: element-wise passes
 (bias adds, products with the derivative, sums), random numbers, Python and memory traffic; so
@@ -53,7 +53,7 @@ from record import DOC, ROOT, commit, load_note, machine, now, write_block  # no
 from rlstudy.core.memory import keep_freed_memory  # noqa: E402
 
 keep_freed_memory()  # as every training step does (core/cli.setup_torch): its arrays' pages are reused
-HIDDEN, ACTIONS, INPUTS = 50, 2, 2  # the Q network of bellman/qnet.py
+HIDDEN, ACTIONS, INPUTS = 50, 2, 2  # the Q network of bellman/numerics/compiled/qnet.py
 
 
 def best_time(fn, repeats: int) -> float:
@@ -121,7 +121,7 @@ class Primitives:
         self.unpinned = {tuple(shape): seconds for shape, seconds in child["times"]}
 
     def _measure_transcendentals(self) -> None:
-        from rlstudy.bellman import trig
+        from rlstudy.bellman.numerics.compiled import trig
 
         x = (torch.rand(20_000, HIDDEN, generator=torch.Generator().manual_seed(1)) * 8 - 4).numpy()
         positive = np.abs(x) + np.float32(0.1)
@@ -178,21 +178,21 @@ def qnet_forward(arith: Arithmetic, rows: int, trig_name: str = "cos", count: in
 
 
 def meter_arithmetic(arith: Arithmetic) -> None:
-    from rlstudy.bellman.metrics import GRID_POINTS
+    from rlstudy.bellman.learners.metrics import GRID_POINTS
     qnet_forward(arith, GRID_POINTS)  # one forward on the grid per step, both references share it
 
 
 def trajectory(n: int):
     from bellman_problem import DYNAMICS
-    from rlstudy.bellman.residuals import TrajectoryTensors
-    from rlstudy.bellman.sde import sample_trajectory
+    from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors
+    from rlstudy.bellman.problem.sde import sample_trajectory
     traj = sample_trajectory("uniform", n, DYNAMICS, np.random.default_rng(0))
     return TrajectoryTensors.from_arrays(traj.states, traj.action_indices, traj.rewards)
 
 
 def make_meter():
-    from rlstudy.bellman.metrics import ErrorMeter, q_on_grid
-    from rlstudy.bellman.qnet import init_params
+    from rlstudy.bellman.learners.metrics import ErrorMeter, q_on_grid
+    from rlstudy.bellman.numerics.compiled.qnet import init_params
     refs = init_params(2, torch.Generator().manual_seed(5))
     return ErrorMeter({"error": q_on_grid(refs[0]), "error_exact": q_on_grid(refs[1])})
 
@@ -200,9 +200,9 @@ def make_meter():
 def sgd_kernel(estimator: str, batch: int, batches: int):
     """Seconds per mini-batch of train_sgd (the given estimator, control task) and its arithmetic."""
     from bellman_problem import PROBLEM, SGD_CONTROL
-    from rlstudy.bellman.qnet import init_params
-    from rlstudy.bellman.residuals import rows_per_sample
-    from rlstudy.bellman.sgd import SGDParams, train_sgd
+    from rlstudy.bellman.numerics.compiled.qnet import init_params
+    from rlstudy.bellman.numerics.compiled.residuals import rows_per_sample
+    from rlstudy.bellman.learners.sgd import SGDParams, train_sgd
 
     traj = trajectory(batch * batches + 3)
     params = SGDParams(**{**SGD_CONTROL, "epochs": 1, "batch_size": batch})  # the shipped control setting, one epoch
@@ -230,8 +230,8 @@ def sgd_kernel(estimator: str, batch: int, batches: int):
 def cbo_kernel(setting: str, steps: int):
     """Seconds per step of train_cbo in a setting of config.yaml (`cbo` is the notebook's) and its arithmetic."""
     from bellman_problem import CBO_SETTINGS, PROBLEM
-    from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
-    from rlstudy.bellman.residuals import rows_per_sample
+    from rlstudy.bellman.learners.cbo import CBOParams, initial_swarm, train_cbo
+    from rlstudy.bellman.numerics.compiled.residuals import rows_per_sample
 
     estimator = {"cbo": "UR", "cbo-adaptive": "BFF-matched"}[setting]
     params = CBOParams(**{**CBO_SETTINGS[setting], "epochs": steps})

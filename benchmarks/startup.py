@@ -4,7 +4,7 @@ Every job of the workflow is a fresh Python process running `python -m rlstudy.<
 so a step's import is paid once per job: about 830 jobs at paper scale, about 180 at smoke scale.
 Importing PyTorch is most of it where a step imports it; the steps that never touch a tensor
 (tables, most figures, the exact solver, the claims) import it only where a function needs it
-(core/io.py, core/cli.py, core/seeding.py, the estimators' registry), and the cycle collector is
+(core/provenance.py, core/atomic_writes.py, core/loaders.py, core/cli.py, core/seeding.py, the estimators' registry), and the cycle collector is
 off while a step imports (core/process.py). This prints, for every
 command-line module, the best of `--repeats` imports in a fresh interpreter (wall seconds, and CPU
 seconds of that process) and whether PyTorch was loaded.

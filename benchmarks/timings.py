@@ -13,7 +13,7 @@ sample: a job that ends between samples is undercounted (a 29 s job by half), so
 lower bound. Per stage (the first folder under logs/) it prints jobs, CPU minutes, the jobs' wall
 minutes (each job's own wall, slowed by whatever ran beside it), the longest job, and the jobs' wall
 over the cores: the run's wall if no core ever idled. Where the run's jobs started warm (forks of one server process,
-src/rlstudy/runtime/warmstart.py: its log, logs/warmstart.log, says it served), Snakemake's samples saw
+src/rlstudy/runtime/warmstart/: its log, logs/warmstart.log, says it served), Snakemake's samples saw
 only each job's client, so the CPU columns are left empty. `command` runs a command and times it.
 
 --write puts the row into the `timings` block of docs/speed.md (a row of the same label is

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from rlstudy.bellman.sde import sample_trajectory
+from rlstudy.bellman.problem.sde import sample_trajectory
 
 from bellman_problem import DYNAMICS
 

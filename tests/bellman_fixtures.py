@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from rlstudy.bellman.sde import Dynamics, Problem
+from rlstudy.bellman.problem.sde import Dynamics, Problem
 
 SHIPPED = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())["problem"]
 

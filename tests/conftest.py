@@ -7,18 +7,18 @@ import pytest
 import torch
 from project_copy import SMOKE, SNAKEMAKE, copy_project
 
-from rlstudy.bellman.residuals import TrajectoryTensors
-from rlstudy.bellman.sde import sample_trajectory
+from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors
+from rlstudy.bellman.problem.sde import sample_trajectory
 from bellman_fixtures import dynamics
 
 
 @pytest.fixture(autouse=True)
 def fresh_inputs_read():
-    """Each test starts as a new step's process would: with no input read yet (core.io records every
+    """Each test starts as a new step's process would: with no input read yet (core.loaders records every
     file a process reads for its figures' provenance; a file read by an earlier test may be gone)."""
-    from rlstudy.core import io
+    from rlstudy.core import loaders
 
-    io._INPUTS_READ.clear()
+    loaders._INPUTS_READ.clear()
     yield
 
 
@@ -42,7 +42,7 @@ def small_trajectory():
 
 @pytest.fixture
 def theta():
-    from rlstudy.bellman.qnet import init_params
+    from rlstudy.bellman.numerics.compiled.qnet import init_params
     return init_params(1, torch.Generator().manual_seed(0))[0]
 
 

@@ -11,9 +11,9 @@ import torch
 from figure_layout import MAX_ASPECT, legends_over_axes, png_size
 from rlstudy.agents.figures import learning_curve_figure
 from rlstudy.bellman.cli.plot_budget import plot_budget
-from rlstudy.bellman.exact import solve_on_grid
+from rlstudy.bellman.problem.exact import solve_on_grid
 from rlstudy.bellman.figures.q import plot_q_figure
-from rlstudy.bellman.qnet import init_params
+from rlstudy.bellman.numerics.compiled.qnet import init_params
 from rlstudy.plotting import style
 from bellman_fixtures import dynamics
 

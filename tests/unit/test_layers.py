@@ -5,7 +5,9 @@ included, relative ones resolved, and importlib.import_module of a written name)
     studies   bellman, agents, offline, claims, report, plotting: may import core and each other, never runtime
     core      imports nothing of the package but core (and the package root, rlstudy/__init__.py)
 
-so nothing below knows a study or how the workflow runs it, and a new study edits only itself."""
+so nothing below knows a study or how the workflow runs it, and a new study edits only itself. Above
+that, every room stands on a floor (ROOMS) and imports only rooms on lower floors; bellman/'s folders
+stand on floors of their own (BELLMAN_FLOORS); and no module imports a step's module (`<room>/cli/`)."""
 
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from rlstudy.runtime import warmstart
+import rlstudy
 
-PACKAGE = Path(warmstart.__file__).resolve().parents[1]  # src/rlstudy
+PACKAGE = Path(rlstudy.__file__).resolve().parent  # src/rlstudy
 LAYERS = ("core", "runtime")  # every other subpackage is a study
 
 
@@ -86,7 +88,7 @@ def test_every_part_of_the_package_was_read():
     ("rlstudy.core.x", "def f():\n    from ..runtime import warmstart", {"runtime"}),
     ("rlstudy.core.x", "import importlib\nimportlib.import_module('rlstudy.agents.cli')", {"agents"}),
     ("rlstudy.core.x", "import rlstudy\nfrom . import io", set()),
-    ("rlstudy.bellman.x", "from rlstudy.runtime.scale import RECORD", {"runtime"}),
+    ("rlstudy.bellman.x", "from rlstudy.runtime.launch import main", {"runtime"}),
     ("rlstudy.runtime.x", "from rlstudy.offline import envs", {"offline"}),
     ("rlstudy.runtime.x", "from rlstudy.core import io\nfrom . import scale", set()),
     ("rlstudy.bellman.x", "from rlstudy.core import io\nfrom rlstudy.plotting import style\nfrom .trig import f", set()),
@@ -107,3 +109,123 @@ def test_core_holds_no_path_into_the_workflow_s_schemas():
                  if isinstance(node, ast.Constant) and isinstance(node.value, str)]
         assert not [text for text in texts if text in {"workflow", "schemas"} or "workflow/schemas" in text], path
     assert schema_file() == rlstudy.CONFIG_SCHEMA and schema_file().is_file()
+
+
+# The rooms of the package from the ground up: a room imports only rooms on lower floors (the studies of
+# one floor do not import each other; runtime reaches the studies only through their steps' files).
+ROOMS = (("core",), ("plotting", "runtime"), ("bellman", "agents", "offline"), ("claims",), ("report",))
+# bellman/'s folders from the ground up; its root modules (the workflow's config checks and the warm-up
+# hook) stand above all of them.
+BELLMAN_FLOORS = ("problem", "estimators", "numerics", "learners", "budget", "data", "results", "figures", "cli")
+# Imports that run back up or into a step's module in rooms another change is reshaping; each must
+# still exist (test_every_allowance_is_still_needed), so the list only shrinks.
+ALLOWED = {
+    ("rlstudy.claims.cli.compare_verdicts", "rlstudy.report.scale"),
+    ("rlstudy.report.cli.verify", "rlstudy.claims.cli.compare_verdicts"),
+    ("rlstudy.report.cli.verify", "rlstudy.report.cli.write_manifest"),
+    ("rlstudy.agents.cli.plot_basics", "rlstudy.agents.cli.train_agent"),
+    ("rlstudy.offline.cli.generate_buffer", "rlstudy.offline.cli.args"),
+    ("rlstudy.offline.cli.train_behavioural", "rlstudy.offline.cli.args"),
+    ("rlstudy.offline.cli.train_offline", "rlstudy.offline.cli.args"),
+}
+
+
+def allowed(name: str, target: str) -> bool:
+    return any(name == own and (target == theirs or target.startswith(theirs + ".")) for own, theirs in ALLOWED)
+
+
+def floor_of_room(name: str) -> int | None:
+    room = part(name)
+    return next((level for level, rooms in enumerate(ROOMS) if room in rooms), None)
+
+
+def floor_in_bellman(name: str) -> int | None:
+    """The floor of a module of bellman/ (None: not in bellman/; len(BELLMAN_FLOORS): its root modules)."""
+    pieces = name.split(".")
+    if pieces[:2] != ["rlstudy", "bellman"] or len(pieces) < 3:
+        return None
+    return BELLMAN_FLOORS.index(pieces[2]) if pieces[2] in BELLMAN_FLOORS else len(BELLMAN_FLOORS)
+
+
+def is_step(name: str) -> bool:
+    """A module of a room's cli/ folder: a workflow step, run as `python -m`, imported by no module (a
+    name imported from a module is not one)."""
+    return "cli" in name.split(".")[2:-1] and (PACKAGE.parent / Path(*name.split("."))).with_suffix(".py").is_file()
+
+
+def back_up(name: str, imports: set[str]) -> list[str]:
+    """Each import of `name` that runs up a floor (between rooms, or inside bellman/), or into a step."""
+    wrong = []
+    for target in sorted(imports):
+        if allowed(name, target) or target == "rlstudy":
+            continue
+        own, theirs = floor_of_room(name), floor_of_room(target)
+        if own is not None and theirs is not None and part(name) != part(target) and theirs >= own:
+            wrong.append(f"{name} imports {target} (room {part(target)} is not below {part(name)})")
+        own, theirs = floor_in_bellman(name), floor_in_bellman(target)
+        if own is not None and theirs is not None and theirs > own:
+            wrong.append(f"{name} imports {target} (floor {BELLMAN_FLOORS[theirs]} is above)")
+        if is_step(target):
+            wrong.append(f"{name} imports {target}, a step's module")
+    return wrong
+
+
+def test_no_import_runs_back_up_between_rooms_or_inside_bellman_or_into_a_step():
+    found = [problem for name, imports in modules() for problem in back_up(name, imports)]
+    assert found == []
+
+
+def test_every_room_and_every_bellman_folder_has_its_floor():
+    names = [name for name, _ in modules()]
+    assert {part(name) for name in names} - {None} <= {room for rooms in ROOMS for room in rooms}
+    folders = {name.split(".")[2] for name in names if name.startswith("rlstudy.bellman.")
+               and (PACKAGE / "bellman" / name.split(".")[2]).is_dir()}
+    assert folders == set(BELLMAN_FLOORS)
+
+
+def test_every_allowance_is_still_needed():
+    imports = dict(modules())
+    assert [pair for pair in sorted(ALLOWED) if not any(allowed(pair[0], target) for target in imports.get(pair[0], ()))] == []
+
+
+def test_no_module_cycle_inside_a_room():
+    """Modules that import each other in a loop (a package's __init__ aside: importing a submodule runs it)."""
+    known = dict(modules())
+    graph = {name: {target for target in imports if target in known and target != name and not is_package_of(target, name)}
+             for name, imports in known.items()}
+    state, cycles = {}, []
+
+    def visit(name, path):
+        state[name] = "open"
+        for target in sorted(graph.get(name, ())):
+            if state.get(target) == "open":
+                cycles.append(" -> ".join([*path[path.index(target):], target]))
+            elif target not in state:
+                visit(target, [*path, target])
+        state[name] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
+
+
+def is_package_of(target: str, name: str) -> bool:
+    return name.startswith(target + ".")
+
+
+@pytest.mark.parametrize("name, source, refused", [
+    ("rlstudy.bellman.problem.sde", "from ..numerics.laws import reward", ["floor numerics"]),
+    ("rlstudy.bellman.numerics.reference", "from ..estimators import Estimator\nfrom ..problem import sde", []),
+    ("rlstudy.bellman.learners.sgd", "from ..budget import steps", ["floor budget"]),
+    ("rlstudy.bellman.warmup", "from .numerics.compiled import trig", []),
+    ("rlstudy.report.x", "from rlstudy.claims import rules", []),
+    ("rlstudy.claims.x", "from rlstudy.report import verdicts", ["room report"]),
+    ("rlstudy.bellman.x", "from rlstudy.agents import nets", ["room agents"]),
+    ("rlstudy.plotting.x", "from rlstudy.bellman import problem", ["room bellman"]),
+    ("rlstudy.report.x", "from rlstudy.bellman.cli import plot_q", ["a step's module"]),
+    ("rlstudy.bellman.cli.plot_q", "from rlstudy.bellman.cli import run_method", ["a step's module"]),
+])
+def test_the_floors_check_sees_each_kind_of_import(name, source, refused):
+    found = back_up(name, imported(source, name))
+    assert bool(found) == bool(refused) and all(any(word in problem for problem in found) for word in refused)

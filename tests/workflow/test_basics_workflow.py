@@ -12,7 +12,7 @@ from rlstudy.agents.registry import BASICS
 from rlstudy.agents.cli.summarise_agents import summary_row
 from rlstudy.core.cli import run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import save_csv
+from rlstudy.core.atomic_writes import save_csv
 from shipped_params import CONFIG
 
 AGENTS = BASICS  # the registry's basics agents

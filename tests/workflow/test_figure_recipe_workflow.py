@@ -37,7 +37,7 @@ TOY_STEP = '''"""Draw where a trajectory's states lie on the circle (a toy of th
 
 from __future__ import annotations
 
-from rlstudy.bellman.datasets import load_trajectory
+from rlstudy.bellman.data.trajectories import load_trajectory
 from rlstudy.bellman.figures.toy import plot_toy_figure
 from rlstudy.core.cli import parser, run
 from rlstudy.plotting import style
@@ -68,8 +68,7 @@ use rule figure_template as toy_figure with:
     log:
         "logs/figures/ours/toy.log",
     params:
-        **FIGURE,
-        step="bellman.cli.plot_toy",
+        **figure(),
         args=["--trajectory", "data/trajectories/ours/control/short"],
 '''
 

@@ -37,9 +37,10 @@ from typing import ClassVar
 import pandas as pd
 import torch
 
+from ..numerics.compiled.qnet import forward_no_grad, init_params
+from ..numerics.compiled.residuals import make_batch, residual_pair, start_pool
+from ..numerics.loss import bellman_loss
 from .optimizer import Fit, Optimizer, Run, named_settings
-from .qnet import forward_no_grad, init_params
-from .residuals import cbo_loss, make_batch, residual_pair, start_pool
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def fit_search(params: SearchParams, run: Run) -> Fit:
 
     def loss(theta):
         q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
-        return float(cbo_loss(*residual_pair(forward_no_grad(theta, batch.feats), q_next, batch, run.problem.gamma)))
+        return float(bellman_loss(*residual_pair(forward_no_grad(theta, batch.feats), q_next, batch, run.problem.gamma)))
 
     start = time.perf_counter()
     best = init_params(1, run.init)[0]
@@ -94,8 +95,8 @@ def toy_project(tmp_path_factory):
     register(bellman / "estimators" / "__init__.py", "from .mirror import MIRROR", "MIRROR",
              "ESTIMATORS: dict[str, Estimator] = {estimator.name: estimator for estimator in (")
     # The optimiser: its module and its registry line; its config section and its parameters' schema.
-    (bellman / "search.py").write_text(TOY_OPTIMIZER)
-    register(bellman / "optimizers.py", "from .search import SEARCH", "SEARCH",
+    (bellman / "learners" / "search.py").write_text(TOY_OPTIMIZER)
+    register(bellman / "learners" / "registry.py", "from .search import SEARCH", "SEARCH",
              "OPTIMIZERS: dict[str, Optimizer] = {optimizer.name: optimizer for optimizer in (")
     config = (workdir / "config.yaml").read_text()
     assert "  estimators: [DS, UR, BFF]\n  evaluation:" in config

@@ -21,10 +21,10 @@ TARGETS = {"rlstudy.agents.cli.train_agent": "results/agents/dqn/seed1/returns.c
            "rlstudy.bellman.cli.run_method": "results/runs/ours/evaluation/cbo/UR/seed0/errors.csv",
            # the steps whose defaults repeated config values, or took gamma beside --problem
            "rlstudy.bellman.cli.solve_exact": "results/exact/control/reward_current/q_exact.npy",
-           "rlstudy.bellman.cli.train_reference": "results/reference/control/q_star.pt",
+           "rlstudy.bellman.cli.train_qstar": "results/reference/control/q_star.pt",
            "rlstudy.bellman.cli.summarise": "results/summary.csv",
            "rlstudy.bellman.cli.fourier_error": "results/fourier_error.csv",
-           "rlstudy.bellman.cli.summarise_references": "results/reference/error_exact.csv",
+           "rlstudy.bellman.cli.summarise_qstar": "results/reference/error_exact.csv",
            "rlstudy.bellman.cli.plot_q": "figures/ours/q_control_sgd.png",
            "rlstudy.agents.cli.plot_basics": "figures/agents/dqn_max_q.png",
            "rlstudy.agents.cli.plot_mpo": "figures/agents/mpo_diagnostics.png",

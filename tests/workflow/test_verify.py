@@ -18,9 +18,9 @@ from rlstudy.report.manifest_schema import load_manifest
 pytestmark = pytest.mark.integration
 
 PROFILE = ["--profile", "workflow/profiles/smoke", "--cores", "2"]
-# two jobs: a trajectory (bellman/sde.py) and the exact Q on its grid (which imports sde.py too)
+# two jobs: a trajectory (bellman/problem/sde.py) and the exact Q on its grid (which imports sde.py too)
 TARGETS = ["data/trajectories/ours/evaluation/short/states.npy", "results/exact/evaluation/reward_next/q_exact.npy"]
-KERNEL = Path("src/rlstudy/bellman/numerics/laws.py")  # the reward, written once
+KERNEL = Path("src/rlstudy/bellman/problem/laws.py")  # the reward, written once
 REWARD = "return sin_s + 1.0\n"
 
 

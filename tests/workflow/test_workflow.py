@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from rlstudy.runtime import warmstart
+from rlstudy.runtime.warmstart import protocol as warm_protocol
 
 from project_copy import DATASETS, SMOKE, copy_project, digests, is_measured, snakemake
 
@@ -155,8 +155,8 @@ def rule_depths(workdir: Path) -> dict[str, int]:
 
 def wait_for_server_exit(workdir: Path) -> str:
     """The warm-start server's log, once the server has exited (within POLL_S of the run's end)."""
-    log = workdir / warmstart.SERVER_LOG
-    for _ in range(int(20 * warmstart.POLL_S)):
+    log = workdir / warm_protocol.SERVER_LOG
+    for _ in range(int(20 * warm_protocol.POLL_S)):
         if log.exists() and "exiting" in log.read_text():
             break
         time.sleep(0.2)
@@ -171,7 +171,7 @@ def test_every_rule_rebuilds_its_outputs_byte_identically(smoke_project, tmp_pat
     job's inputs are there when it runs, and without the modification-time trigger, so that a file
     rebuilt (byte for byte) in an earlier round does not rerun the untouched jobs that read it. A
     rebuild in one round reran 68 of the 178 smoke jobs; a whole second build, all of them. The smoke
-    build's jobs ran warm (runtime/warmstart.py: forks of one process that had imported their libraries)
+    build's jobs ran warm (runtime/warmstart/: forks of one process that had imported their libraries)
     and the rebuild's run cold, each in a new interpreter: the same bytes both ways."""
     served = re.findall(r"served (\d+) job", wait_for_server_exit(smoke_project))
     jobs = re.findall(r"(\d+) of \d+ steps \(100%\) done", (smoke_project / "smoke.log").read_text())
@@ -187,7 +187,7 @@ def test_every_rule_rebuilds_its_outputs_byte_identically(smoke_project, tmp_pat
     for depth in sorted({depths[rule] for rule in chosen}):
         layer = [str(path.relative_to(copy)) for rule, path in chosen.items() if depths[rule] == depth]
         result = snakemake(copy, *layer, "--rerun-triggers", "code", "params", "input", "software-env",
-                           *SMOKE, env={**os.environ, warmstart.OPT_OUT: "0"})  # targets before --config
+                           *SMOKE, env={**os.environ, warm_protocol.OPT_OUT: "0"})  # targets before --config
         assert result.returncode == 0, result.stderr[-3000:]
         ran = re.search(r"(\d+) of \d+ steps \(100%\) done", result.stderr)
         assert ran and int(ran.group(1)) == len(layer), (layer, result.stderr[-3000:])

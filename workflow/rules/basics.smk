@@ -26,7 +26,7 @@ use rule step as train_agent with:
         mem_mb=2000,
         runtime=lambda w: AGENTS[w.agent].runtime_minutes,
     params:
-        step="rlstudy.agents.cli.train_agent",
+        **STEP,
         args=lambda w, output: [
             "--agent",
             w.agent,
@@ -56,7 +56,7 @@ use rule train_agent as train_qtable with:
         agent=agents_named(model_file="q_table.npy"),
 
 
-use rule step as agent_figures with:
+use rule figure_template as agent_figures with:
     input:
         lambda w: agent_run_files(w.agent),
         code=lambda w: agent_sources("agents.cli.plot_basics", w.agent),
@@ -76,7 +76,7 @@ use rule step as agent_figures with:
         mem_mb=2000,
         runtime=5,
     params:
-        step="rlstudy.agents.cli.plot_basics",
+        **figure(outputs=["--out-dir", "figures/agents"]),
         args=lambda w: [
             "--agent",
             w.agent,
@@ -92,9 +92,6 @@ use rule step as agent_figures with:
             config[w.agent]["rollout_steps"],
             "--solved-return",
             config[w.agent]["solved_return"],
-            *figure_args(),
-            "--out-dir",
-            "figures/agents",
         ],
 
 
@@ -120,7 +117,7 @@ use rule step as agents_summary with:
     log:
         "logs/agents/summary.log",
     params:
-        step="rlstudy.agents.cli.summarise_agents",
+        **STEP,
         args=[
             "--runs",
             *agents_summary_runs(),

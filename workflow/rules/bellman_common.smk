@@ -2,11 +2,12 @@
 # registries' settings and wildcards, datasets, references, runs, sweep and error budget.
 import functools
 
-from rlstudy.bellman import authors_files
-from rlstudy.bellman.datasets import dataset_dynamics
+from rlstudy.bellman.data import authors_files
+from rlstudy.bellman.data.trajectories import dataset_dynamics
 from rlstudy.bellman.estimators import ESTIMATORS
-from rlstudy.bellman.optimizers import OPTIMIZERS, all_settings
-from rlstudy.bellman.sweep import resolve_sweep, sweep_points
+from rlstudy.bellman.learners.registry import OPTIMIZERS, all_settings
+from rlstudy.bellman.learners.sweep import resolve_sweep, sweep_points
+from rlstudy.core.config import ConfigError
 from rlstudy.core.errors import InputError
 
 # Every optimiser's settings by name (sgd, cbo, cbo-adaptive, ...): the registries name the runs.
@@ -115,7 +116,7 @@ def optimizer_of(setting):
 
 
 def dynamics_of(dataset):
-    """The dynamics a dataset's runs assume (bellman/datasets.py: run_method's --from-config reads them too)."""
+    """The dynamics a dataset's runs assume (bellman/data/trajectories.py: run_method's --from-config reads them too)."""
     return dataset_dynamics(config, dataset)
 
 
@@ -200,7 +201,7 @@ def reference_note(dataset, task):
 
 def exact_entries():
     """Each dataset and task's exact Q with the dynamics it was solved for (the greedy policies of
-    control runs are evaluated exactly under them: bellman/greedy.py)."""
+    control runs are evaluated exactly under them: bellman/problem/greedy.py)."""
     return [
         {
             "dataset": dataset,
@@ -232,7 +233,7 @@ def reference_entries():
 
 
 # The CBO sweep's points by (grid, label), one run per seed (workflow/rules/sweep.smk); its base is a
-# CBO setting's parameters with the sweep's overrides (bellman/sweep.py).
+# CBO setting's parameters with the sweep's overrides (bellman/learners/sweep.py).
 SWEEP = resolve_sweep(config)
 SWEEP_POINTS = {(point.grid, point.label): point for point in sweep_points(SWEEP)}
 

@@ -25,7 +25,7 @@ use rule step as budget_reach with:
         mem_mb=1000,
         runtime=10,
     params:
-        step="rlstudy.bellman.cli.budget_reach",
+        **STEP,
         args=lambda w, input, output: [
             "--task",
             w.task,
@@ -62,7 +62,7 @@ use rule step as budget_population with:
         mem_mb=1000,
         runtime=10,
     params:
-        step="rlstudy.bellman.cli.budget_population",
+        **STEP,
         args=lambda w, input, output: [
             "--task",
             w.task,
@@ -105,7 +105,7 @@ use rule step as budget_finite with:
         mem_mb=3000,
         runtime=15,
     params:
-        step="rlstudy.bellman.cli.budget_finite",
+        **STEP,
         args=lambda w, input, output: [
             "--task",
             w.task,
@@ -147,7 +147,7 @@ use rule step as budget_table with:
     log:
         "logs/budget/budget.log",
     params:
-        step="rlstudy.bellman.cli.summarise_budget",
+        **STEP,
         args=lambda w, input, output: [
             "--parts",
             *input.parts,
@@ -169,6 +169,5 @@ use rule figure_template as budget_figure with:
     log:
         "logs/figures/ours/budget_{task}.log",
     params:
-        **FIGURE,
-        step="bellman.cli.plot_budget",
+        **figure(),
         args=lambda w: ["--table", "results/budget/budget.csv", "--task", w.task],

@@ -25,7 +25,7 @@ use rule step as claims with:
     log:
         "logs/claims.log",
     params:
-        step="rlstudy.claims.cli.evaluate_claims",
+        **STEP,
         args=lambda w, input, output: [
             "--claims",
             input.claims,

@@ -1,5 +1,5 @@
 # Helpers shared by every study's rules: parameters as JSON, the code a step runs, the figures'
-# files and options, the defaults of every rule (ENV, FIGURE; their templates are in templates.smk).
+# files and options, the defaults of every rule (ENV, STEP, figure(); their templates are in templates.smk).
 # Each study's own helpers are in its *_common.smk (bellman_common.smk, basics_common.smk,
 # offline_common.smk).
 import json
@@ -23,9 +23,17 @@ def as_json(values):
 
 
 def sources(step):
-    """The code a step runs, as inputs: its script and every module of the package it imports
-    (core/sources.py), so that editing any of them reruns exactly the jobs that run it."""
-    return [str(path.relative_to(SRC.parent)) for path in module_sources(f"rlstudy.{step}", SRC)]
+    """The code a step runs, as inputs: its own module first (the rule's command runs it: step_of), then
+    every module of the package it imports (core/sources.py), so that editing any of them reruns exactly
+    the jobs that run it."""
+    found = [path.relative_to(SRC.parent) for path in module_sources(f"rlstudy.{step}", SRC)]
+    own = [path for path in found if ".".join(path.with_suffix("").parts[1:]) == f"rlstudy.{step}"]
+    return [str(path) for path in own + [path for path in found if path not in own]]
+
+
+def step_of(wildcards, input):
+    """The module a job runs, named once, by its code inputs (sources puts it first)."""
+    return ".".join(Path(input.code[0]).with_suffix("").parts[1:])
 
 
 def tensorboard_args(run):
@@ -57,14 +65,17 @@ def gpus_of_training_job():
 # derives from): Snakemake's workflow-level `conda:` injects an environment into Snakemake itself, not
 # into the jobs, and `snakemake --lint` asks for one per rule.
 ENV = "../../envs.yaml"
-# A figure's formats and resolution, and its --out-prefix (its first output without the extension).
-FIGURE = {
-    "formats": config["figures"]["formats"],
-    "dpi": config["figures"]["dpi"],
-    "prefix": lambda wildcards, output: str(Path(output[0]).with_suffix("")),
-}
+# The module a job runs, in the params of every step (**STEP, then its args).
+STEP = {"step": step_of}
 
 
-def figure_args():
-    """A plotting step's --formats and --dpi (config `figures`), for a rule derived from `step`."""
-    return ["--formats", *FIGURE["formats"], "--dpi", FIGURE["dpi"]]
+def figure(outputs=None):
+    """A figure rule's params besides its args: its step, the formats and resolution (config `figures`),
+    and the options that say where it writes (by default --out-prefix: its first output without the
+    extension; a step that writes several figures names its own)."""
+    return {
+        **STEP,
+        "formats": config["figures"]["formats"],
+        "dpi": config["figures"]["dpi"],
+        "outputs": outputs or (lambda wildcards, output: ["--out-prefix", str(Path(output[0]).with_suffix(""))]),
+    }

@@ -15,7 +15,7 @@ use rule step as trajectory with:
         mem_mb=lambda w: 4000 if w.size == "long" else 1000,
         runtime=10,
     params:
-        step="rlstudy.bellman.cli.make_trajectory",
+        **STEP,
         args=lambda w: [
             "--task",
             w.task,
@@ -44,7 +44,7 @@ use rule step as authors_trajectory with:
         mem_mb=1000,
         runtime=10,
     params:
-        step="rlstudy.bellman.cli.import_authors_data",
+        **STEP,
         digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
         args=lambda w: [
             "--task",
@@ -70,7 +70,7 @@ use rule step as authors_reference with:
         mem_mb=1000,
         runtime=10,
     params:
-        step="rlstudy.bellman.cli.import_authors_data",
+        **STEP,
         digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
         args=[
             "--task",

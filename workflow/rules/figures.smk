@@ -16,8 +16,7 @@ use rule figure_template as q_figure with:
     log:
         "logs/figures/{dataset}/q_{task}_{setting}.log",
     params:
-        **FIGURE,
-        step="bellman.cli.plot_q",
+        **figure(),
         # for the caption (workflow/report/q_figure.rst)
         setting=lambda w: setting_caption(w.task, w.setting),
         note=lambda w: reference_note(w.dataset, w.task),
@@ -60,8 +59,7 @@ use rule figure_template as diagnostics_figure with:
     log:
         "logs/figures/{dataset}/diagnostics_{task}_{setting}.log",
     params:
-        **FIGURE,
-        step="bellman.cli.plot_diagnostics",
+        **figure(),
         args=lambda w: [
             "--task",
             w.task,
@@ -89,8 +87,7 @@ use rule figure_template as trajectory_figure with:
         mem_mb=2000,
         runtime=5,
     params:
-        **FIGURE,
-        step="bellman.cli.plot_trajectory",
+        **figure(),
         args=lambda w, input: [
             "--task",
             w.task,
@@ -106,7 +103,7 @@ use rule figure_template as reference_figure with:
         [f"results/reference/{task}/errors.csv" for task in config["tasks"]],
         [exact_of("ours", task) for task in config["tasks"]],
         [f"{d}/errors.csv" for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
-        code=sources("bellman.cli.plot_reference"),
+        code=sources("bellman.cli.plot_qstar"),
     output:
         figure_output(
             "figures/ours/reference_error", "reference_figure.rst", "2. Q-functions learnt", "against the truth"
@@ -114,8 +111,7 @@ use rule figure_template as reference_figure with:
     log:
         "logs/figures/ours/reference_error.log",
     params:
-        **FIGURE,
-        step="bellman.cli.plot_reference",
+        **figure(),
         args=[
             "--reference-curves",
             *[f"results/reference/{task}/errors.csv" for task in config["tasks"]],
@@ -142,8 +138,7 @@ use rule figure_template as fourier_error_figure with:
     log:
         "logs/figures/{dataset}/fourier_error_{task}.log",
     params:
-        **FIGURE,
-        step="bellman.cli.plot_fourier_error",
+        **figure(),
         args=lambda w, input: ["--table", input.table, "--dataset", w.dataset, "--task", w.task],
 
 

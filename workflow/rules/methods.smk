@@ -25,7 +25,7 @@ use rule step as run_method with:
         runtime=lambda w: optimizer_of(w.setting).runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
-        step="rlstudy.bellman.cli.run_method",
+        **STEP,
         args=run_method_args(
             run=lambda w: [
                 "--optimizer",
@@ -61,7 +61,7 @@ use rule step as summary with:
     log:
         "logs/summary.log",
     params:
-        step="rlstudy.bellman.cli.summarise",
+        **STEP,
         args=lambda w, input, output: [
             "--curves",
             *input.curves,
@@ -89,7 +89,7 @@ use rule step as fourier_error with:
     log:
         "logs/fourier_error.log",
     params:
-        step="rlstudy.bellman.cli.fourier_error",
+        **STEP,
         # the density is not the step's input: left out, so that its provenance names only what it read
         args=lambda w, input, output: [
             "--curves",

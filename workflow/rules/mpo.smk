@@ -39,7 +39,7 @@ use rule step as mpo_train with:
         runtime=AGENTS["mpo"].runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
-        step="rlstudy.agents.cli.train_mpo",
+        **STEP,
         args=lambda w, output: [
             "--env",
             config["mpo"]["env"],
@@ -57,7 +57,7 @@ use rule step as mpo_train with:
         ],
 
 
-use rule step as mpo_figures with:
+use rule figure_template as mpo_figures with:
     input:
         mpo=expand(f"{MPO_RUN}/{{f}}", seed=MPO_SEEDS, f=RUN_FILES),
         ddpg=expand("results/agents/ddpg/seed{seed}/{f}", seed=DDPG_SEEDS, f=["returns.csv", "evaluation.csv"]),
@@ -68,7 +68,14 @@ use rule step as mpo_figures with:
     log:
         "logs/figures/agents/mpo.log",
     params:
-        step="rlstudy.agents.cli.plot_mpo",
+        **figure(
+            outputs=[
+                "--curve-prefix",
+                "figures/agents/mpo_vs_ddpg_learning_curve",
+                "--diagnostics-prefix",
+                "figures/agents/mpo_diagnostics",
+            ]
+        ),
         args=[
             "--env",
             config["mpo"]["env"],
@@ -80,11 +87,6 @@ use rule step as mpo_figures with:
             config["mpo"]["mstep_kl_epsilon"],
             "--solved-return",
             config["mpo"]["solved_return"],
-            *figure_args(),
-            "--curve-prefix",
-            "figures/agents/mpo_vs_ddpg_learning_curve",
-            "--diagnostics-prefix",
-            "figures/agents/mpo_diagnostics",
         ],
 
 
@@ -99,7 +101,7 @@ use rule step as mpo_rollout with:
     log:
         "logs/figures/agents/mpo_rollout.log",
     params:
-        step="rlstudy.agents.cli.rollout_mpo",
+        **STEP,
         args=lambda w, input, output: [
             "--env",
             config["mpo"]["env"],

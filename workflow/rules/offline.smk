@@ -28,7 +28,7 @@ use rule step as offline_behavioural with:
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
     params:
-        step="rlstudy.offline.cli.train_behavioural",
+        **STEP,
         args=lambda w, output: [
             *offline_run_args(w),
             "--steps",
@@ -57,7 +57,7 @@ use rule step as offline_buffer with:
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
     params:
-        step="rlstudy.offline.cli.generate_buffer",
+        **STEP,
         args=lambda w, input, output: [
             *offline_run_args(w),
             "--policy",
@@ -93,7 +93,7 @@ use rule step as offline_train with:
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
     params:
-        step="rlstudy.offline.cli.train_offline",
+        **STEP,
         args=lambda w, input, output: [
             *offline_run_args(w),
             "--algorithm",
@@ -110,7 +110,7 @@ use rule step as offline_train with:
         ],
 
 
-use rule step as offline_figure with:
+use rule figure_template as offline_figure with:
     input:
         lambda w: offline_run_files(w.env),
         lambda w: offline_diagnostics_files(w.env),
@@ -121,15 +121,12 @@ use rule step as offline_figure with:
     log:
         "logs/figures/offline_{env}.log",
     params:
-        step="rlstudy.offline.cli.plot_offline",
+        **figure(),
         args=lambda w: [
             "--env",
             w.env,
             "--runs",
             *offline_run_dirs(w.env),
-            *figure_args(),
-            "--out-prefix",
-            f"figures/offline_{w.env}",
             "--diagnostics-prefix",
             f"figures/offline/{w.env}",
         ],
@@ -144,7 +141,7 @@ use rule step as offline_summary with:
     log:
         "logs/offline/summary.log",
     params:
-        step="rlstudy.offline.cli.summarise_offline",
+        **STEP,
         args=[
             "--runs",
             *[d for env in OFFLINE["environments"] for d in offline_run_dirs(env)],

@@ -6,22 +6,23 @@ from rlstudy.core.seed_blocks import EXPLORATORY, seed_lists
 SEED_PLAN = "results/seed_plan.csv"
 
 
-rule seed_plan:
+use rule step as seed_plan with:
     input:
         code=sources("report.cli.record_seed_plan"),
     output:
         SEED_PLAN,
     log:
         "logs/seed_plan.log",
-    conda:
-        ENV
-    threads: 1
     resources:
         mem_mb=500,
         runtime=5,
     params:
-        block=config.get("seed_block", EXPLORATORY),
-        plan=as_json(seed_lists(config)),
-    shell:
-        "python -m rlstudy.runtime.warmstart rlstudy.report.cli.record_seed_plan --block {params.block:q}"
-        " --plan {params.plan:q} --out {output:q} > {log:q} 2>&1"
+        **STEP,
+        args=lambda w, output: [
+            "--block",
+            config.get("seed_block", EXPLORATORY),
+            "--plan",
+            as_json(seed_lists(config)),
+            "--out",
+            output[0],
+        ],

@@ -11,7 +11,7 @@ use rule step as exact_q with:
     log:
         "logs/exact/{task}_{reward_of}.log",
     params:
-        step="rlstudy.bellman.cli.solve_exact",
+        **STEP,
         args=lambda w: [
             "--task",
             w.task,
@@ -32,7 +32,7 @@ use rule step as stationary_density with:
     log:
         "logs/exact/{task}_stationary_density.log",
     params:
-        step="rlstudy.bellman.cli.solve_density",
+        **STEP,
         args=lambda w, output: [
             "--task",
             w.task,
@@ -47,7 +47,7 @@ use rule step as reference with:
     input:
         trajectory_files("ours", "{task}", "long"),
         exact=lambda w: exact_of("ours", w.task),
-        code=sources("bellman.cli.train_reference"),
+        code=sources("bellman.cli.train_qstar"),
     output:
         network="results/reference/{task}/q_star.pt",
         curve="results/reference/{task}/errors.csv",
@@ -61,7 +61,7 @@ use rule step as reference with:
         runtime=30,
         gpu=gpus_of_training_job(),
     params:
-        step="rlstudy.bellman.cli.train_reference",
+        **STEP,
         args=lambda w, input, output: [
             "--task",
             w.task,
@@ -89,13 +89,13 @@ use rule step as reference with:
 use rule step as reference_table with:
     input:
         [[entry["reference"], entry["exact"], entry["density"]] for entry in reference_entries()],
-        code=sources("bellman.cli.summarise_references"),
+        code=sources("bellman.cli.summarise_qstar"),
     output:
         report("results/reference/error_exact.csv", caption="../report/reference_table.rst", category="4. Tables"),
     log:
         "logs/reference/error_exact.log",
     params:
-        step="rlstudy.bellman.cli.summarise_references",
+        **STEP,
         args=lambda w, output: [
             "--entries",
             as_json({"rows": reference_entries()}),

@@ -3,7 +3,19 @@
 include: "report_common.smk"
 
 
-rule front_page:
+# The master seed, the seed block and every setting's seeds, for the front page.
+FRONT_PAGE_SEEDS = as_json(
+    {
+        "master": config["seed"],
+        "block": config["seed_block"],
+        "settings": {
+            setting: {task: list(seeds_of(setting, task)) for task in config["tasks"]} for setting in SETTINGS
+        },
+    }
+)
+
+
+use rule step as front_page with:
     input:
         claims="results/claims.csv",
         claims_file="claims.yaml",
@@ -17,28 +29,25 @@ rule front_page:
         ),
     log:
         "logs/report/front_page.log",
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
     params:
-        scale=SCALE.describe(),
-        seeds=as_json(
-            {
-                "master": config["seed"],
-                "block": config["seed_block"],
-                "settings": {
-                    setting: {task: list(seeds_of(setting, task)) for task in config["tasks"]} for setting in SETTINGS
-                },
-            }
-        ),
-        datasets=DATASETS,
+        **STEP,
         # The figures' names, not their files: the block links them and reads none (a figure redrawn,
         # e.g. cost_seconds from remeasured wall times, changes nothing in it).
-        figures=lambda w: report_figures(),
-    shell:
-        "python -m rlstudy.runtime.warmstart rlstudy.report.cli.write_front_page --claims {input.claims:q}"
-        " --claims-file {input.claims_file:q} --schema {input.schema:q} --figures {params.figures:q}"
-        " --scale {params.scale:q} --seeds {params.seeds:q} --datasets {params.datasets:q} --out {output:q} > {log:q} 2>&1"
+        args=lambda w, input, output: [
+            "--claims",
+            input.claims,
+            "--claims-file",
+            input.claims_file,
+            "--schema",
+            input.schema,
+            "--figures",
+            *report_figures(),
+            "--scale",
+            SCALE.describe(),
+            "--seeds",
+            FRONT_PAGE_SEEDS,
+            "--datasets",
+            *DATASETS,
+            "--out",
+            output[0],
+        ],

@@ -28,7 +28,7 @@ use rule run_method as sweep_run with:
         runtime=OPTIMIZERS["cbo"].runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
-        step="rlstudy.bellman.cli.run_method",
+        **STEP,
         args=run_method_args(
             run=lambda w: [
                 "--optimizer",
@@ -61,7 +61,7 @@ use rule step as sweep_table with:
     log:
         "logs/sweep/table.log",
     params:
-        step="rlstudy.bellman.cli.summarise_sweep",
+        **STEP,
         # In config order, not sorted: a grid's first parameter is the heatmap's columns, and the
         # table must enumerate the points (and so find their folders) exactly as SWEEP_POINTS does.
         args=lambda w, output: [
@@ -85,8 +85,7 @@ use rule figure_template as sweep_figure with:
     log:
         "logs/figures/ours/cbo_sweep.log",
     params:
-        **FIGURE,
-        step="bellman.cli.plot_sweep",
+        **figure(),
         args=lambda w, input: ["--table", input.table, "--converged-below", config["summary"]["converged_below"]],
 
 
@@ -99,8 +98,7 @@ use rule figure_template as cost_figure with:
     log:
         "logs/figures/{dataset}/cost_{cost}.log",
     params:
-        **FIGURE,
-        step="bellman.cli.plot_cost",
+        **figure(),
         args=lambda w: [
             "--cost",
             w.cost,
@@ -121,7 +119,7 @@ use rule step as cost_table with:
     log:
         "logs/cost_table.log",
     params:
-        step="rlstudy.bellman.cli.summarise_cost",
+        **STEP,
         args=lambda w, input, output: [
             "--curves",
             *input.curves,

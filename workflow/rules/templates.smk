@@ -3,8 +3,8 @@
 
 
 # The template of every figure rule: `use rule figure_template as <name> with:` and give its input
-# (code=sources(step) included), output (figure_output), log and params (**FIGURE, step, args: the
-# step's own options, each quoted for the shell). Its own output matches no file the workflow asks for.
+# (code=sources(step), which names the step), output (figure_output), log and params (**figure(), args:
+# the step's own options, each quoted for the shell). Its own output matches no file the workflow asks for.
 rule figure_template:
     output:
         "figures/.template/{name}.never",
@@ -17,17 +17,16 @@ rule figure_template:
         mem_mb=1000,
         runtime=5,
     params:
-        **FIGURE,
-        step="",
+        **figure(),
         args=[],
     shell:
-        "python -m rlstudy.runtime.warmstart rlstudy.{params.step:q} {params.args:q} --formats {params.formats:q} --dpi {params.dpi:q}"
-        " --out-prefix {params.prefix:q} > {log:q} 2>&1"
+        "python -m rlstudy.runtime.warmstart {params.step:q} {params.args:q} {params.outputs:q}"
+        " --formats {params.formats:q} --dpi {params.dpi:q} > {log:q} 2>&1"
 
 
-# The template of every other step, of every study: `use rule step as <name> with:` and give its inputs,
-# outputs, log and params (step: the module to run, args: its options as a list, each quoted for the shell;
-# params other than these two only rerun the rule when they change).
+# The template of every other step, of every study: `use rule step as <name> with:` and give its inputs
+# (code=sources(step), which names the step), outputs, log and params (**STEP, args: its options as a
+# list, each quoted for the shell; params other than these only rerun the rule when they change).
 rule step:
     log:
         "logs/templates/step.log",
@@ -38,7 +37,7 @@ rule step:
         mem_mb=1000,
         runtime=5,
     params:
-        step="rlstudy.<study>.cli.<step>",
+        **STEP,
         args=[],
     shell:
         "python -m rlstudy.runtime.warmstart {params.step:q} {params.args:q} > {log:q} 2>&1"

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rlstudy.core.errors import DivergenceError, InputError
-from rlstudy.core.io import load_csv
+from rlstudy.core.loaders import load_csv
 
 
 def make_env(env_id: str, action_space: type[gym.Space], where: str, **kwargs) -> gym.Env:

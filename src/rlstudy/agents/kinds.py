@@ -16,7 +16,8 @@ from torch import nn
 
 from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_npy, load_tensors, save_npy, save_tensors
+from rlstudy.core.atomic_writes import save_npy, save_tensors
+from rlstudy.core.loaders import load_npy, load_tensors
 
 from . import ddpg, dqn, tabular
 from .episodes import make_env

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from rlstudy.core.io import write_artefact
+from rlstudy.core.atomic_writes import write_artefact
 
 
 def greedy_rollout(env, act: Callable[[np.ndarray], object], seed: int, max_steps: int):

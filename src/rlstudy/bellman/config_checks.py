@@ -10,8 +10,8 @@ from collections import Counter
 from rlstudy.core.seed_blocks import seed_block_problems
 
 from .estimators import ESTIMATORS
-from .optimizers import OPTIMIZERS
-from .sweep import sweep_config_problems
+from .learners.registry import OPTIMIZERS
+from .learners.sweep import sweep_config_problems
 
 # A setting's name is a folder and a wildcard value: letters, digits, '_' and '-', no other optimiser's name.
 SETTING_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")

@@ -1,10 +1,10 @@
-"""The bellman study's warm-up hook, run by the workflow's warm-start server (runtime/warmstart.py) once it
+"""The bellman study's warm-up hook, run by the workflow's warm-start server (runtime/warmstart/) once it
 has imported the study's steps, before it forks any job: its compiled kernels loaded (the network's
 trigonometry, the budget's finite-data loss), as each of its jobs would on its first call."""
 
 
 def warm_up() -> None:
-    from rlstudy.bellman import budget_kernel, trig
+    from rlstudy.bellman.numerics.compiled import budget_kernel, trig
 
     trig.warm_up()
     budget_kernel.warm_up()

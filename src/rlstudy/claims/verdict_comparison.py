@@ -12,7 +12,7 @@ import pandas as pd
 
 from rlstudy.claims.rules import FAILS, HOLDS, INCONCLUSIVE
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_csv
+from rlstudy.core.loaders import load_csv
 from rlstudy.core.markdown import generated_block, markers
 from rlstudy.core.regular_files import read_regular, shown
 from rlstudy.report.scale import OTHER, PAPER, scale_problem, stated_scale

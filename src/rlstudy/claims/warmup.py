@@ -1,4 +1,4 @@
-"""The claims package's warm-up hook, run by the workflow's warm-start server (runtime/warmstart.py) before it
+"""The claims package's warm-up hook, run by the workflow's warm-start server (runtime/warmstart/) before it
 forks any job: the study's steps imported, as each of its jobs would import its own."""
 
 from rlstudy.core.cli import import_steps

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from .config import section_problems
 from .errors import InputError, PipelineError
-from .io import name_step, step_module
+from .provenance import name_step, step_module
 from .process import imports_done
 
 if TYPE_CHECKING:
@@ -37,8 +37,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 FROM_CONFIG_HELP = ("take the options marked 'config ...' that are not given from these config files, merged "
                     "in order as Snakemake merges them (paper scale: config.yaml; smoke scale: config.yaml "
-                    "workflow/profiles/smoke/scale.yaml); a JSON option marked 'merged' takes the config's "
-                    "section with the keys it gives replaced")
+                    "workflow/profiles/smoke/scale.yaml); an option given is taken whole from the command line")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,7 +48,6 @@ class ConfigOption:
     dest: str
     flag: str
     key: str | Callable[[dict, argparse.Namespace], object]
-    merge: bool
 
     def where(self, args: argparse.Namespace | None = None) -> str:
         """Where the value comes from, as help and messages say it."""
@@ -79,15 +77,15 @@ class StepParser(argparse.ArgumentParser):
                          formatter_class=HelpFormatter)
         self.config_options: list[ConfigOption] = []
 
-    def config_option(self, flag: str, key, *, merge: bool = False, help: str = "", **kwargs) -> None:
-        """An option whose value is config `key` under --from-config; with merge (a JSON object), the
-        config's section with the keys given on the command line replaced."""
+    def config_option(self, flag: str, key, *, help: str = "", **kwargs) -> None:
+        """An option whose value is config `key` under --from-config when it is not given: each option
+        comes whole from the command line or from the config, never from both."""
         if not self.config_options:
             self.add_argument("--from-config", nargs="+", metavar="FILE", help=FROM_CONFIG_HELP)
         action = self.add_argument(flag, **kwargs, default=None,
                                    help=f"{help}; " if help else "")
-        option = ConfigOption(action.dest, flag, key, merge)
-        action.help += option.where() + (" (merged)" if merge else "")
+        option = ConfigOption(action.dest, flag, key)
+        action.help += option.where()
         self.config_options.append(option)
 
     def parse_args(self, args=None, namespace=None):
@@ -101,9 +99,8 @@ class StepParser(argparse.ArgumentParser):
         missing = []
         for option in self.config_options:
             given = getattr(args, option.dest)
-            if config is not None and (given is None or option.merge):
-                value = self._typed(option, self._config_value(config, option, args), args)
-                setattr(args, option.dest, {**value, **given} if option.merge and given is not None else value)
+            if config is not None and given is None:
+                setattr(args, option.dest, self._typed(option, self._config_value(config, option, args), args))
             elif given is None:
                 missing.append(f"{option.flag} ({option.where(args)})")
         if missing:
@@ -111,21 +108,12 @@ class StepParser(argparse.ArgumentParser):
                        "--from-config config.yaml to take the config's values")
 
     def _read_config(self, paths: list[str]) -> dict:
-        from snakemake.utils import update_config
+        from .config import ConfigError, config_from_files, schema_file
 
-        from .config import ConfigError, load_yaml, schema_file, validate_config
-
-        config: dict = {}
         try:
-            for path in paths:
-                values = load_yaml(path, "config file")
-                if not isinstance(values, dict):
-                    raise ConfigError(f"the config file {path} is not a mapping of keys to values")
-                update_config(config, values)
-            validate_config(config, schema_file())
+            return config_from_files(paths, schema_file())
         except ConfigError as err:
             self.error("--from-config: " + re.sub(r"\s*\n\s*", " ", str(err)))
-        return config
 
     def _config_value(self, config: dict, option: ConfigOption, args: argparse.Namespace):
         if callable(option.key):
@@ -223,9 +211,8 @@ def probability(text: str) -> float:
     return value
 
 
-# How a step run by hand fills the keys its --params lacks (a step whose --params is merged over the config's).
-FILL_FROM_CONFIG = ("give them in --params, or add --from-config config.yaml to take the config's values "
-                    "(--params then replaces only the keys it gives)")
+# How a step run by hand fills the keys its --params lacks.
+FILL_FROM_CONFIG = "give them in --params, or leave --params out and add --from-config config.yaml to take the config's"
 
 
 def build(cls: type[T], values: dict, where: str, fill: str = "") -> T:
@@ -335,7 +322,7 @@ def run(main: Callable[[], None]) -> None:
 
 def import_steps(study: str) -> list[str]:
     """Import every step module of a study (`<study>.cli.<step>`, its folder's files in name order), as
-    each step's job would: what the warm-start server (runtime/warmstart.py) preloads of every study.
+    each step's job would: what the warm-start server (runtime/warmstart/) preloads of every study.
     Returns their names."""
     import importlib
     from pathlib import Path

@@ -232,6 +232,21 @@ def validate_config(config: dict, schema_path: str | Path, checks: Sequence[Chec
         raise ConfigError(f"invalid configuration ({len(problems)} problem(s)):\n  {lines}")
 
 
+def config_from_files(paths: Sequence[str | Path], schema: str | Path, checks: Sequence[Check] = ()) -> dict:
+    """The config files read with limits (load_yaml), merged in order as Snakemake merges them, and
+    checked: what a step run by hand reads under --from-config (core/cli.py)."""
+    from snakemake.utils import update_config
+
+    config: dict = {}
+    for path in paths:
+        values = load_yaml(path, "config file")
+        if not isinstance(values, dict):
+            raise ConfigError(f"the config file {path} is not a mapping of keys to values")
+        update_config(config, values)
+    validate_config(config, schema, checks=checks)
+    return config
+
+
 def subschema_validator(schema: dict, name: str) -> jsonschema.Draft202012Validator:
     """A validator of one of the schema's $defs (e.g. a CBO setting), with the other $defs in reach."""
     return jsonschema.Draft202012Validator({**schema["$defs"][name], "$defs": schema["$defs"]})

@@ -23,7 +23,7 @@ records them (`openblas_kernels`). The project leaves the choice to OpenBLAS and
 
 It lives in core, not with the launcher (runtime/): every step's process runs it, by hand or under
 Snakemake, warm or cold (core.cli.run, and rlstudy/__init__.py), its thread default decides bits, and
-core.io records what it reads; the warm-start server calls imports_done() as a step would.
+core.loaders records what it reads; the warm-start server calls imports_done() as a step would.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def thread_counts() -> dict[str, int | str]:
     ("not loaded" for NumPy in a step that never imported it, "unknown" for a BLAS that does not say).
     For PyTorch, where a step never imported it, the count it would take from OMP_NUM_THREADS ("default"
     if unset): the same record whether the step ran in a new interpreter or in a fork of one that had
-    imported PyTorch already (runtime/warmstart.py)."""
+    imported PyTorch already (runtime/warmstart/)."""
     counts: dict[str, int | str] = {"numpy": "not loaded", "torch": os.environ.get("OMP_NUM_THREADS", "default")}
     if "numpy" in sys.modules:
         get_threads = _openblas_function(_openblas_names("get_num_threads"))

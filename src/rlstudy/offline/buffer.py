@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_npy, save_npy
+from rlstudy.core.atomic_writes import save_npy
+from rlstudy.core.loaders import load_npy
 
 from .envs import EnvInfo
 

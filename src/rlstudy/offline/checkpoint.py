@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from rlstudy.core.errors import InputError, first_line
-from rlstudy.core.io import write_artefact
+from rlstudy.core.atomic_writes import write_artefact
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_csv
+from rlstudy.core.loaders import load_csv
 
 from .envs import AtariPreprocessing, make_env
 

@@ -46,7 +46,7 @@ def diagnostics_figure(runs: Sequence[DiagnosticsRun], x: str, x_label: str, tit
         raise ValueError("diagnostics_figure needs at least one run")
     style.setup()
     columns = columns_of(runs, x)
-    # Balanced rows, two at least past three panels: one row of four was a strip too thin to read.
+    # Balanced rows, two at least past three panels: one row of four is a strip too thin to read.
     n_rows = 1 if len(columns) <= 3 else max(2, math.ceil(len(columns) / PANELS_PER_ROW))
     n_cols = math.ceil(len(columns) / n_rows)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(3.3 * n_cols, 2.4 * n_rows + 0.9), sharex=True,

@@ -12,7 +12,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from rlstudy.core.cli import integer_from  # noqa: E402
-from rlstudy.core.io import inputs_read, provenance, write_artefact  # noqa: E402
+from rlstudy.core.atomic_writes import write_artefact
+from rlstudy.core.loaders import inputs_read
+from rlstudy.core.provenance import provenance  # noqa: E402
 
 
 def palette(names) -> dict:
@@ -54,7 +56,7 @@ def legend_under(ax: plt.Axes, handles=None, labels=None, **options):
 
 def figure_record(**params) -> dict:
     """A figure's provenance: its command line, its parameters, and every file the process has read
-    (core.io records them as it loads), each with its sha256."""
+    (core.loaders records them as it loads), each with its sha256."""
     return provenance(params, None, inputs_read())
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rlstudy.core.config import ConfigError, load_yaml, validate_config
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import sha256_file
+from rlstudy.core.provenance import sha256_file
 from rlstudy.core.seed_blocks import (BLOCK_KEY, CONFIRMATORY, CONFIRMATORY_KEY, LOCKED_START, derived_start, digest,
                                       plan_from, read_spent, seed_block_problems, spent_problems)
 from rlstudy.core.sources import module_sources

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import package_versions
+from rlstudy.core.provenance import package_versions
 
 # The instruction sets whose presence decides the kernels OpenBLAS, MKL and PyTorch pick.
 BLAS_FLAGS = ("avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni",

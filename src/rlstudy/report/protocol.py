@@ -28,7 +28,8 @@ import pandas as pd
 
 from rlstudy.core.config import ConfigError, load_yaml, parse_yaml
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_csv, read_record, sha256_file
+from rlstudy.core.loaders import load_csv
+from rlstudy.core.provenance import read_record, sha256_file
 from rlstudy.core.seed_blocks import CONFIRMATORY, EXPLORATORY, digest
 from rlstudy.report.lock import LOCK, LOCK_VERSION, claim_config, claims_digests
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rlstudy.bellman.sweep import resolve_sweep, sweep_points
+from rlstudy.bellman.learners.sweep import resolve_sweep, sweep_points
 from rlstudy.core.config import ConfigError, load_yaml
 from rlstudy.core.regular_files import read_record
 from rlstudy.core.markdown import text

@@ -2,7 +2,7 @@
 and of the error budget (docs/bellman.md), rendered from their summaries by `make readme`
 (render_readme), so that no result there is typed by hand. Each StudyTable names its page, its
 markers, the summary it reads and its renderer, which lives with its study's other generated blocks
-(agents/doc_blocks.py, offline/doc_blocks.py, bellman/doc_blocks.py); a renderer takes the summary,
+(agents/agents_page.py, offline/offline_page.py, bellman/results/bellman_page.py); a renderer takes the summary,
 the commit that made it and the block's two marker lines, and escapes every value it inserts
 (core.markdown.text)."""
 
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rlstudy.agents.doc_blocks import agents_scale, render_agents
-from rlstudy.bellman.doc_blocks import budget_scale, render_budget
-from rlstudy.offline.doc_blocks import offline_scale, render_offline
+from rlstudy.agents.agents_page import agents_scale, render_agents
+from rlstudy.bellman.results.bellman_page import budget_scale, render_budget
+from rlstudy.offline.offline_page import offline_scale, render_offline
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX, sha256_file
+from rlstudy.core.provenance import PROVENANCE_SUFFIX, sha256_file
 from rlstudy.core.regular_files import read_json
 from rlstudy.report.manifest import FOLDERS, kind_of, read_table
 

@@ -11,34 +11,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
-from rlstudy.core.config import ConfigError, load_yaml, merged_config
-from rlstudy.core.scale import SMOKE_SIZES
+from rlstudy.core.config import ConfigError
+from rlstudy.core.run_config import LOCK, SHIPPED, merged_files
+from rlstudy.core.scale import SMOKE_SIZES, recorded_scale
 from rlstudy.core.seed_blocks import resolve_seed_block, seed_lists
-from rlstudy.runtime.scale import recorded_scale
 
-CONFIG = "config.yaml"
-OWN_FILES = (CONFIG, SMOKE_SIZES)  # the checkout's own config files: the lists a seed block may replace
 DEFAULT_LIST = "seeds.control"
 
 
-def merged_files(paths: Iterable[str | Path]) -> dict:
-    config: dict = {}
-    for path in paths:
-        config = merged_config(config, load_yaml(path, "config file"))
-    return config
-
-
-def own_config(paths: Iterable[str | Path], workdir: str | Path = ".") -> dict:
-    """The checkout's own config files among `paths` (a run's config files), merged in their order."""
-    own = {(Path(workdir) / name).resolve() for name in OWN_FILES}
-    return merged_files(Path(workdir) / path for path in paths if (Path(workdir) / path).resolve() in own)
-
-
 def first_seed(config: dict, key: str = DEFAULT_LIST) -> int:
-    lists = seed_lists(resolve_seed_block(config))
+    lists = seed_lists(resolve_seed_block(config, Path(LOCK)))
     shared = key.rpartition(".")[0]  # 'seeds.control' where `seeds:` is one list for every task
     key = key if key in lists or shared not in lists else shared
     if not lists.get(key):
@@ -55,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     try:
         scale = args.scale or recorded_scale() or "paper"
-        files = [CONFIG, *([SMOKE_SIZES] if scale == "smoke" else []), *args.configfile]
+        files = [SHIPPED, *([SMOKE_SIZES] if scale == "smoke" else []), *args.configfile]
         print(first_seed(merged_files(files), args.list))
     except ConfigError as err:
         print(f"first_seed: {err}", file=sys.stderr)

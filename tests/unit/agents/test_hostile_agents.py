@@ -9,7 +9,8 @@ import pytest
 
 from rlstudy.agents.cli.summarise_agents import summary_row
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance_path, save_csv
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import provenance_path
 
 from hostile import cli, one_line_error
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from rlstudy.bellman import authors_data
+from rlstudy.bellman.data import authors_data
 from rlstudy.core.errors import InputError
 
 SHARED = Path(__file__).resolve().parents[4] / "shared" / "data" / "cbo_rl_original"
@@ -81,7 +81,7 @@ def test_original_files_convert_to_the_shared_copy(tmp_path, monkeypatch, task):
 
 @needs_shared
 def test_shared_reference_is_a_q_network():
-    from rlstudy.bellman.qnet import from_state_dict
+    from rlstudy.bellman.numerics.compiled.qnet import from_state_dict
     theta = from_state_dict(authors_data.reference_from_npz(SHARED / authors_data.NPZ_REFERENCE))
     assert theta.shape == (2802,)
 
@@ -90,8 +90,8 @@ def test_shared_reference_is_a_q_network():
 def test_import_cli_writes_the_pipeline_formats(tmp_path):
     import subprocess
 
-    from rlstudy.bellman.datasets import load_trajectory
-    from rlstudy.core.io import load_tensors
+    from rlstudy.bellman.data.trajectories import load_trajectory
+    from rlstudy.core.loaders import load_tensors
     out = tmp_path / "control"
     result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.import_authors_data", "--task", "control",
                              "--source", str(SHARED), "--trajectory-out", str(out), "--steps", "5000",

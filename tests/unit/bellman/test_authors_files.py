@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hostile import cli, one_line_error  # noqa: F401 (cli is a fixture)
-from rlstudy.bellman import authors_data, authors_files
+from rlstudy.bellman.data import authors_data, authors_files
 from rlstudy.core.errors import InputError
 
 DEADLINE_S = 10

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import torch
 
-from rlstudy.bellman import exact
+from rlstudy.bellman.problem import exact
 from rlstudy.bellman.budget import grid, interpolation, lbfgs, reach, tables
 from rlstudy.bellman.budget.population import PopulationResidual
 from rlstudy.bellman.budget.sampled import SampledResidual
 from rlstudy.core.errors import InputError
-from rlstudy.bellman.qnet import QNetShape, forward, init_params
-from rlstudy.bellman.sde import Problem
+from rlstudy.bellman.numerics.compiled.qnet import QNetShape, forward, init_params
+from rlstudy.bellman.problem.sde import Problem
 from bellman_fixtures import dynamics as shipped_dynamics
 
 GAMMA = 0.9

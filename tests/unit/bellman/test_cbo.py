@@ -3,8 +3,8 @@ import math
 import pytest
 import torch
 
-from rlstudy.bellman.cbo import CBOParams, cbo_update, consensus_weights, initial_swarm, reward_level, train_cbo
-from rlstudy.bellman.qnet import SHAPE
+from rlstudy.bellman.learners.cbo import CBOParams, cbo_update, consensus_weights, initial_swarm, reward_level, train_cbo
+from rlstudy.bellman.numerics.compiled.qnet import SHAPE
 from rlstudy.core.errors import DivergenceError
 from bellman_fixtures import PROBLEM
 
@@ -122,7 +122,7 @@ def test_network_evaluations_count_every_particle_on_every_sample(small_trajecto
 
 def test_beta_for_ess_hits_the_target():
     losses = torch.linspace(0.0, 1.0, 30, dtype=torch.float64)
-    from rlstudy.bellman.cbo import beta_for_ess, effective_sample_size
+    from rlstudy.bellman.learners.cbo import beta_for_ess, effective_sample_size
     beta = beta_for_ess(losses, 9.0)
     assert effective_sample_size(consensus_weights(losses, beta)) == pytest.approx(9.0, rel=1e-6)
     assert beta_for_ess(losses, 9.0) == beta  # deterministic
@@ -139,7 +139,7 @@ def test_kick_moves_coinciding_particles_and_shrinks(small_trajectory):
 
 
 def test_bff_matched_draws_only_transitions_that_repeat_the_action(small_trajectory, monkeypatch):
-    import rlstudy.bellman.numerics.compiled as compiled
+    import rlstudy.bellman.numerics.compiled.backend as compiled
     seen = []
     real = compiled.make_batch
 
@@ -162,9 +162,10 @@ def test_bff_matched_draws_only_transitions_that_repeat_the_action(small_traject
 def test_particle_losses_are_each_particles_own_loss(small_trajectory, task, estimator):
     """All particles' residuals at once (residual_pair on a stack of Q) give each particle the loss it
     has alone, mean(j * j^) / 2 of its own Q."""
-    from rlstudy.bellman.numerics.compiled import particle_losses
-    from rlstudy.bellman.qnet import forward_no_grad, init_params
-    from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, start_pool
+    from rlstudy.bellman.numerics.compiled.backend import particle_losses
+    from rlstudy.bellman.numerics.compiled.qnet import forward_no_grad, init_params
+    from rlstudy.bellman.numerics.compiled.residuals import make_batch, residual_pair, start_pool
+    from rlstudy.bellman.numerics.loss import bellman_loss
 
     traj = small_trajectory("evaluation" if task == "evaluation" else "uniform")
     starts = start_pool(estimator, traj.action_indices)[:400]
@@ -173,6 +174,6 @@ def test_particle_losses_are_each_particles_own_loss(small_trajectory, task, est
     alone = []
     for theta in particles:
         q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
-        alone.append(cbo_loss(*residual_pair(forward_no_grad(theta, batch.feats), q_next, batch, PROBLEM.gamma)))
+        alone.append(bellman_loss(*residual_pair(forward_no_grad(theta, batch.feats), q_next, batch, PROBLEM.gamma)))
     torch.testing.assert_close(particle_losses(particles, batch, PROBLEM.gamma), torch.stack(alone),
                                rtol=1e-6, atol=0)

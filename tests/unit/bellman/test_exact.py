@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from rlstudy.bellman.exact import EVALUATED_POLICY, solve, solve_on_grid
+from rlstudy.bellman.problem.exact import EVALUATED_POLICY, solve, solve_on_grid
 from bellman_fixtures import dynamics as shipped_dynamics
 
 GAMMA = 0.9

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 import torch
 
-from rlstudy.bellman.exact import interpolate, solve_on_grid
+from rlstudy.bellman.problem.exact import interpolate, solve_on_grid
 from rlstudy.bellman.figures.q import plot_q_figure
-from rlstudy.bellman.qnet import init_params, q_values
+from rlstudy.bellman.numerics.compiled.qnet import init_params, q_values
 from bellman_fixtures import dynamics
 
 
@@ -70,7 +70,9 @@ def test_a_figure_records_every_file_its_process_read(tmp_path):
 
     import matplotlib.pyplot as plt
 
-    from rlstudy.core.io import load_csv, save_csv, sha256_file
+    from rlstudy.core.atomic_writes import save_csv
+    from rlstudy.core.loaders import load_csv
+    from rlstudy.core.provenance import sha256_file
     from rlstudy.plotting import style
 
     table = tmp_path / "table.csv"
@@ -86,7 +88,7 @@ def test_a_figure_records_every_file_its_process_read(tmp_path):
 
 
 def test_control_legends_give_each_greedy_policys_exact_score():
-    from rlstudy.bellman.greedy import GreedyScore
+    from rlstudy.bellman.problem.greedy import GreedyScore
 
     thetas = init_params(3, torch.Generator().manual_seed(0))
     exact = solve_on_grid(200, None, 0.9, dynamics()).values
@@ -101,7 +103,7 @@ def test_control_legends_give_each_greedy_policys_exact_score():
 
 
 def test_legends_give_the_exact_error_uniform_and_where_the_data_are_beside_the_greedy_score():
-    from rlstudy.bellman.greedy import GreedyScore
+    from rlstudy.bellman.problem.greedy import GreedyScore
 
     thetas = init_params(3, torch.Generator().manual_seed(0))
     exact = solve_on_grid(200, None, 0.9, dynamics()).values

@@ -12,12 +12,14 @@ import pandas as pd
 import pytest
 import torch
 
-from rlstudy.bellman.exact import grid
-from rlstudy.bellman.metrics import centred_norm, exact_scores, q_on_grid, weighted_centred_norm
-from rlstudy.bellman.qnet import init_params, to_state_dict
-from rlstudy.bellman.stationary import load_density
+from rlstudy.bellman.problem.exact import grid
+from rlstudy.bellman.learners.metrics import centred_norm, exact_scores, q_on_grid, weighted_centred_norm
+from rlstudy.bellman.numerics.compiled.qnet import init_params, to_state_dict
+from rlstudy.bellman.problem.stationary import load_density
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_tensors, provenance, save_csv, save_npy, save_tensors
+from rlstudy.core.atomic_writes import save_csv, save_npy, save_tensors
+from rlstudy.core.loaders import load_tensors
+from rlstudy.core.provenance import provenance
 from bellman_fixtures import dynamics
 from hostile import cli, nothing_written, one_line_error  # noqa: F401 (cli: a fixture)
 

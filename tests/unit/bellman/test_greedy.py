@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from rlstudy.bellman.exact import grid, solve_on_grid
-from rlstudy.bellman.greedy import GreedyJudge, greedy_plus
-from rlstudy.bellman.metrics import centred_error, common_centred_error, common_centred_norm
+from rlstudy.bellman.problem.exact import grid, solve_on_grid
+from rlstudy.bellman.problem.greedy import GreedyJudge, greedy_plus
+from rlstudy.bellman.learners.metrics import centred_error, common_centred_error, common_centred_norm
 from bellman_fixtures import dynamics as shipped_dynamics
 
 GAMMA = 0.9

@@ -16,26 +16,20 @@ import pytest
 import torch
 import yaml
 
-from rlstudy.bellman import authors_data
-from rlstudy.bellman.error_curves import load_error_curves
-from rlstudy.bellman.datasets import check_rewards, save_trajectory
-from rlstudy.bellman.exact import solve_on_grid
-from rlstudy.bellman.qnet import init_params, to_state_dict
-from rlstudy.bellman.sde import sample_trajectory
-from rlstudy.bellman.sgd import SGDParams
-from rlstudy.bellman.sweep import sweep_config_problems
+from rlstudy.bellman.data import authors_data
+from rlstudy.bellman.results.error_curves import load_error_curves
+from rlstudy.bellman.data.trajectories import check_rewards, save_trajectory
+from rlstudy.bellman.problem.exact import solve_on_grid
+from rlstudy.bellman.numerics.compiled.qnet import init_params, to_state_dict
+from rlstudy.bellman.problem.sde import sample_trajectory
+from rlstudy.bellman.learners.sgd import SGDParams
+from rlstudy.bellman.learners.sweep import sweep_config_problems
 from rlstudy.core.cli import build
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError, OutputError
-from rlstudy.core.io import (
-    ensure_writable,
-    load_tensors,
-    provenance,
-    provenance_path,
-    save_csv,
-    save_npy,
-    save_tensors,
-)
+from rlstudy.core.atomic_writes import ensure_writable, save_csv, save_npy, save_tensors
+from rlstudy.core.loaders import load_tensors
+from rlstudy.core.provenance import provenance, provenance_path
 
 from bellman_fixtures import dynamics
 from hostile import Payload, ROOT, SCHEMA, SHARED, cli, marker, needs_shared, nothing_written, one_line_error
@@ -293,7 +287,7 @@ def test_json_nan_by_hand_is_refused(project, cli):
 
 def test_an_output_folder_that_cannot_be_written_fails_before_training(project, cli, monkeypatch):
     (project / "a_file").write_text("not a folder")
-    sgd = importlib.import_module("rlstudy.bellman.sgd")
+    sgd = importlib.import_module("rlstudy.bellman.learners.sgd")
 
     def never(*_, **__):
         raise AssertionError("trained before checking the output folder")
@@ -340,8 +334,8 @@ def test_import_authors_data_refuses_steps_beyond_the_data_or_too_few(tmp_path, 
     ('{"rows": [{"dataset": "ours", "task": "control", "reference": "r", "exact": "e", "dynamics": 1, "made_by": "m", "density": "d"}]}',
      "keys ['dynamics'] must be text (dynamics: an object)"),
 ])
-def test_summarise_references_checks_its_entries_given_by_hand(tmp_path, cli, entries, message):
-    one_line_error(*cli("bellman.cli.summarise_references", "--entries", entries, "--problem", PROBLEM,
+def test_summarise_qstar_checks_its_entries_given_by_hand(tmp_path, cli, entries, message):
+    one_line_error(*cli("bellman.cli.summarise_qstar", "--entries", entries, "--problem", PROBLEM,
                         "--out", tmp_path / "t.csv"),
                    "--entries", message)
     assert not (tmp_path / "t.csv").exists()

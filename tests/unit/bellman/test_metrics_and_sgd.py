@@ -3,9 +3,9 @@ import math
 import pytest
 import torch
 
-from rlstudy.bellman.metrics import ErrorMeter, centred_error, grid, q_on_grid
-from rlstudy.bellman.qnet import q_values
-from rlstudy.bellman.sgd import SGDParams, epoch_batches, train_sgd
+from rlstudy.bellman.learners.metrics import ErrorMeter, centred_error, grid, q_on_grid
+from rlstudy.bellman.numerics.compiled.qnet import q_values
+from rlstudy.bellman.learners.sgd import SGDParams, epoch_batches, train_sgd
 from rlstudy.core.errors import DivergenceError
 from bellman_fixtures import PROBLEM
 

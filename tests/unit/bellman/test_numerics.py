@@ -10,12 +10,14 @@ import torch
 import yaml
 
 from rlstudy.bellman.budget.sampled import SampledResidual
-from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
+from rlstudy.bellman.learners.cbo import CBOParams, initial_swarm, train_cbo
 from rlstudy.bellman.estimators import ESTIMATORS, ArrayDraw, TensorDraw
-from rlstudy.bellman.numerics import NUMERICS, compiled, get_numerics, laws, reference
-from rlstudy.bellman.qnet import init_params
-from rlstudy.bellman.residuals import start_pool
-from rlstudy.bellman.sgd import SGDParams, train_sgd
+from rlstudy.bellman.numerics import NUMERICS, get_numerics, reference
+from rlstudy.bellman.numerics.compiled import backend as compiled
+from rlstudy.bellman.problem import laws
+from rlstudy.bellman.numerics.compiled.qnet import init_params
+from rlstudy.bellman.numerics.compiled.residuals import start_pool
+from rlstudy.bellman.learners.sgd import SGDParams, train_sgd
 from rlstudy.core.config import schema_file
 from bellman_fixtures import problem
 
@@ -198,4 +200,5 @@ def test_a_step_that_takes_numerics_depends_on_both_backends(step):
 
     src = Path(laws.__file__).resolve().parents[3]
     sources = {str(path.relative_to(src)) for path in module_sources(step, src)}
-    assert {f"rlstudy/bellman/numerics/{name}.py" for name in (*NUMERICS, "laws")} <= sources
+    backends = {"compiled": "numerics/compiled/backend.py", "reference": "numerics/reference.py"}
+    assert {f"rlstudy/bellman/{backends[name]}" for name in NUMERICS} | {"rlstudy/bellman/problem/laws.py"} <= sources

@@ -1,4 +1,4 @@
-"""The bellman study's registries (estimators/__init__.py, optimizers.py) are the one list of
+"""The bellman study's registries (estimators/__init__.py, learners/registry.py) are the one list of
 estimators and optimisers: the schema, the workflow's wildcards, the settings, the figures' colours
 and run_method's choices derive from them, so a registered toy is accepted everywhere."""
 
@@ -16,8 +16,8 @@ from rlstudy.bellman.config_checks import registry_config_problems
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.bellman.estimators import ESTIMATORS, Estimator
 from rlstudy.bellman.figures import ESTIMATOR_COLOURS
-from rlstudy.bellman.optimizers import OPTIMIZERS, all_settings
-from rlstudy.bellman.residuals import make_batch, rows_per_sample, start_pool
+from rlstudy.bellman.learners.registry import OPTIMIZERS, all_settings
+from rlstudy.bellman.numerics.compiled.residuals import make_batch, rows_per_sample, start_pool
 from bellman_fixtures import dynamics
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -136,7 +136,7 @@ def test_the_estimators_and_the_backends_registries_import_no_torch():
     assert result.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("step", ["bellman.cli.run_method", "bellman.cli.train_reference",
+@pytest.mark.parametrize("step", ["bellman.cli.run_method", "bellman.cli.train_qstar",
                                   "bellman.cli.budget_finite"])
 def test_a_step_reading_a_registry_depends_on_every_registered_module(step):
     """The entries are imported, so core/sources.py finds every registered estimator's and optimiser's

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from rlstudy.bellman import qnet, trig
-from rlstudy.bellman.qnet import backward, forward, forward_cached, forward_no_grad, init_params, unflatten
+from rlstudy.bellman.numerics.compiled import qnet, trig
+from rlstudy.bellman.numerics.compiled.qnet import backward, forward, forward_cached, forward_no_grad, init_params, unflatten
 from rlstudy.bellman.estimators import ESTIMATORS
-from rlstudy.bellman.residuals import cbo_loss, make_batch, residual_pair, sgd_grad_q, start_pool
+from rlstudy.bellman.numerics.loss import bellman_loss
+from rlstudy.bellman.numerics.compiled.residuals import make_batch, residual_pair, sgd_grad_q, start_pool
 from bellman_fixtures import PROBLEM, dynamics
 
 GAMMA = 0.9
@@ -65,7 +66,7 @@ def test_residual_pair_matches_scalar_arithmetic(small_trajectory, theta, task, 
         assert float(j[i]) == pytest.approx(j_scalar(theta, traj, m, float(traj.states[m + 1]), task), abs=1e-5)
         assert float(j_hat[i]) == pytest.approx(j_scalar(theta, traj, m, alts[i], task), abs=1e-5)
     expected_loss = sum(float(a) * float(b) for a, b in zip(j, j_hat)) / (2 * len(starts))
-    assert float(cbo_loss(j, j_hat)) == pytest.approx(expected_loss, rel=1e-6)
+    assert float(bellman_loss(j, j_hat)) == pytest.approx(expected_loss, rel=1e-6)
 
 
 def test_ur_policy_variant_draws_a_fresh_action(small_trajectory):
@@ -245,7 +246,7 @@ def test_the_compiled_backward_is_within_float32_rounding_of_the_float64_gradien
 def test_an_sgd_run_repeats_bit_for_bit_with_the_compiled_kernels(small_trajectory, theta):
     """Two SGD runs of the same seed (sines and cosines by trig.py, every estimator's rows) end on the
     same bits, with the same losses."""
-    from rlstudy.bellman.sgd import SGDParams, train_sgd
+    from rlstudy.bellman.learners.sgd import SGDParams, train_sgd
 
     traj = small_trajectory(n=3000)
     params = SGDParams(epochs=2, batch_size=500, lr0=0.5, lr_decay=0.9, ur_action="recorded")
@@ -265,7 +266,7 @@ def test_a_second_process_loads_the_compiled_kernels_from_numbas_cache(tmp_path)
     import sys
 
     probe = ("import numpy as np, torch\n"
-             "from rlstudy.bellman import qnet\n"
+             "from rlstudy.bellman.numerics.compiled import qnet\n"
              "theta = qnet.init_params(1, torch.Generator().manual_seed(0))[0]\n"
              "feats = qnet.features(torch.linspace(0, 6, 300, dtype=torch.float64))\n"
              "q, cache = qnet.forward_cached(theta, feats)\n"
@@ -290,7 +291,7 @@ def test_a_mini_batch_in_parts_gives_the_whole_batchs_gradient(small_trajectory,
     """compiled.sgd_direction by parts of uneven size (7 transitions, the last part shorter) against one
     pass over the whole mini-batch: j, j^, Q(s, a) and the gradient within float32 rounding (BLAS
     rounds a row's product differently with the number of rows around it)."""
-    from rlstudy.bellman.numerics import compiled
+    from rlstudy.bellman.numerics.compiled import backend as compiled
 
     traj = small_trajectory("evaluation" if task == "evaluation" else "uniform")
     starts = start_pool(estimator, traj.action_indices)[:100]
@@ -307,7 +308,7 @@ def test_a_mini_batch_bounds_the_network_once_not_once_per_part(small_trajectory
     """The compiled passes' bound reads every weight: compiled.sgd_direction checks it once per cosine layer
     for the whole mini-batch (it cost several per cent of an SGD run when every part of the batch, forward
     and next states, checked it again), and the gradient is the same bits either way."""
-    from rlstudy.bellman.numerics import compiled
+    from rlstudy.bellman.numerics.compiled import backend as compiled
 
     traj = small_trajectory("uniform")
     batch = make_batch(traj, start_pool("UR", traj.action_indices)[:100], "UR", "control", DYN,

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from rlstudy.bellman.sde import prob_plus, sample_trajectory
+from rlstudy.bellman.problem.sde import prob_plus, sample_trajectory
 from bellman_fixtures import dynamics
 
 DYN = dynamics()

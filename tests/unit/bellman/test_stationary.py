@@ -1,4 +1,4 @@
-"""Where the data are: the stationary density of each task's behaviour policy (bellman/stationary.py),
+"""Where the data are: the stationary density of each task's behaviour policy (bellman/problem/stationary.py),
 the density-weighted error (metrics.weighted_centred_error), the error by Fourier mode
 (metrics.error_by_mode), and the density step's refusals."""
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from rlstudy.bellman.exact import grid
-from rlstudy.bellman.metrics import centred_error, error_by_mode, weighted_centred_error
-from rlstudy.bellman.sde import prob_plus
-from rlstudy.bellman.stationary import PushOperator, load_density, stationary_density, stationary_on_grid
+from rlstudy.bellman.problem.exact import grid
+from rlstudy.bellman.learners.metrics import centred_error, error_by_mode, weighted_centred_error
+from rlstudy.bellman.problem.sde import prob_plus
+from rlstudy.bellman.problem.stationary import PushOperator, load_density, stationary_density, stationary_on_grid
 from rlstudy.core.errors import InputError
 from bellman_fixtures import dynamics
 from hostile import cli, nothing_written, one_line_error  # noqa: F401 (cli: a fixture)
@@ -121,8 +121,9 @@ def test_the_density_step_refuses_bad_arguments_by_name(tmp_path, cli, args, fra
 def test_a_rounding_level_negative_value_is_clipped_so_that_the_file_loads(tmp_path, monkeypatch):
     """stationary_on_grid tolerates min >= -RESIDUAL_RTOL * max; load_density refuses any negative value:
     what the solve writes must load."""
-    from rlstudy.bellman import stationary
-    from rlstudy.core.io import provenance, save_npy
+    from rlstudy.bellman.problem import stationary
+    from rlstudy.core.atomic_writes import save_npy
+    from rlstudy.core.provenance import provenance
 
     solve = np.linalg.solve
 

@@ -12,19 +12,20 @@ import pytest
 import torch
 
 from rlstudy.bellman.cli import summarise
-from rlstudy.bellman.exact import solve_on_grid
-from rlstudy.bellman.greedy import GreedyJudge
-from rlstudy.bellman.metrics import (
+from rlstudy.bellman.problem.exact import solve_on_grid
+from rlstudy.bellman.problem.greedy import GreedyJudge
+from rlstudy.bellman.learners.metrics import (
     common_centred_error,
     common_centred_norm,
     q_on_grid,
     weighted_centred_error,
     weighted_centred_norm,
 )
-from rlstudy.bellman.qnet import init_params, to_state_dict
-from rlstudy.bellman.stationary import stationary_density
+from rlstudy.bellman.numerics.compiled.qnet import init_params, to_state_dict
+from rlstudy.bellman.problem.stationary import stationary_density
 from bellman_fixtures import dynamics as shipped_dynamics
-from rlstudy.core.io import provenance, save_csv, save_npy, save_tensors
+from rlstudy.core.atomic_writes import save_csv, save_npy, save_tensors
+from rlstudy.core.provenance import provenance
 
 CURVE_COLUMNS = ["dataset", "task", "setting", "estimator", "seed", "iterations", "final_rel_error", "min_rel_error",
                  "final_rel_error_exact", "min_rel_error_exact", "evaluations", "converged", "converged_exact"]

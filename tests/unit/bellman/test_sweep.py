@@ -6,9 +6,9 @@ import pytest
 
 from rlstudy.bellman.cli.summarise_sweep import sweep_table
 from rlstudy.bellman.figures.sweep import grid_matrix, tick_label
-from rlstudy.bellman.sweep import format_value, sweep_points
+from rlstudy.bellman.learners.sweep import format_value, sweep_points
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import save_csv
+from rlstudy.core.atomic_writes import save_csv
 
 BASE = {"particles": 30, "particle_batch": 30, "samples": 1000, "beta": 10.0, "noise": 0.3}
 

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from rlstudy.claims.verdict_comparison import compare, verdicts
-from rlstudy.core.io import save_csv, sha256_file
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import sha256_file
 from rlstudy.core.markdown import generated_block, markers
 from rlstudy.report.scale import scale_line
 

@@ -9,9 +9,9 @@ import yaml
 
 from rlstudy.agents.mpo.config import MPOParams
 from rlstudy.agents.registry import BASICS, build_agent
-from rlstudy.bellman.cbo import CBOParams
-from rlstudy.bellman.sde import Dynamics
-from rlstudy.bellman.sgd import SGDParams
+from rlstudy.bellman.learners.cbo import CBOParams
+from rlstudy.bellman.problem.sde import Dynamics
+from rlstudy.bellman.learners.sgd import SGDParams
 from rlstudy.offline.double_dqn import LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing
 

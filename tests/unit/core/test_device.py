@@ -13,16 +13,17 @@ import pandas as pd
 import pytest
 import torch
 
-from rlstudy.bellman.cli import run_method, train_reference
-from rlstudy.bellman.datasets import save_trajectory
-from rlstudy.bellman.metrics import ErrorMeter, q_on_grid
-from rlstudy.bellman.qnet import init_params
-from rlstudy.bellman.exact import solve_on_grid
-from rlstudy.bellman.residuals import TrajectoryTensors, make_batch
-from rlstudy.bellman.sde import sample_trajectory
+from rlstudy.bellman.cli import run_method, train_qstar
+from rlstudy.bellman.data.trajectories import save_trajectory
+from rlstudy.bellman.learners.metrics import ErrorMeter, q_on_grid
+from rlstudy.bellman.numerics.compiled.qnet import init_params
+from rlstudy.bellman.problem.exact import solve_on_grid
+from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors, make_batch
+from rlstudy.bellman.problem.sde import sample_trajectory
 from rlstudy.core import cli as common
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX, save_npy
+from rlstudy.core.atomic_writes import save_npy
+from rlstudy.core.provenance import PROVENANCE_SUFFIX
 from bellman_fixtures import dynamics
 
 CUDA = torch.cuda.is_available()
@@ -138,7 +139,7 @@ def exact_file(out):
 
 
 def train(monkeypatch, trajectory, out, *device):
-    cli(train_reference, monkeypatch, "--task", "evaluation", "--estimator", "UR", "--trajectory", trajectory,
+    cli(train_qstar, monkeypatch, "--task", "evaluation", "--estimator", "UR", "--trajectory", trajectory,
         "--params", json.dumps(SGD), "--problem", PROBLEM_JSON, "--seed", 7, "--out", out,
         "--exact", exact_file(out.parent / "q_exact.npy"), "--curve-out", out.parent / "errors.csv", *device)
     return out.read_bytes()

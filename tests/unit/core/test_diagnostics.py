@@ -16,8 +16,8 @@ from rlstudy.agents.ddpg import DDPGParams
 from rlstudy.agents.dqn import DQNParams
 from rlstudy.agents.tabular import TabularParams
 from rlstudy.agents.replay import ReplayBuffer
-from rlstudy.bellman import sgd
-from rlstudy.bellman.cbo import CBOParams, initial_swarm, train_cbo
+from rlstudy.bellman.learners import sgd
+from rlstudy.bellman.learners.cbo import CBOParams, initial_swarm, train_cbo
 from rlstudy.core.diagnostics import DiagnosticsLog, grad_norm, td_statistics
 from rlstudy.offline import bcq, double_dqn
 from rlstudy.offline.double_dqn import DQN, LearnerParams

@@ -16,25 +16,14 @@ import yaml
 from snakemake.cli import parse_config
 from snakemake.utils import update_config
 
-from rlstudy.bellman.sde import Dynamics
-from rlstudy.bellman.sgd import SGDParams
-from rlstudy.bellman.sweep import sweep_config_problems
+from rlstudy.bellman.problem.sde import Dynamics
+from rlstudy.bellman.learners.sgd import SGDParams
+from rlstudy.bellman.learners.sweep import sweep_config_problems
 from rlstudy.core.config import ConfigError, command_line_values, load_yaml, validate_config
 from rlstudy.core.errors import InputError, OutputError
-from rlstudy.core.io import (
-    check_recorded_run,
-    ensure_writable_paths,
-    load_csv,
-    load_npy,
-    load_tensors,
-    provenance,
-    provenance_path,
-    refuse_repeated_runs,
-    save_csv,
-    save_npy,
-    save_tensors,
-    write_artefact,
-)
+from rlstudy.core.atomic_writes import ensure_writable_paths, save_csv, save_npy, save_tensors, write_artefact
+from rlstudy.core.loaders import load_csv, load_npy, load_tensors, refuse_repeated_runs
+from rlstudy.core.provenance import check_recorded_run, provenance, provenance_path
 from rlstudy.offline.double_dqn import LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing
 
@@ -86,7 +75,7 @@ def test_every_parameter_dataclass_names_the_schema_definition_of_its_section():
     schema = yaml.safe_load(SCHEMA.read_text())
     from rlstudy.agents.mpo.config import MPOParams
     from rlstudy.agents.registry import BASICS, build_agent
-    from rlstudy.bellman.cbo import CBOParams
+    from rlstudy.bellman.learners.cbo import CBOParams
     classes = [Dynamics, SGDParams, CBOParams, LearnerParams, AtariPreprocessing, MPOParams,
                *{build_agent(name).params for name in BASICS}]
     for cls in classes:

@@ -9,12 +9,14 @@ import pytest
 import torch
 import yaml
 
-from rlstudy.bellman.datasets import load_trajectory, save_trajectory
-from rlstudy.bellman.sde import sample_trajectory
+from rlstudy.bellman.data.trajectories import load_trajectory, save_trajectory
+from rlstudy.bellman.problem.sde import sample_trajectory
 from rlstudy.bellman.config_checks import CHECKS
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError, OutputError
-from rlstudy.core.io import PROVENANCE_SUFFIX, load_tensors, provenance, save_npy, save_tensors, write_artefact
+from rlstudy.core.atomic_writes import save_npy, save_tensors, write_artefact
+from rlstudy.core.loaders import load_tensors
+from rlstudy.core.provenance import provenance, PROVENANCE_SUFFIX
 from bellman_fixtures import dynamics
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from rlstudy.core.io import provenance
+from rlstudy.core.provenance import provenance
 from rlstudy.core.process import openblas_kernels
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "MKL_NUM_THREADS")

@@ -1,4 +1,4 @@
-"""core.io.replace_all: several files written all or none (render_readme's pages); and the temporary file it
+"""core.atomic_writes.replace_all: several files written all or none (render_readme's pages); and the temporary file it
 makes as write_artefact does."""
 
 import errno
@@ -7,7 +7,7 @@ import os
 import pytest
 
 from rlstudy.core.errors import OutputError
-from rlstudy.core.io import replace_all, write_artefact
+from rlstudy.core.atomic_writes import replace_all, write_artefact
 
 
 def test_every_file_is_written_or_none_and_a_new_one_is_removed_again(tmp_path, monkeypatch):
@@ -64,7 +64,7 @@ WRITERS = {"write_artefact": lambda path: write_artefact(path, b"new", None),
 
 @pytest.mark.parametrize("writer", WRITERS)
 def test_a_temporary_file_that_cannot_be_finished_is_removed_and_the_file_kept(tmp_path, monkeypatch, writer):
-    """Both writers make their temporary file one way (core.io._temporary_beside): one whose
+    """Both writers make their temporary file one way (core.atomic_writes._temporary_beside): one whose
     permissions cannot be set is removed again, and the file it was for keeps its bytes."""
     page = tmp_path / "page.md"
     page.write_bytes(b"old")

@@ -15,12 +15,12 @@ import pytest
 
 from hostile import cli, one_line_error  # noqa: F401 - cli is a fixture
 from rlstudy.core.cli import run
-from rlstudy.core.io import module_of_file
+from rlstudy.core.provenance import module_of_file
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = str(ROOT / "config.yaml")
 STEPS = sorted(f"{p.parent.parent.name}.cli.{p.stem}" for p in (ROOT / "src" / "rlstudy").glob("*/cli/*.py")
-               if p.stem not in ("__init__", "args", "budget_common"))
+               if p.stem not in ("__init__", "args"))
 DYNAMICS = json.dumps({"dt": 0.19634954084936207, "reward_of": "current", "sigma": 0.2})
 
 
@@ -45,7 +45,7 @@ def test_help_names_the_command_and_shows_only_real_defaults(capsys, monkeypatch
 def test_help_says_which_config_key_each_value_comes_from(capsys, monkeypatch):
     text = " ".join(help_text(capsys, monkeypatch, "agents.cli.train_agent").split())
     for fragment in ("--from-config FILE", "gymnasium environment id; config '<agent>.env'",
-                     "config '<agent>.params' (merged)", "config '<agent>.evaluation_episodes'",
+                     "config '<agent>.params'", "config '<agent>.evaluation_episodes'",
                      "the master seed; config 'seed'", "results/agents/<agent>/seed<N>"):
         assert fragment in text, fragment
     text = " ".join(help_text(capsys, monkeypatch, "bellman.cli.run_method").split())
@@ -68,7 +68,7 @@ def test_no_step_repeats_a_config_value_as_its_default(capsys, monkeypatch):
                             ("bellman.cli.budget_finite", "--max-transitions", "budget.max_transitions"),
                             ("bellman.cli.budget_population", "--ur-action", "budget.ur_action"),
                             ("bellman.cli.import_authors_data", "--steps", "trajectories.authors"),
-                            ("bellman.cli.train_reference", "--device", "device"),
+                            ("bellman.cli.train_qstar", "--device", "device"),
                             ("offline.cli.train_behavioural", "--device", "device")]:
         text = " ".join(help_text(capsys, monkeypatch, step).split())
         help_of_flag = text[text.index(f" {flag} ", text.index("options:")):]
@@ -91,7 +91,7 @@ def test_the_numerics_and_the_budget_options_come_from_the_rule_or_the_config(cl
                       "--out-dir", tmp_path, "--optimizer", "sgd", "--seed", "0", "--params", "{}", "--problem", "{}",
                       "--device", "cpu")
     one_line_error(status, err, "required: --numerics (config 'numerics'); give them")
-    from rlstudy.bellman.cli import budget_common
+    from rlstudy.bellman.budget import steps as budget_common
     from rlstudy.core.cli import parser
 
     p = parser("a budget step")
@@ -124,19 +124,22 @@ def test_gamma_reaches_the_steps_only_inside_problem():
         assert '"--gamma"' not in source, step
 
 
-def test_train_agent_takes_what_params_lacks_from_the_config(cli, tmp_path, one_thread):
+def test_an_option_comes_whole_from_the_command_line_or_from_the_config(cli, tmp_path, one_thread):
     out = tmp_path / "dqn"
-    status, err = cli("agents.cli.train_agent", "--agent", "dqn", "--params", '{"total_steps": 500}',
-                      "--from-config", CONFIG, "--run-seed", "0", "--evaluation-episodes", "1",
-                      "--out-dir", out)
+    status, err = cli("agents.cli.train_agent", "--agent", "dqn", "--from-config", CONFIG, "--run-seed", "0",
+                      "--evaluation-episodes", "1", "--out-dir", out)
     assert status == 0, err
     record = json.loads((out / "returns.csv.provenance.json").read_text())
     import yaml
 
     config = yaml.safe_load(Path(CONFIG).read_text())
-    assert record["parameters"]["params"] == {**config["dqn"]["params"], "total_steps": 500}
+    assert record["parameters"]["params"] == config["dqn"]["params"]
     assert record["parameters"]["env"] == config["dqn"]["env"] and record["seed"] == config["seed"]
     assert record["parameters"]["evaluation_episodes"] == 1  # given: the config's is not used
+    # --params given is taken whole: the config does not fill the keys it lacks
+    status, err = cli("agents.cli.train_agent", "--agent", "dqn", "--params", '{"total_steps": 500}',
+                      "--from-config", CONFIG, "--run-seed", "0", "--out-dir", tmp_path / "partial")
+    one_line_error(status, err, "config 'dqn.params'", "missing keys ['batch_size'", "leave --params out")
 
 
 def test_missing_params_keys_say_how_to_fill_them(cli, tmp_path):
@@ -144,7 +147,7 @@ def test_missing_params_keys_say_how_to_fill_them(cli, tmp_path):
                       '{"total_steps": 500}', "--evaluation-episodes", "1", "--seed", "1", "--run-seed", "0",
                       "--out-dir", tmp_path / "dqn")
     one_line_error(status, err, "config 'dqn.params'", "missing keys ['batch_size'",
-                   "give them in --params, or add --from-config config.yaml")
+                   "give them in --params, or leave --params out and add --from-config config.yaml")
 
 
 def test_missing_options_name_their_config_keys(cli, tmp_path):

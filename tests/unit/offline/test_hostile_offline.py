@@ -12,7 +12,8 @@ import torch
 
 from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, provenance_path, save_csv
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import provenance, provenance_path
 from rlstudy.offline.bcq import BCQ
 from rlstudy.offline.buffer import ReplayBuffer
 from rlstudy.offline.checkpoint import env_state, restore_env_state, save_checkpoint

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import PROVENANCE_SUFFIX
+from rlstudy.core.provenance import PROVENANCE_SUFFIX
 from rlstudy.report import headline_figures
 from rlstudy.report.headline_figures import FOLDER, HEADLINES, MAX_WIDTH, render_block, render_figures
 from rlstudy.report.manifest_schema import load_manifest

@@ -10,9 +10,10 @@ import pytest
 import yaml
 from PIL import Image
 
-from rlstudy.bellman.doc_blocks import NAMES
+from rlstudy.bellman.results.bellman_page import NAMES
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import read_record, save_csv, sha256_file, write_artefact
+from rlstudy.core.atomic_writes import save_csv, write_artefact
+from rlstudy.core.provenance import read_record, sha256_file
 from rlstudy.core.markdown import markers
 from rlstudy.report import headline_figures
 from rlstudy.report.cli.render_readme import END, RESULTS_END, RESULTS_START, START, render, render_page, text
@@ -217,7 +218,7 @@ def test_a_study_table_from_other_budgets_is_refused(tmp_path, cli, in_repositor
 @pytest.mark.skipif(not HEAD, reason="not a git checkout")
 def test_a_sweep_table_from_other_parameters_is_refused(tmp_path, cli, in_repository):
     """The sweep's block passed unchecked: its runs are now held to their point's parameters in config.yaml."""
-    from rlstudy.bellman.sweep import resolve_sweep, sweep_points
+    from rlstudy.bellman.learners.sweep import resolve_sweep, sweep_points
     paths = published_results(tmp_path)
     point = sweep_points(resolve_sweep(CONFIG))[0]
     run = tmp_path / "sweep" / point.grid / point.label / "seed100" / "errors.csv"

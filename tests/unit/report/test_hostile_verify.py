@@ -16,7 +16,7 @@ import pytest
 
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import write_artefact
+from rlstudy.core.atomic_writes import write_artefact
 from rlstudy.report import rebuild, verify
 from rlstudy.report.manifest import dumps, manifest
 from rlstudy.report.manifest_schema import load_manifest, problems

@@ -12,7 +12,7 @@ import pytest
 from project_copy import MEASURED
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import save_csv, write_artefact
+from rlstudy.core.atomic_writes import save_csv, write_artefact
 from rlstudy.report import manifest as write_manifest
 from rlstudy.report import platform, verify, verify_claims
 from rlstudy.report.manifest import dumps, kind_of, manifest, seed_block

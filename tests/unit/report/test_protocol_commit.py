@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, save_csv, sha256_file
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import provenance, sha256_file
 from rlstudy.core.seed_blocks import CONFIRMATORY
 from rlstudy.report.lock import make_lock
 from rlstudy.report.protocol import judge, lock_text, seed_plan_table

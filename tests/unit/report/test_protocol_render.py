@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from rlstudy.core.io import provenance, read_record, save_csv, sha256_file
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import provenance, read_record, sha256_file
 from rlstudy.core.seed_blocks import CONFIRMATORY, EXPLORATORY, seed_lists
 from rlstudy.report.lock import make_lock
 from rlstudy.report.protocol import analysis_code, lock_text, seed_plan_table

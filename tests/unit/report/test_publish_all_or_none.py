@@ -14,8 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rlstudy.bellman.doc_blocks import NAMES
-from rlstudy.core.io import read_record, save_csv
+from rlstudy.bellman.results.bellman_page import NAMES
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import read_record
 from rlstudy.core.markdown import markers
 from rlstudy.report.study_tables import STUDY_TABLES
 

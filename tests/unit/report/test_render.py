@@ -32,7 +32,7 @@ def test_the_readme_block_and_the_claims_page_are_rendered_from_the_claims_table
 
 
 def test_the_study_pages_results_block_is_rendered_from_the_tables(tmp_path):
-    from rlstudy.bellman.doc_blocks import RESULTS_END, RESULTS_START, render_results
+    from rlstudy.bellman.results.bellman_page import RESULTS_END, RESULTS_START, render_results
     from rlstudy.report.cli.render_readme import replace_block
 
     stats = pd.DataFrame({"dataset": ["ours"] * 2, "task": ["control"] * 2, "setting": ["sgd", "cbo"],
@@ -60,7 +60,7 @@ def test_the_study_pages_results_block_is_rendered_from_the_tables(tmp_path):
 def test_an_interval_under_90_percent_at_its_seeds_spread_says_so():
     """The t interval is labelled 95 %; at a wide log-scale spread its simulated coverage falls under
     90 % (issue 21), and the results block then prints the coverage beside that interval."""
-    from rlstudy.bellman.doc_blocks import coverage_at_spread, render_results
+    from rlstudy.bellman.results.bellman_page import coverage_at_spread, render_results
 
     narrow, wide = [0.20, 0.21, 0.19, 0.20, 0.22], [0.02, 0.5, 0.1, 1.5, 0.05]  # log sd 0.05 and about 1.7
     summary = pd.DataFrame({"dataset": "ours", "task": "control", "setting": "sgd",
@@ -83,7 +83,7 @@ def test_an_interval_under_90_percent_at_its_seeds_spread_says_so():
 
 def test_the_cbo_blocks_are_rendered_from_the_tables(tmp_path):
     """The sweep, cost and 'What CBO needs' blocks of docs/bellman.md: numbers from the tables only."""
-    from rlstudy.bellman.doc_blocks import NAMES, render_cost, render_sweep
+    from rlstudy.bellman.results.bellman_page import NAMES, render_cost, render_sweep
     from rlstudy.report.cli.render_readme import replace_block
     from rlstudy.core.markdown import markers
 

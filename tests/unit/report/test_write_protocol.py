@@ -9,7 +9,7 @@ import shutil
 import pandas as pd
 import yaml
 
-from rlstudy.core.io import read_record, sha256_file
+from rlstudy.core.provenance import read_record, sha256_file
 from rlstudy.core.seed_blocks import DERIVED_FLOOR, TUNING_OFFSET, digest, read_spent, spent_problems
 from rlstudy.core.sources import module_sources
 from rlstudy.report.lock import SEED_FIELDS, VERDICT_STEP, derived_start

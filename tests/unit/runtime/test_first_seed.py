@@ -6,7 +6,8 @@ import pytest
 from rlstudy.core.config import ConfigError, load_yaml
 from rlstudy.core.scale import SMOKE_SIZES
 from rlstudy.core.seed_blocks import confirmatory_plan, replaced_lists
-from rlstudy.runtime.first_seed import first_seed, merged_files, own_config
+from rlstudy.core.run_config import merged_files, own_config
+from rlstudy.runtime.first_seed import first_seed
 
 from project_copy import ROOT
 

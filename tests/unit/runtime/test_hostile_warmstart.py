@@ -1,4 +1,4 @@
-"""What a local process could send the warm-start server (runtime/warmstart.py) or name for it: a socket path
+"""What a local process could send the warm-start server (runtime/warmstart/) or name for it: a socket path
 naming an ordinary file, a client that stalls halfway through its request, two replies in one read, a
 request without its keys, an edit that keeps a source file's size and mtime.
 
@@ -17,20 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from rlstudy.runtime import warmstart
+from rlstudy.runtime.warmstart import client as warm_client, preload as warm_preload, protocol as warm_protocol, server as warm_server
 
 STEP = "rlstudy.bellman.cli.make_trajectory"
 DEADLINE_S = 1.0
 SERVER = f"""
 import sys
 from pathlib import Path
-from rlstudy.runtime import warmstart
+from rlstudy.runtime.warmstart import preload as warm_preload, server as warm_server
 
-warmstart.preload = lambda: None
-warmstart.REQUEST_DEADLINE_S = {DEADLINE_S}
+warm_server.preload = lambda: None
+warm_server.REQUEST_DEADLINE_S = {DEADLINE_S}
 if sys.argv[1:]:
-    warmstart.source_files = lambda: [Path(sys.argv[1])]
-warmstart.serve()
+    warm_preload.source_files = lambda: [Path(sys.argv[1])]
+warm_server.serve()
 """
 
 
@@ -45,10 +45,10 @@ class Server:
     """A server process on a socket of its own folder, its log, and what a request to it must hold."""
 
     def __init__(self, workdir: Path, sources: Path | None = None):
-        self.folder = warmstart.socket_folder()
-        self.path = str(self.folder / warmstart.SOCKET_NAME)
-        self.env = {**os.environ, warmstart.WARM_SOCKET: self.path, warmstart.WARM_OWNER: str(os.getpid())}
-        self.env.pop(warmstart.OPT_OUT, None)
+        self.folder = warm_protocol.socket_folder()
+        self.path = str(self.folder / warm_protocol.SOCKET_NAME)
+        self.env = {**os.environ, warm_protocol.WARM_SOCKET: self.path, warm_protocol.WARM_OWNER: str(os.getpid())}
+        self.env.pop(warm_protocol.OPT_OUT, None)
         self.workdir, self.log = workdir, workdir / "server.log"
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen([sys.executable, "-c", SERVER, *([str(sources)] if sources else [])],
@@ -74,11 +74,11 @@ class Server:
         streams = [os.open(os.devnull, os.O_RDWR) for _ in range(3)]
         try:
             with self.connect() as conn:
-                payload = message if isinstance(message, bytes) else warmstart.frame(message)
+                payload = message if isinstance(message, bytes) else warm_protocol.frame(message)
                 sent = socket.send_fds(conn, [payload], streams)
                 if sent < len(payload):
                     conn.sendall(payload[sent:])
-                return warmstart.receive(conn, warmstart.Inbox())
+                return warm_protocol.receive(conn, warm_protocol.Inbox())
         finally:
             for fd in streams:
                 os.close(fd)
@@ -86,7 +86,7 @@ class Server:
     def close(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)  # it exits once its socket is gone
         try:
-            self.process.wait(5 * warmstart.POLL_S)
+            self.process.wait(5 * warm_protocol.POLL_S)
         except subprocess.TimeoutExpired:
             self.process.kill()
             raise
@@ -117,13 +117,13 @@ def untouched(path: Path):
 def test_an_ordinary_file_named_as_the_socket_survives_and_the_server_and_its_jobs_refuse_it(tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n")
-    private = warmstart.socket_folder()  # the right folder, but a file where the socket goes
+    private = warm_protocol.socket_folder()  # the right folder, but a file where the socket goes
     (private / "socket").write_text("not a socket\n")
     checks = [untouched(notes), untouched(private / "socket")]
     try:
         for path in (notes, private / "socket"):
-            env = {**os.environ, warmstart.WARM_SOCKET: str(path), warmstart.WARM_OWNER: str(os.getpid())}
-            env.pop(warmstart.OPT_OUT, None)
+            env = {**os.environ, warm_protocol.WARM_SOCKET: str(path), warm_protocol.WARM_OWNER: str(os.getpid())}
+            env.pop(warm_protocol.OPT_OUT, None)
             served = subprocess.run([sys.executable, "-m", "rlstudy.runtime.warmstart", "--serve"], cwd=tmp_path,
                                     env=env, capture_output=True, text=True, timeout=30)
             assert served.returncode == 0 and "not serving" in served.stdout, served.stdout + served.stderr
@@ -134,54 +134,54 @@ def test_an_ordinary_file_named_as_the_socket_survives_and_the_server_and_its_jo
                 check()
         assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "notes.txt"]  # no notes.txt.lock
         assert sorted(p.name for p in private.iterdir()) == ["socket"]
-        assert (tmp_path / warmstart.SERVER_LOG).read_text().count("ran cold") == 2
+        assert (tmp_path / warm_protocol.SERVER_LOG).read_text().count("ran cold") == 2
     finally:
         shutil.rmtree(private)
 
 
 def test_only_a_socket_in_a_private_folder_named_by_begin_is_used(tmp_path):
-    folder = warmstart.socket_folder()
+    folder = warm_protocol.socket_folder()
     try:
         good = str(folder / "socket")
-        assert warmstart.socket_path_refusal(good) is None  # absent: the server makes it
-        assert "not rlstudy-warm-" in warmstart.socket_path_refusal(str(folder / "notes.txt"))
-        assert "not rlstudy-warm-" in warmstart.socket_path_refusal(str(tmp_path / "socket"))
-        assert "normalised" in warmstart.socket_path_refusal("socket")
-        assert "normalised" in warmstart.socket_path_refusal(f"{folder}/../{folder.name}/socket")
+        assert warm_protocol.socket_path_refusal(good) is None  # absent: the server makes it
+        assert "not rlstudy-warm-" in warm_protocol.socket_path_refusal(str(folder / "notes.txt"))
+        assert "not rlstudy-warm-" in warm_protocol.socket_path_refusal(str(tmp_path / "socket"))
+        assert "normalised" in warm_protocol.socket_path_refusal("socket")
+        assert "normalised" in warm_protocol.socket_path_refusal(f"{folder}/../{folder.name}/socket")
         link = folder.parent / f"rlstudy-warm-{os.getpid() % 10**8:08d}"
         link.symlink_to(folder)
         try:
-            assert warmstart.socket_path_refusal(str(link / "socket")) == "its folder is not a directory"
+            assert warm_protocol.socket_path_refusal(str(link / "socket")) == "its folder is not a directory"
         finally:
             link.unlink()
         folder.chmod(0o755)
-        assert "mode is 755" in warmstart.socket_path_refusal(good)
+        assert "mode is 755" in warm_protocol.socket_path_refusal(good)
         folder.chmod(0o700)
         (folder / "socket").symlink_to(tmp_path / "target")
-        assert warmstart.socket_path_refusal(good) == "it names something other than a socket"
+        assert warm_protocol.socket_path_refusal(good) == "it names something other than a socket"
         (folder / "socket").unlink()
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
             listener.bind(good)
-            assert warmstart.socket_path_refusal(good) is None
+            assert warm_protocol.socket_path_refusal(good) is None
     finally:
         shutil.rmtree(folder)
-    assert warmstart.socket_path_refusal(good) == warmstart.FOLDER_GONE
+    assert warm_protocol.socket_path_refusal(good) == warm_protocol.FOLDER_GONE
 
 
 def test_end_removes_only_the_folder_begin_made(tmp_path, monkeypatch):
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n")
-    monkeypatch.setattr(warmstart, "_begun", None)
-    monkeypatch.setenv(warmstart.WARM_SOCKET, str(notes))
-    monkeypatch.setenv(warmstart.OPT_OUT, "0")  # begin() names nothing: the variable is the user's
-    warmstart.begin()
-    warmstart.end()
+    monkeypatch.setattr(warm_client, "_begun", None)
+    monkeypatch.setenv(warm_protocol.WARM_SOCKET, str(notes))
+    monkeypatch.setenv(warm_protocol.OPT_OUT, "0")  # begin() names nothing: the variable is the user's
+    warm_client.begin()
+    warm_client.end()
     assert notes.read_text() == "my notes\n"
-    monkeypatch.delenv(warmstart.OPT_OUT)
-    warmstart.begin()
-    folder = Path(os.environ[warmstart.WARM_SOCKET]).parent
+    monkeypatch.delenv(warm_protocol.OPT_OUT)
+    warm_client.begin()
+    folder = Path(os.environ[warm_protocol.WARM_SOCKET]).parent
     assert folder.is_dir() and folder.name.startswith("rlstudy-warm-")
-    warmstart.end()
+    warm_client.end()
     assert not folder.exists() and notes.read_text() == "my notes\n"
 
 
@@ -194,9 +194,9 @@ def test_a_client_stalled_halfway_through_its_header_blocks_no_other_and_is_drop
         reply = server.ask(server.request())
         assert isinstance(reply.get("pid"), int), reply
         assert time.monotonic() - started < DEADLINE_S  # served while the stalled one still waits
-        dropped = warmstart.receive(stalled, warmstart.Inbox())
+        dropped = warm_protocol.receive(stalled, warm_protocol.Inbox())
         assert dropped == {"refused": f"no whole request within {DEADLINE_S:g} s"}
-        assert time.monotonic() - started < DEADLINE_S + 2 * warmstart.POLL_S
+        assert time.monotonic() - started < DEADLINE_S + 2 * warm_protocol.POLL_S
         assert stalled.recv(1) == b""  # and closed
     assert server.ask(server.request()).keys() == {"pid"}
 
@@ -204,10 +204,10 @@ def test_a_client_stalled_halfway_through_its_header_blocks_no_other_and_is_drop
 # ---- 4: framing, and malformed requests ----------------------------------------------------------
 
 def test_two_messages_in_one_read_are_both_decoded_and_a_split_one_waits_for_its_rest():
-    inbox = warmstart.Inbox()
-    inbox.feed(warmstart.frame({"pid": 12}) + warmstart.frame({"status": 2}))
+    inbox = warm_protocol.Inbox()
+    inbox.feed(warm_protocol.frame({"pid": 12}) + warm_protocol.frame({"status": 2}))
     assert inbox.message() == {"pid": 12} and inbox.message() == {"status": 2} and inbox.message() is None
-    whole = warmstart.frame({"status": 0})
+    whole = warm_protocol.frame({"status": 0})
     inbox.feed(whole[:3])
     assert inbox.message() is None
     inbox.feed(whole[3:-1])
@@ -219,7 +219,7 @@ def test_two_messages_in_one_read_are_both_decoded_and_a_split_one_waits_for_its
 def test_a_client_given_the_pid_and_the_status_in_one_read_returns_the_jobs_own_status():
     """A job that exits at once (make_trajectory --bogus: status 2): its two replies can reach the client in
     one read, which must not be decoded as one message."""
-    folder = warmstart.socket_folder()
+    folder = warm_protocol.socket_folder()
     path = str(folder / "socket")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
@@ -229,18 +229,18 @@ def test_a_client_given_the_pid_and_the_status_in_one_read_returns_the_jobs_own_
     def serve_once():
         conn, _ = listener.accept()
         with conn:
-            inbox = warmstart.Inbox()
+            inbox = warm_protocol.Inbox()
             while (request := inbox.message()) is None:
                 chunk, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
                 inbox.feed(chunk, fds)
             received.update(request)
             inbox.close_fds()
-            conn.sendall(warmstart.frame({"pid": os.getpid()}) + warmstart.frame({"status": 2}))
+            conn.sendall(warm_protocol.frame({"pid": os.getpid()}) + warm_protocol.frame({"status": 2}))
 
     thread = threading.Thread(target=serve_once, daemon=True)
     thread.start()
     try:
-        assert warmstart.run_warm(path, STEP, ["--bogus"]) == 2
+        assert warm_client.run_warm(path, STEP, ["--bogus"]) == 2
         thread.join(5)
         assert received["module"] == STEP and received["args"] == ["--bogus"]
     finally:
@@ -262,8 +262,8 @@ def test_malformed_requests_are_refused_and_the_server_keeps_serving(server):
         (b"\x00\x00\x00\x05[1,2]", "malformed request: a JSON list, not an object"),
         (b"\x00\x00\x00\x03{{{", "malformed request: not JSON (JSONDecodeError)"),
         (b"\xff\xff\xff\xff",
-         f"malformed request: a message of {2**32 - 1} bytes (at most {warmstart.MAX_MESSAGE_BYTES})"),
-        (warmstart.frame(request) + b"\x00", "malformed request: bytes after it"),
+         f"malformed request: a message of {2**32 - 1} bytes (at most {warm_protocol.MAX_MESSAGE_BYTES})"),
+        (warm_protocol.frame(request) + b"\x00", "malformed request: bytes after it"),
     ]
     for message, reason in cases:
         assert server.ask(message) == {"refused": reason}
@@ -271,10 +271,10 @@ def test_malformed_requests_are_refused_and_the_server_keeps_serving(server):
     streams = [os.open(os.devnull, os.O_RDONLY) for _ in range(4)]
     try:
         with server.connect() as conn:  # three descriptors, then a fourth: refused before the request is whole
-            payload = warmstart.frame(request)
+            payload = warm_protocol.frame(request)
             socket.send_fds(conn, [payload[:2]], streams[:3])
             socket.send_fds(conn, [payload[2:3]], streams[3:])
-            assert warmstart.receive(conn, warmstart.Inbox()) == {
+            assert warm_protocol.receive(conn, warm_protocol.Inbox()) == {
                 "refused": "malformed request: more descriptors than the job's three standard streams"}
     finally:
         for fd in streams:
@@ -297,15 +297,15 @@ def keep_size_and_mtime_edit(path: Path) -> None:
 def test_an_edit_that_keeps_size_and_mtime_makes_the_fingerprint_stale(tmp_path, monkeypatch):
     source = tmp_path / "module.py"
     source.write_text("x = 1\n")
-    monkeypatch.setattr(warmstart, "source_files", lambda: [source])
-    monkeypatch.setattr(warmstart, "threads", lambda: 1)
-    fingerprint = warmstart.source_fingerprint()
+    monkeypatch.setattr(warm_preload, "source_files", lambda: [source])
+    monkeypatch.setattr(warm_server, "threads", lambda: 1)
+    fingerprint = warm_preload.source_fingerprint()
     request = {"module": STEP, "args": [], "cwd": "/work", "env": {}}
-    assert warmstart.refusal(request, {}, "/work", fingerprint) is None
+    assert warm_server.refusal(request, {}, "/work", fingerprint) is None
     keep_size_and_mtime_edit(source)
-    assert warmstart.refusal(request, {}, "/work", fingerprint) == "stale: a source file changed"
+    assert warm_server.refusal(request, {}, "/work", fingerprint) == "stale: a source file changed"
     source.unlink()
-    assert warmstart.refusal(request, {}, "/work", fingerprint) == "stale: a source file is gone"
+    assert warm_server.refusal(request, {}, "/work", fingerprint) == "stale: a source file is gone"
 
 
 def test_a_server_whose_source_was_edited_keeping_size_and_mtime_refuses_and_exits(tmp_path):
@@ -325,10 +325,10 @@ def test_a_server_whose_source_was_edited_keeping_size_and_mtime_refuses_and_exi
 def test_the_cost_of_the_content_fingerprint_is_milliseconds():
     """Every request digests every source (not a size and mtime per file): a few milliseconds, against the
     second or more a warm start saves; the bound leaves room for a loaded machine."""
-    warmstart.source_fingerprint()
+    warm_preload.source_fingerprint()
     timings = []
     for _ in range(5):
         started = time.perf_counter()
-        warmstart.source_fingerprint()
+        warm_preload.source_fingerprint()
         timings.append(time.perf_counter() - started)
     assert min(timings) < 0.1, timings

@@ -1,4 +1,4 @@
-"""runtime/warmstart.py: a job forked from the warm server writes the bytes a new interpreter writes, with
+"""runtime/warmstart/: a job forked from the warm server writes the bytes a new interpreter writes, with
 its exit status and streams; the first job starts the server and runs cold; anything a warm start could
 get wrong (another environment or directory, a changed source file) runs cold; the server exits once
 its socket folder is gone. (The smoke build runs warm, and its every-rule rebuild runs cold: the
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rlstudy.runtime import warmstart
+from rlstudy.runtime.warmstart import preload as warm_preload, protocol as warm_protocol, server as warm_server
 
 PROBLEM = '{"dynamics": {"dt": 0.19634954084936207, "reward_of": "current", "sigma": 0.2}, "gamma": 0.9}'
 TRAJECTORY = ["rlstudy.bellman.cli.make_trajectory", "--task", "control", "--size", "short", "--steps", "2000",
@@ -26,7 +26,7 @@ def job(workdir: Path, env: dict, *argv: str) -> subprocess.CompletedProcess:
 
 
 def server_log(workdir: Path) -> str:
-    path = workdir / warmstart.SERVER_LOG
+    path = workdir / warm_protocol.SERVER_LOG
     return path.read_text() if path.exists() else ""
 
 
@@ -41,20 +41,20 @@ def wait_for(condition, timeout: float = 60.0) -> None:
 def warm(tmp_path):
     """A working directory and the environment of a workflow run's jobs (what onstart sets); the server's
     socket folder is removed afterwards, so the server exits."""
-    socket_dir = warmstart.socket_folder()  # the only kind of folder the server serves in
-    env = {**os.environ, warmstart.WARM_SOCKET: str(socket_dir / "socket"), warmstart.WARM_OWNER: str(os.getpid())}
-    env.pop(warmstart.OPT_OUT, None)
+    socket_dir = warm_protocol.socket_folder()  # the only kind of folder the server serves in
+    env = {**os.environ, warm_protocol.WARM_SOCKET: str(socket_dir / "socket"), warm_protocol.WARM_OWNER: str(os.getpid())}
+    env.pop(warm_protocol.OPT_OUT, None)
     yield tmp_path, env
     import shutil
 
     shutil.rmtree(socket_dir, ignore_errors=True)
     if "serving" in server_log(tmp_path):
-        wait_for(lambda: "exiting" in server_log(tmp_path), 10 * warmstart.POLL_S)
+        wait_for(lambda: "exiting" in server_log(tmp_path), 10 * warm_protocol.POLL_S)
 
 
 def test_warm_jobs_write_the_bytes_of_cold_ones_and_the_first_job_starts_the_server(warm):
     workdir, env = warm
-    cold = job(workdir, {**env, warmstart.OPT_OUT: "0"}, *TRAJECTORY, "--out-dir", "cold")
+    cold = job(workdir, {**env, warm_protocol.OPT_OUT: "0"}, *TRAJECTORY, "--out-dir", "cold")
     assert cold.returncode == 0, cold.stderr
     first = job(workdir, env, *TRAJECTORY, "--out-dir", "first")  # no server yet: cold, and starts it
     assert first.returncode == 0, first.stderr
@@ -64,12 +64,12 @@ def test_warm_jobs_write_the_bytes_of_cold_ones_and_the_first_job_starts_the_ser
         assert result.returncode == 0, result.stderr
     exact = job(workdir, env, "rlstudy.bellman.cli.solve_exact", "--task", "control", "--problem", PROBLEM,
                 "--rtol", "1e-3", "--out-dir", "exact_warm")
-    exact_cold = job(workdir, {**env, warmstart.OPT_OUT: "0"}, "rlstudy.bellman.cli.solve_exact", "--task",
+    exact_cold = job(workdir, {**env, warm_protocol.OPT_OUT: "0"}, "rlstudy.bellman.cli.solve_exact", "--task",
                      "control", "--problem", PROBLEM, "--rtol", "1e-3", "--out-dir", "exact_cold")
     assert exact.returncode == exact_cold.returncode == 0, exact.stderr + exact_cold.stderr
     assert exact.stdout == exact_cold.stdout
-    os.remove(env[warmstart.WARM_SOCKET])  # the server exits once its socket is gone
-    wait_for(lambda: "exiting" in server_log(workdir), 10 * warmstart.POLL_S)
+    os.remove(env[warm_protocol.WARM_SOCKET])  # the server exits once its socket is gone
+    wait_for(lambda: "exiting" in server_log(workdir), 10 * warm_protocol.POLL_S)
     assert "served 3 job(s)" in server_log(workdir), server_log(workdir)
     for folder, reference in (("first", "cold"), ("second", "cold"), ("third", "cold"), ("exact_warm", "exact_cold")):
         files = sorted(p.name for p in (workdir / reference).iterdir())
@@ -87,7 +87,7 @@ def test_a_warm_job_keeps_its_exit_status_and_error_and_other_environments_run_c
     wait_for(lambda: "serving" in server_log(workdir))
     bad = job(workdir, env, "rlstudy.bellman.cli.solve_exact", "--task", "control", "--problem", "{}",
               "--rtol", "1e-3", "--out-dir", "x")
-    cold_bad = job(workdir, {**env, warmstart.OPT_OUT: "0"}, "rlstudy.bellman.cli.solve_exact", "--task",
+    cold_bad = job(workdir, {**env, warm_protocol.OPT_OUT: "0"}, "rlstudy.bellman.cli.solve_exact", "--task",
                    "control", "--problem", "{}", "--rtol", "1e-3", "--out-dir", "x")
     assert bad.returncode == cold_bad.returncode == 2
     assert bad.stderr == cold_bad.stderr and "dynamics" in bad.stderr
@@ -127,16 +127,16 @@ def test_a_warm_job_ends_with_its_client(warm):
 
 
 def test_the_server_refuses_what_a_fork_could_get_wrong(monkeypatch):
-    monkeypatch.setattr(warmstart, "threads", lambda: 1)  # as the server's (the test runner's are several)
-    env, cwd, fingerprint = {"A": "1"}, "/work", warmstart.source_fingerprint()
+    monkeypatch.setattr(warm_server, "threads", lambda: 1)  # as the server's (the test runner's are several)
+    env, cwd, fingerprint = {"A": "1"}, "/work", warm_preload.source_fingerprint()
     request = {"module": "rlstudy.bellman.cli.run_method", "cwd": cwd, "env": {"A": "1", "SHLVL": "3"}}
-    assert warmstart.refusal(request, env, cwd, fingerprint) is None
-    assert warmstart.refusal({**request, "module": "subprocess"}, env, cwd, fingerprint) == "not a step"
-    assert warmstart.refusal({**request, "cwd": "/"}, env, cwd, fingerprint) == "another working directory"
-    assert warmstart.refusal({**request, "env": {"A": "2"}}, env, cwd, fingerprint) == "another environment (A)"
-    assert warmstart.refusal(request, env, cwd, "0" * 64).startswith("stale")
-    monkeypatch.setattr(warmstart, "threads", lambda: 2)  # fork would copy one of them
-    assert warmstart.refusal(request, env, cwd, fingerprint) == "the server is not single-threaded"
+    assert warm_server.refusal(request, env, cwd, fingerprint) is None
+    assert warm_server.refusal({**request, "module": "subprocess"}, env, cwd, fingerprint) == "not a step"
+    assert warm_server.refusal({**request, "cwd": "/"}, env, cwd, fingerprint) == "another working directory"
+    assert warm_server.refusal({**request, "env": {"A": "2"}}, env, cwd, fingerprint) == "another environment (A)"
+    assert warm_server.refusal(request, env, cwd, "0" * 64).startswith("stale")
+    monkeypatch.setattr(warm_server, "threads", lambda: 2)  # fork would copy one of them
+    assert warm_server.refusal(request, env, cwd, fingerprint) == "the server is not single-threaded"
 
 
 def test_the_server_finds_each_study_s_steps_and_warm_up_hook_by_their_files(tmp_path, monkeypatch):
@@ -148,8 +148,8 @@ def test_the_server_finds_each_study_s_steps_and_warm_up_hook_by_their_files(tmp
         for name in files:
             (tmp_path / folder / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / folder / name).write_text("")
-    monkeypatch.setattr(warmstart, "PACKAGE", tmp_path)
-    assert warmstart.warmed_studies() == [("rlstudy.alpha", True, True), ("rlstudy.delta", True, False),
+    monkeypatch.setattr(warm_preload, "PACKAGE", tmp_path)
+    assert warm_preload.warmed_studies() == [("rlstudy.alpha", True, True), ("rlstudy.delta", True, False),
                                           ("rlstudy.gamma", False, True)]
 
 
@@ -168,7 +168,7 @@ def test_a_study_s_steps_are_imported_and_its_hook_runs_after_them(monkeypatch):
         monkeypatch.setitem(sys.modules, hook.__name__, hook)
     for study, steps, hook in [("rlstudy.alpha", True, True), ("rlstudy.delta", True, False),
                                ("rlstudy.gamma", False, True)]:
-        warmstart.warm_up(study, steps, hook)
+        warm_preload.warm_up(study, steps, hook)
     assert calls == [("steps", "rlstudy.alpha"), ("hook", "rlstudy.alpha"), ("steps", "rlstudy.delta"),
                      ("hook", "rlstudy.gamma")]
 
@@ -181,15 +181,15 @@ def test_every_study_with_steps_is_preloaded_and_the_digest_covers_it():
 
     from rlstudy.core.config import schema_file
 
-    studies = sorted(path.parent.parent.name for path in warmstart.PACKAGE.glob("*/cli/__init__.py"))
-    warmed = warmstart.warmed_studies()
+    studies = sorted(path.parent.parent.name for path in warm_preload.PACKAGE.glob("*/cli/__init__.py"))
+    warmed = warm_preload.warmed_studies()
     assert studies and [study for study, steps, _ in warmed if steps] == [f"rlstudy.{study}" for study in studies]
     assert ("rlstudy.bellman", True, True) in warmed
     for study, _, hook in warmed:
-        assert not hook or callable(importlib.import_module(f"{study}.{warmstart.WARM_UP_MODULE}").warm_up)
-    digested = warmstart.source_files()
+        assert not hook or callable(importlib.import_module(f"{study}.{warm_preload.WARM_UP_MODULE}").warm_up)
+    digested = warm_preload.source_files()
     assert schema_file() in digested and schema_file().is_file()
-    assert set(warmstart.PACKAGE.rglob("*.py")) <= set(digested)
+    assert set(warm_preload.PACKAGE.rglob("*.py")) <= set(digested)
 
 
 def test_import_steps_imports_each_step_module_of_a_study():
@@ -198,6 +198,6 @@ def test_import_steps_imports_each_step_module_of_a_study():
     from rlstudy.core.cli import import_steps
 
     names = import_steps("rlstudy.claims")
-    folder = warmstart.PACKAGE / "claims" / "cli"
+    folder = warm_preload.PACKAGE / "claims" / "cli"
     assert names == [f"rlstudy.claims.cli.{p.stem}" for p in sorted(folder.glob("*.py")) if p.stem != "__init__"]
     assert names and all(name in sys.modules for name in names)

@@ -11,7 +11,7 @@ import pandas as pd
 from rlstudy.agents.episodes import load_evaluation, load_returns
 from rlstudy.agents.figures import learning_curve_figure
 from rlstudy.core.cli import finite_float, integer_from, parser, run
-from rlstudy.core.io import load_csv
+from rlstudy.core.loaders import load_csv
 from rlstudy.plotting import style
 from rlstudy.plotting.curves import evaluation_label
 from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, diagnostics_figure

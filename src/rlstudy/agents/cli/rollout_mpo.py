@@ -9,7 +9,7 @@ from rlstudy.agents.registry import build_agent
 from rlstudy.agents.rollout import greedy_rollout, save_gif
 from rlstudy.core import seeding
 from rlstudy.core.cli import build, integer_from, json_arg, parser, run
-from rlstudy.core.io import provenance
+from rlstudy.core.provenance import provenance
 
 
 def main() -> None:

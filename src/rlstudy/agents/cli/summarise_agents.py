@@ -14,7 +14,9 @@ import pandas as pd
 from rlstudy.core.cli import is_finite_number, json_arg, parser, run, run_seed_of
 from rlstudy.core.errors import InputError
 from rlstudy.agents.episodes import load_evaluation, load_returns
-from rlstudy.core.io import check_recorded_run, provenance, refuse_repeated_runs, save_csv
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.loaders import refuse_repeated_runs
+from rlstudy.core.provenance import check_recorded_run, provenance
 
 
 def check_agents(agents: dict) -> dict:

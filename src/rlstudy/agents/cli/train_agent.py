@@ -29,7 +29,8 @@ from rlstudy.core.cli import (
     setup_torch,
 )
 from rlstudy.core.diagnostics import DiagnosticsLog
-from rlstudy.core.io import ensure_writable, provenance, save_csv
+from rlstudy.core.atomic_writes import ensure_writable, save_csv
+from rlstudy.core.provenance import provenance
 
 
 def agent_params(agent, values: dict):
@@ -43,7 +44,7 @@ def main() -> None:
                "seed, every option marked 'config' taken from the config.\n")
     p.add_argument("--agent", choices=sorted(BASICS), required=True, help="the agent: a section of the config")
     p.config_option("--env", "{agent}.env", help="gymnasium environment id")
-    p.config_option("--params", "{agent}.params", merge=True, type=json_arg, help="JSON of the agent's parameters")
+    p.config_option("--params", "{agent}.params", type=json_arg, help="JSON of the agent's parameters")
     p.config_option("--evaluation-episodes", "{agent}.evaluation_episodes", type=integer_from(1),
                     help="greedy episodes after training")
     p.add_argument("--run-seed", type=integer_from(0), required=True,

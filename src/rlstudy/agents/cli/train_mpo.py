@@ -19,7 +19,8 @@ from rlstudy.core import seeding
 from rlstudy.core.cli import (add_device_argument, add_tensorboard_argument, build, device_record, integer_from,
                               json_arg, parser, run, setup_torch)
 from rlstudy.core.diagnostics import DiagnosticsLog
-from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
+from rlstudy.core.atomic_writes import ensure_writable, save_csv, save_tensors
+from rlstudy.core.provenance import provenance
 
 
 def main() -> None:

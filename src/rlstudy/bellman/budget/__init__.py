@@ -23,7 +23,7 @@ One module a concern, each read top to bottom:
     sampled.py        (c) the sampled residual of the trajectory (its compiled pass: ../budget_kernel.py)
     tables.py         what each part's step writes: the errors, the final loss, the fit's history
 
-The loss of an objective is half its weighted mean, as CBO's (residuals.cbo_loss). The fits run in
+The loss of an objective is half its weighted mean, as CBO's (numerics/loss.py). The fits run in
 float64 (the network's forward pass with float64 features and parameters) and save float32
 networks, as every run's q.pt; the errors are measured on the saved float32 network, as summarise does.
 The steps are bellman/cli/budget_{reach,population,finite}.py (docs/bellman.md, "The error budget").

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import exact
+from ..problem import exact
 from ..numerics import reference
-from ..numerics.laws import prob_plus
+from ..problem.laws import prob_plus
 
 
 def features64(s: np.ndarray) -> torch.Tensor:

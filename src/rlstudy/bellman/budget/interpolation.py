@@ -10,7 +10,7 @@ import numpy as np
 
 from rlstudy.core.errors import InputError
 
-from .. import exact
+from ..problem import exact
 
 
 def weights_on(weights: np.ndarray | None, n: int) -> np.ndarray:

@@ -25,11 +25,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import exact
+from ..problem import exact
 from ..estimators import ESTIMATORS, GridResidual
-from ..numerics.laws import reward
-from ..qnet import forward
-from ..sde import POLICY_OF_TASK, TASKS, Problem
+from ..problem.laws import reward
+from ..numerics.compiled.qnet import forward
+from ..problem.sde import POLICY_OF_TASK, TASKS, Problem
 from .grid import features64, policy_probs, state_values, target_probs_of
 from .interpolation import weights_on
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import exact
-from ..qnet import forward
+from ..problem import exact
+from ..numerics.compiled.qnet import forward
 from .grid import features64
 from .interpolation import resample, weights_on
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import budget_kernel, exact
+from ..numerics.compiled import budget_kernel
+from ..problem import exact
 from ..estimators import ESTIMATORS, ArrayDraw
 from ..numerics import DEFAULT as DEFAULT_NUMERICS
 from ..numerics import get_numerics, reference
-from ..numerics.laws import reward
-from ..qnet import forward
-from ..sde import Problem
+from ..numerics.loss import bellman_loss
+from ..problem.laws import reward
+from ..numerics.compiled.qnet import forward
+from ..problem.sde import Problem
 from .grid import features64, target_probs_of
 from .interpolation import interpolation
 
@@ -105,7 +107,7 @@ class SampledResidual:
     def loss(self, theta: torch.Tensor) -> torch.Tensor:
         q_grid = forward(theta, self.grid_feats)
         if self.numerics == "reference":
-            return reference.cbo_loss(*self.residuals(self.interpolated(q_grid)))
+            return bellman_loss(*self.residuals(self.interpolated(q_grid)))
         return _InterpolatedLoss.apply(q_grid, self)
 
     @torch.no_grad()

@@ -11,8 +11,8 @@ import torch
 
 from rlstudy.core.errors import InputError
 
-from ..metrics import GRID_POINTS, exact_scores
-from ..stationary import load_density
+from ..learners.metrics import GRID_POINTS, exact_scores
+from ..problem.stationary import load_density
 from .interpolation import weights_on
 from .lbfgs import Fit
 

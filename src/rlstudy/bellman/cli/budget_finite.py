@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from rlstudy.bellman.budget.lbfgs import minimise
 from rlstudy.bellman.budget.sampled import SampledResidual
-from rlstudy.bellman.cli import budget_common as common
-from rlstudy.bellman.datasets import load_trajectory, trajectory_paths
+from rlstudy.bellman.budget import steps as common
+from rlstudy.bellman.data.trajectories import load_trajectory, trajectory_paths
 from rlstudy.bellman.numerics import NUMERICS
-from rlstudy.bellman.qnet import load_network
-from rlstudy.bellman.sde import Problem
+from rlstudy.bellman.numerics.compiled.qnet import load_network
+from rlstudy.bellman.problem.sde import Problem
 from rlstudy.core import seeding
 from rlstudy.core.cli import integer_from, parser, run, setup_torch
 from rlstudy.core.errors import PipelineError

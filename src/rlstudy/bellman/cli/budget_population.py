@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from rlstudy.bellman.budget.lbfgs import minimise
 from rlstudy.bellman.budget.population import PopulationResidual
-from rlstudy.bellman.cli import budget_common as common
-from rlstudy.bellman.qnet import load_network
-from rlstudy.bellman.sde import Problem
+from rlstudy.bellman.budget import steps as common
+from rlstudy.bellman.numerics.compiled.qnet import load_network
+from rlstudy.bellman.problem.sde import Problem
 from rlstudy.core.cli import parser, run, setup_torch
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from rlstudy.bellman.budget.lbfgs import minimise
 from rlstudy.bellman.budget.reach import regression_loss
-from rlstudy.bellman.cli.budget_common import add_common, fit_settings, inputs_of, load_inputs, write_part
-from rlstudy.bellman.qnet import init_params, load_network
+from rlstudy.bellman.budget.steps import add_common, fit_settings, inputs_of, load_inputs, write_part
+from rlstudy.bellman.numerics.compiled.qnet import init_params, load_network
 from rlstudy.core import seeding
 from rlstudy.core.cli import integer_from, parser, run, setup_torch
 from rlstudy.core.errors import InputError

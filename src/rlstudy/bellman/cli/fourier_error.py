@@ -19,14 +19,15 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rlstudy.bellman.error_curves import RUN_KEYS, load_error_curves
-from rlstudy.bellman.exact import load_exact
-from rlstudy.bellman.metrics import GRID_POINTS, centred_norm, error_by_mode, q_on_grid
-from rlstudy.bellman.qnet import load_network
-from rlstudy.bellman.sde import Dynamics, Problem
+from rlstudy.bellman.results.error_curves import RUN_KEYS, load_error_curves
+from rlstudy.bellman.problem.exact import load_exact
+from rlstudy.bellman.learners.metrics import GRID_POINTS, centred_norm, error_by_mode, q_on_grid
+from rlstudy.bellman.numerics.compiled.qnet import load_network
+from rlstudy.bellman.problem.sde import Dynamics, Problem
 from rlstudy.core.cli import build, integer_from, json_arg, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, save_csv
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import provenance
 
 ENTRY_KEYS = {"dataset", "task", "exact", "dynamics"}
 

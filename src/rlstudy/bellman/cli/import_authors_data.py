@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rlstudy.bellman import authors_data as ad
-from rlstudy.bellman import authors_files
-from rlstudy.bellman.datasets import FILES, save_trajectory
-from rlstudy.bellman.sde import TASKS, Trajectory
+from rlstudy.bellman.data import authors_data as ad
+from rlstudy.bellman.data import authors_files
+from rlstudy.bellman.data.trajectories import FILES, save_trajectory
+from rlstudy.bellman.problem.sde import TASKS, Trajectory
 from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, save_tensors
+from rlstudy.core.atomic_writes import save_tensors
+from rlstudy.core.provenance import provenance
 
 
 def originals_folder(source: str, download_dir: Path, names: list[str]) -> Path | None:

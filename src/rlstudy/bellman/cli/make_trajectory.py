@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
-from rlstudy.bellman.datasets import save_trajectory
-from rlstudy.bellman.sde import POLICY_OF_TASK, TASKS, Dynamics, sample_trajectory
+from rlstudy.bellman.data.trajectories import save_trajectory
+from rlstudy.bellman.problem.sde import POLICY_OF_TASK, TASKS, Dynamics, sample_trajectory
 from rlstudy.core import seeding
 from rlstudy.core.cli import build, integer_from, json_arg, parser, run
-from rlstudy.core.io import provenance
+from rlstudy.core.provenance import provenance
 
 
 def main() -> None:

@@ -12,10 +12,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from rlstudy.bellman.sde import TASKS  # noqa: E402
+from rlstudy.bellman.problem.sde import TASKS  # noqa: E402
 from rlstudy.core.cli import parser, run  # noqa: E402
 from rlstudy.core.errors import InputError  # noqa: E402
-from rlstudy.core.io import load_csv  # noqa: E402
+from rlstudy.core.loaders import load_csv  # noqa: E402
 from rlstudy.plotting import style  # noqa: E402
 
 ERROR = "error_exact_normalised"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.bellman.error_curves import load_error_curves, load_wall_time
+from rlstudy.bellman.results.error_curves import load_error_curves, load_wall_time
 from rlstudy.bellman.figures.cost import AXES, plot_cost_figure
 from rlstudy.core.cli import parser, run
 from rlstudy.plotting import style

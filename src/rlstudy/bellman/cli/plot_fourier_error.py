@@ -5,10 +5,10 @@ each setting and estimator's median over seeds with its min-max band, from resul
 from __future__ import annotations
 
 from rlstudy.bellman.figures.fourier import plot_fourier_error_figure
-from rlstudy.bellman.sde import TASKS
+from rlstudy.bellman.problem.sde import TASKS
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_csv
+from rlstudy.core.loaders import load_csv
 from rlstudy.plotting import style
 
 COLUMNS = ["dataset", "task", "setting", "estimator", "seed", "mode"]

@@ -2,7 +2,7 @@
 gives each final network's (and the learned Q*'s) centred error against the exact Q over the exact
 Q's norm, uniform and weighted by the stationary density of the task's behaviour policy (--density:
 where the data are; metrics.exact_scores); for control, also the greedy policies' exact scores
-(bellman/greedy.py)."""
+(bellman/problem/greedy.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.bellman.error_curves import load_error_curves
-from rlstudy.bellman.exact import load_exact
+from rlstudy.bellman.results.error_curves import load_error_curves
+from rlstudy.bellman.problem.exact import load_exact
 from rlstudy.bellman.figures.q import plot_q_figure
-from rlstudy.bellman.greedy import GreedyJudge
-from rlstudy.bellman.metrics import GRID_POINTS, exact_scores, q_on_grid
-from rlstudy.bellman.qnet import load_network
-from rlstudy.bellman.sde import TASKS, Problem
-from rlstudy.bellman.stationary import load_density
+from rlstudy.bellman.problem.greedy import GreedyJudge
+from rlstudy.bellman.learners.metrics import GRID_POINTS, exact_scores, q_on_grid
+from rlstudy.bellman.numerics.compiled.qnet import load_network
+from rlstudy.bellman.problem.sde import TASKS, Problem
+from rlstudy.bellman.problem.stationary import load_density
 from rlstudy.core.cli import finite_float, json_arg, parser, run
 from rlstudy.plotting import style
 
@@ -36,7 +36,7 @@ def main() -> None:
     p.add_argument("--reference-note", default="", help="how Q* was made, for the title")
     p.add_argument("--problem", type=json_arg, required=True,
                    help="JSON of the problem (sde.Problem) its runs assume: config 'problem' with the dataset's "
-                        "dynamics (bellman.datasets.dataset_dynamics), which the exact Q was solved for")
+                        "dynamics (bellman.data.trajectories.dataset_dynamics), which the exact Q was solved for")
     p.add_argument("--runs", nargs="+", required=True, help="run folders, each with q.pt and errors.csv")
     p.config_option("--converged-below", "summary.converged_below", type=finite_float,
                     help="a run counts as converged when its final e_k/e_0 is at most this")

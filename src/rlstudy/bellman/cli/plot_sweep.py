@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rlstudy.bellman.figures.sweep import plot_sweep_figure
 from rlstudy.core.cli import finite_float, parser, run
-from rlstudy.core.io import load_csv
+from rlstudy.core.loaders import load_csv
 from rlstudy.plotting import style
 
 

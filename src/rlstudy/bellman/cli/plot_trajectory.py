@@ -3,10 +3,10 @@ behaviour policy under the states' histogram when --density is given."""
 
 from __future__ import annotations
 
-from rlstudy.bellman.datasets import load_trajectory
+from rlstudy.bellman.data.trajectories import load_trajectory
 from rlstudy.bellman.figures.trajectory import plot_trajectory_figure
-from rlstudy.bellman.sde import POLICY_OF_TASK, TASKS
-from rlstudy.bellman.stationary import load_density
+from rlstudy.bellman.problem.sde import POLICY_OF_TASK, TASKS
+from rlstudy.bellman.problem.stationary import load_density
 from rlstudy.core.cli import parser, run
 from rlstudy.plotting import style
 

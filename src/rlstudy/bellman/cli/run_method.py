@@ -17,15 +17,15 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rlstudy.bellman.datasets import dataset_dynamics, load_trajectory, trajectory_paths
-from rlstudy.bellman.exact import load_exact
-from rlstudy.bellman.metrics import GRID_POINTS, ErrorMeter, q_on_grid
+from rlstudy.bellman.data.trajectories import dataset_dynamics, load_trajectory, trajectory_paths
+from rlstudy.bellman.problem.exact import load_exact
+from rlstudy.bellman.learners.metrics import GRID_POINTS, ErrorMeter, q_on_grid
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.numerics import NUMERICS
-from rlstudy.bellman.optimizers import OPTIMIZERS, Run, all_settings
-from rlstudy.bellman.qnet import load_network, to_state_dict
-from rlstudy.bellman.residuals import TrajectoryTensors
-from rlstudy.bellman.sde import TASKS, Problem
+from rlstudy.bellman.learners.registry import OPTIMIZERS, Run, all_settings
+from rlstudy.bellman.numerics.compiled.qnet import load_network, to_state_dict
+from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors
+from rlstudy.bellman.problem.sde import TASKS, Problem
 from rlstudy.core import seeding
 from rlstudy.core.cli import (
     FILL_FROM_CONFIG,
@@ -38,7 +38,8 @@ from rlstudy.core.cli import (
     run,
     setup_torch,
 )
-from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
+from rlstudy.core.atomic_writes import ensure_writable, save_csv, save_tensors
+from rlstudy.core.provenance import provenance
 
 
 def setting_optimizer(config: dict, args) -> str:
@@ -73,7 +74,7 @@ def main() -> None:
                    help="the learned Q* state dict (.pt): results/reference/<task>/q_star.pt, or the authors' for their control data")
     p.add_argument("--exact", required=True,
                    help="the task's exact Q: results/exact/<task>/reward_<reward_of>/q_exact.npy (solve_exact)")
-    p.config_option("--params", setting_params, merge=True, type=json_arg, help="JSON of the optimiser's parameter dataclass")
+    p.config_option("--params", setting_params, type=json_arg, help="JSON of the optimiser's parameter dataclass")
     p.config_option("--problem", dataset_problem, type=json_arg, help="JSON of the problem (dynamics, gamma)")
     p.add_argument("--out-dir", required=True, help="the run folder (results/runs/<dataset>/<task>/<setting>/<estimator>/seed<N>)")
     p.add_argument("--stop-on-divergence", action="store_true",
@@ -112,8 +113,8 @@ def main() -> None:
                           **relative, **fit.columns})
     print(f"{label}: e_k/e_0 final {curve['rel_error'].iloc[-1]:.4g} against the learned Q*, "
           f"{curve['rel_error_exact'].iloc[-1]:.4g} against the exact Q, after {len(curve) - 1} iterations")
-    # The record keeps the form it had when each section held its own gamma: the parameters with the
-    # problem's discount beside them.
+    # The record gives the parameters with the problem's discount beside them: the optimiser's
+    # settings as they act on this problem.
     record = provenance({**keys, "params": {**args.params, "gamma": problem.gamma},
                          "dynamics": args.problem["dynamics"],
                          "device": device_record(args.device, device), "numerics": args.numerics},

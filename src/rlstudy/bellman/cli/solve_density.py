@@ -1,4 +1,4 @@
-"""Solve the stationary state density of a task's behaviour policy (bellman/stationary.py): where
+"""Solve the stationary state density of a task's behaviour policy (bellman/problem/stationary.py): where
 the task's data are, the weight of the density-weighted error metric.
 
 Writes stationary_density.npy (float64, (n,): the density at s_i = 2*pi*i/n, normalised to mean 1
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlstudy.bellman.sde import POLICY_OF_TASK, TASKS, Dynamics
-from rlstudy.bellman.stationary import stationary_density
+from rlstudy.bellman.problem.sde import POLICY_OF_TASK, TASKS, Dynamics
+from rlstudy.bellman.problem.stationary import stationary_density
 from rlstudy.core.cli import build, finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, save_npy
+from rlstudy.core.atomic_writes import save_npy
+from rlstudy.core.provenance import provenance
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Solve a task's exact Q on a grid of the circle (bellman/exact.py) and write it with its refinement.
+"""Solve a task's exact Q on a grid of the circle (bellman/problem/exact.py) and write it with its refinement.
 
 Writes q_exact.npy (float64, (n, 2): Q(s_i, a) at s_i = 2*pi*i/n, actions -1 and +1) and
 refinement.csv (each grid tried, its Bellman iterations and how much doubling it moved Q); the
@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.bellman.exact import EVALUATED_POLICY, solve
-from rlstudy.bellman.sde import TASKS, Problem
+from rlstudy.bellman.problem.exact import EVALUATED_POLICY, solve
+from rlstudy.bellman.problem.sde import TASKS, Problem
 from rlstudy.core.cli import finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, save_csv, save_npy
+from rlstudy.core.atomic_writes import save_csv, save_npy
+from rlstudy.core.provenance import provenance
 
 
 def main() -> None:

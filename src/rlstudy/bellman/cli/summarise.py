@@ -7,9 +7,9 @@ errors.csv) is also measured against the exact Q on its own grid (metrics.exact_
 `final_error_exact_normalised` and `final_error_exact_common_normalised` (the per-action-centred
 error and the common-centred one, which sees an offset between the actions, each over the exact Q's
 norm), and for control `final_greedy_shortfall` and `final_greedy_wrong_share` (its greedy policy
-evaluated exactly: bellman/greedy.py; empty for evaluation runs); then, appended last,
+evaluated exactly: bellman/problem/greedy.py; empty for evaluation runs); then, appended last,
 `final_error_exact_weighted_normalised`: the centred error weighted by the stationary state density
-of the task's behaviour policy (where the data are: bellman/stationary.py, metrics.py), over the
+of the task's behaviour policy (where the data are: bellman/problem/stationary.py, metrics.py), over the
 exact Q's norm in that metric. The statistics over seeds (n,
 mean, median, IQM, and the t interval of the mean, 95 %: core/statistics.py) are given for each; a
 column empty for a whole group (the greedy ones on evaluation) has empty statistics.
@@ -21,17 +21,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.bellman.error_curves import RUN_KEYS as KEYS
-from rlstudy.bellman.error_curves import load_error_curves
-from rlstudy.bellman.exact import load_exact
-from rlstudy.bellman.greedy import GreedyJudge
-from rlstudy.bellman.metrics import GRID_POINTS, exact_scores
-from rlstudy.bellman.qnet import load_network
-from rlstudy.bellman.sde import Dynamics, Problem
-from rlstudy.bellman.stationary import load_density
+from rlstudy.bellman.results.error_curves import RUN_KEYS as KEYS
+from rlstudy.bellman.results.error_curves import load_error_curves
+from rlstudy.bellman.problem.exact import load_exact
+from rlstudy.bellman.problem.greedy import GreedyJudge
+from rlstudy.bellman.learners.metrics import GRID_POINTS, exact_scores
+from rlstudy.bellman.numerics.compiled.qnet import load_network
+from rlstudy.bellman.problem.sde import Dynamics, Problem
+from rlstudy.bellman.problem.stationary import load_density
 from rlstudy.core.cli import build, finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import ensure_writable_paths, provenance, save_csv
+from rlstudy.core.atomic_writes import ensure_writable_paths, save_csv
+from rlstudy.core.provenance import provenance
 from rlstudy.core.statistics import seed_summary
 
 GROUP = KEYS[:-1]  # a run's keys but its seed

@@ -23,7 +23,9 @@ import pandas as pd
 
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import ensure_writable_paths, load_csv, provenance, save_csv
+from rlstudy.core.atomic_writes import ensure_writable_paths, save_csv
+from rlstudy.core.loaders import load_csv
+from rlstudy.core.provenance import provenance
 
 PARTS = ("reach", "reach_weighted", "population", "finite_data", "optimiser")  # the table's order
 PART_COLUMNS = ("task", "estimator", "part", "error_exact_normalised", "final_loss", "iterations", "converged")

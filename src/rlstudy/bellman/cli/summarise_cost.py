@@ -12,9 +12,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from rlstudy.bellman.error_curves import RUN_KEYS, load_error_curves
+from rlstudy.bellman.results.error_curves import RUN_KEYS, load_error_curves
 from rlstudy.core.cli import finite_float, parser, run
-from rlstudy.core.io import provenance, save_csv
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import provenance
 
 
 def evaluations_to(curve: pd.DataFrame, column: str, bound: float) -> float:

@@ -7,11 +7,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rlstudy.bellman.error_curves import load_error_curve
-from rlstudy.bellman.sweep import sweep_points
+from rlstudy.bellman.results.error_curves import load_error_curve
+from rlstudy.bellman.learners.sweep import sweep_points
 from rlstudy.core.cli import finite_float, json_arg, parser, run
 from rlstudy.core.errors import InputError, first_line
-from rlstudy.core.io import check_recorded_run, provenance, save_csv
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import check_recorded_run, provenance
 
 
 def run_identity(sweep: dict, point, seed: int) -> dict:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..sde import Dynamics
+from ..problem.sde import Dynamics
 
 if TYPE_CHECKING:  # the registry is read by steps that never touch a tensor (figures): no torch import for them
     import torch

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..numerics.laws import prob_plus
-from ..sde import POLICY_OF_TASK
+from ..problem.laws import prob_plus
+from ..problem.sde import POLICY_OF_TASK
 from .base import Draw, Estimator, GridResidual
 
 if TYPE_CHECKING:  # imported where a state is drawn (base.py says why)

@@ -4,11 +4,11 @@ exact Q, e_k/e_0 against the learned Q* (the notebook's metric), and against the
 Fixed against the notebook: panel i draws Q*(a_i, s) (the notebook drew Q*(a_1, s) in both),
 every curve is a mean over seeds with a min-max band, and a run that did not converge is
 marked so in the legend. For control, the legend also gives each greedy policy's exact score
-(bellman/greedy.py): the learned Q*'s, and each estimator's mean over seeds of its shortfall (0:
+(bellman/problem/greedy.py): the learned Q*'s, and each estimator's mean over seeds of its shortfall (0:
 optimal, 1: as bad as the uniform-random policy) and share of states with a wrong greedy action.
 Given the final networks' exact errors (metrics.exact_scores), the legend gives each one's centred
 error against the exact Q over the exact Q's norm, uniform over the circle and weighted by the
-stationary density of the task's behaviour policy (where the data are: bellman/stationary.py).
+stationary density of the task's behaviour policy (where the data are: bellman/problem/stationary.py).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rlstudy.bellman.exact import interpolate
+from rlstudy.bellman.problem.exact import interpolate
 from rlstudy.bellman.figures import ESTIMATOR_COLOURS
-from rlstudy.bellman.greedy import GreedyScore
-from rlstudy.bellman.qnet import q_values
+from rlstudy.bellman.problem.greedy import GreedyScore
+from rlstudy.bellman.numerics.compiled.qnet import q_values
 from rlstudy.plotting import style
 
 

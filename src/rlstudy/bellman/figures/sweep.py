@@ -7,7 +7,7 @@ import math
 import pandas as pd
 from matplotlib.patches import Patch
 
-from rlstudy.bellman.sweep import format_value
+from rlstudy.bellman.learners.sweep import format_value
 from rlstudy.plotting import style
 
 
@@ -47,7 +47,7 @@ def plot_sweep_figure(table: pd.DataFrame, converged_below: float, title: str):
     from matplotlib.colors import LogNorm
 
     grids = list(dict.fromkeys(table["grid"]))
-    # At most three panels a row: a row of five was a strip too thin to read at a page's width.
+    # At most three panels a row: a row of five is a strip too thin to read at a page's width.
     n_cols = min(3, len(grids))
     n_rows = math.ceil(len(grids) / n_cols)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.6 * n_cols, 4.0 * n_rows), squeeze=False)

@@ -1,6 +1,6 @@
 """The notebook's trajectory diagnostics: states, states mod 2*pi, rewards, and action against state;
 and where the data are: the histogram of the states on the circle over the behaviour policy's
-stationary density (bellman/stationary.py), on a log scale (evaluation's spans three decades)."""
+stationary density (bellman/problem/stationary.py), on a log scale (evaluation's spans three decades)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from rlstudy.bellman.sde import Trajectory
+from rlstudy.bellman.problem.sde import Trajectory
 from rlstudy.plotting import style
 
 

@@ -1,9 +1,9 @@
-"""The CBO/BFF numerics: the MDP's laws (laws.py, the one home of the policy and the reward) and the two
-backends of the optimisers' hot paths, chosen by config `numerics`:
+"""The CBO/BFF numerics: the two backends of the optimisers' hot paths, chosen by config `numerics`, and
+the Bellman loss both report (loss.py); the policy and the reward they use are problem/laws.py's:
 
     reference   reference.py: plain PyTorch with autograd, one equation a function (docs/bellman.md,
                 "The reference layer")
-    compiled    compiled.py: the same quantities by Numba kernels and a hand-written backward pass,
+    compiled    compiled/backend.py: the same quantities by Numba kernels and a hand-written backward pass,
                 the default and what the study's artefacts are built with
 
 A backend is a module with `batch` (the transitions of a mini-batch and their second next states),
@@ -25,6 +25,7 @@ def get_numerics(name: str) -> ModuleType:
         raise ValueError(f"numerics must be one of {list(NUMERICS)}, got {name!r}")
     # imported by name, not through importlib: core/sources.py reads import statements, so a step that
     # may run either backend depends on both files, and editing one reruns its jobs
-    from . import compiled, reference
+    from .compiled import backend as compiled
+    from . import reference
 
     return {"compiled": compiled, "reference": reference}[name]

@@ -17,7 +17,7 @@ to read against docs/bellman.md ("The reference layer", "Bellman residuals").
 The policy and the reward are laws.py's; each estimator's draw is its own module's (estimators/).
 
 This is one of two backends of the optimisers (config `numerics`): `reference` runs these functions;
-`compiled` (the default, numerics/compiled.py) computes the same quantities with Numba kernels, a
+`compiled` (the default, numerics/compiled/backend.py) computes the same quantities with Numba kernels, a
 hand-written backward pass and a stacked-rows layout, several times faster, and is what the study's
 artefacts are built with. CBO's weights and move (consensus_weights, cbo_update) are plain PyTorch
 already and serve both. tests/unit/bellman/test_numerics.py checks that the backends agree within
@@ -33,9 +33,10 @@ from dataclasses import dataclass
 import torch
 
 from ..estimators import Estimator, TensorDraw, get_estimator
-from ..qnet import features, forward
-from ..sde import Dynamics
-from .laws import prob_plus, reward
+from .loss import bellman_loss
+from .compiled.qnet import features, forward
+from ..problem.sde import Dynamics
+from ..problem.laws import prob_plus, reward
 
 NAME = "reference"
 
@@ -115,11 +116,6 @@ def residuals(q: QFunction, transitions: Transitions, gamma: float) -> tuple[tor
     return j, j_hat, q_taken
 
 
-def cbo_loss(j: torch.Tensor, j_hat: torch.Tensor) -> torch.Tensor:
-    """L = mean(j * j^) / 2 (mean(j^2)/2 for DS); one per row of j for several networks."""
-    return (j * j_hat).mean(dim=-1) / 2.0
-
-
 def sgd_direction(theta: torch.Tensor, transitions: Transitions, gamma: float):
     """SGD's direction mean(j * grad j^): autograd's gradient of mean(j * j^) with j held fixed (the
     notebook's `j^.backward(j)`); with its j, j^ and Q(s_m, a_m) for the step's statistics."""
@@ -132,7 +128,7 @@ def sgd_direction(theta: torch.Tensor, transitions: Transitions, gamma: float):
 def particle_losses(particles: torch.Tensor, transitions: Transitions, gamma: float) -> torch.Tensor:
     """L_i = mean(j_i * j^_i) / 2 of each particle (M, d), one network at a time."""
     with torch.no_grad():
-        return torch.stack([cbo_loss(*residuals(network(theta), transitions, gamma)[:2]) for theta in particles])
+        return torch.stack([bellman_loss(*residuals(network(theta), transitions, gamma)[:2]) for theta in particles])
 
 
 def consensus_weights(losses: torch.Tensor, beta: float) -> torch.Tensor:

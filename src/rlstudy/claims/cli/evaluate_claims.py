@@ -17,7 +17,9 @@ from rlstudy.claims.loading import load_claims
 from rlstudy.claims.rules import decide, seed_power, seed_power_columns
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_csv, provenance, save_csv
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.loaders import load_csv
+from rlstudy.core.provenance import provenance
 
 
 def main() -> None:

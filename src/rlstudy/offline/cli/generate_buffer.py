@@ -13,7 +13,9 @@ import pandas as pd
 
 from rlstudy.core.cli import device_record, integer_from, parser, probability, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import ensure_writable, load_tensors, provenance, save_csv
+from rlstudy.core.atomic_writes import ensure_writable, save_csv
+from rlstudy.core.loaders import load_tensors
+from rlstudy.core.provenance import provenance
 from rlstudy.offline.double_dqn import DQN
 from rlstudy.offline.evaluation import PERFORMANCE_SOURCES
 from rlstudy.offline.runs import info_record

@@ -11,7 +11,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from rlstudy.core.cli import parser, run
-from rlstudy.core.io import load_csv
+from rlstudy.core.loaders import load_csv
 from rlstudy.offline.evaluation import load_evaluations, load_performance
 from rlstudy.offline.learners import DIAGNOSED, LEARNERS
 from rlstudy.plotting import style

@@ -11,7 +11,9 @@ from pathlib import Path
 import pandas as pd
 
 from rlstudy.core.cli import parser, run, run_seed_of
-from rlstudy.core.io import check_recorded_run, provenance, refuse_repeated_runs, save_csv
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.loaders import refuse_repeated_runs
+from rlstudy.core.provenance import check_recorded_run, provenance
 from rlstudy.offline.evaluation import load_evaluations, load_performance
 from rlstudy.offline.learners import DIAGNOSED
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from rlstudy.core.cli import add_tensorboard_argument, device_record, integer_from, parser, run
 from rlstudy.core.diagnostics import DiagnosticsLog
-from rlstudy.core.io import ensure_writable, provenance, save_csv, save_tensors
+from rlstudy.core.atomic_writes import ensure_writable, save_csv, save_tensors
+from rlstudy.core.provenance import provenance
 from rlstudy.offline.double_dqn import DQN
 from rlstudy.offline.runs import info_record, run_fingerprint
 from rlstudy.offline.training import train_online

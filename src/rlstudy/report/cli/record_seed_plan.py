@@ -10,7 +10,8 @@ import json
 
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import provenance, save_csv
+from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.provenance import provenance
 from rlstudy.core.seed_blocks import BLOCKS
 from rlstudy.report.protocol import seed_plan_table
 

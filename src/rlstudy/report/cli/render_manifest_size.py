@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import replace_all
+from rlstudy.core.atomic_writes import replace_all
 from rlstudy.core.markdown import check_block, code, generated_block, markers, text
 
 START, END = markers("manifest-size")

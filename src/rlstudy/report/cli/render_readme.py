@@ -8,7 +8,7 @@ README or the study pages is typed by hand (`make readme` runs this after buildi
   results/reference/error_exact.csv;
 - docs/bellman.md, "Seeds and uncertainty": every rank test's estimated power at the claims file's
   power sizes, from results/seed_power.csv (what the config's seed counts are chosen by);
-- docs/bellman.md, "What CBO needs": the blocks of rlstudy.bellman.doc_blocks (sweep, cost, the
+- docs/bellman.md, "What CBO needs": the blocks of rlstudy.bellman.results.bellman_page (sweep, cost, the
   notebook's CBO and cbo-adaptive as measured);
 - docs/agents.md and docs/offline.md, between their results markers: the tables of
   rlstudy.report.study_tables, from the agents' and the offline summaries;
@@ -27,7 +27,7 @@ protocol commit; claims changed or added since the protocol are listed apart, no
 exploratory run's (or one made before the blocks) as exploratory outcomes, with no verdict headline.
 Every block of the study pages opens with that seed block, and a table whose seeds are not of it is
 refused. Every inserted value, in either mode, is escaped for Markdown and HTML
-(core.markdown.text). The pages are written all or none (core.io.replace_all): every block is
+(core.markdown.text). The pages are written all or none (core.atomic_writes.replace_all): every block is
 rendered and checked, and every page's folder proved writable, before any page changes.
 """
 
@@ -39,8 +39,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.bellman import doc_blocks
-from rlstudy.bellman.doc_blocks import GROUP, RESULTS_END, RESULTS_START, coverage_at_spread, render_results
+from rlstudy.bellman.results import bellman_page
+from rlstudy.bellman.results.bellman_page import GROUP, RESULTS_END, RESULTS_START, coverage_at_spread, render_results
 from rlstudy.claims.loading import load_claims
 from rlstudy.core.markdown import cells_of, check_block, code, markers, markers_intact, text
 from rlstudy.report import claims_page, headline_figures
@@ -50,7 +50,9 @@ from rlstudy.report.study_tables import STUDY_TABLES
 from rlstudy.report.verdicts import MARK, VERDICTS, verdict_counts
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError, OutputError
-from rlstudy.core.io import load_csv, read_record, replace_all
+from rlstudy.core.atomic_writes import replace_all
+from rlstudy.core.loaders import load_csv
+from rlstudy.core.provenance import read_record
 
 
 START, END = markers("claims")
@@ -355,7 +357,7 @@ def main() -> None:
     for table in (args.summary, args.sweep, args.cost):
         check_paper_scale(table, args.allow_any_results)
         check_seed_block(table, load_csv(table, "a table of the study"), standing)
-    for name, block in doc_blocks.blocks(lambda table: commit_of(table, args.allow_any_results), Path(args.summary),
+    for name, block in bellman_page.blocks(lambda table: commit_of(table, args.allow_any_results), Path(args.summary),
                                          Path(args.sweep), Path(args.cost), Path(args.runs)).items():
         put(args.study_page, block, *markers(name))
     for study in STUDY_TABLES:

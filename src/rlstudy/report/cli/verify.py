@@ -27,7 +27,7 @@ from pathlib import Path
 
 from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import write_artefact
+from rlstudy.core.atomic_writes import write_artefact
 from rlstudy.core.regular_files import read_record
 from rlstudy.report import rebuild
 from rlstudy.report.manifest import kind_of

@@ -10,7 +10,9 @@ from pathlib import Path
 from rlstudy.claims.loading import load_claims
 from rlstudy.core.cli import json_arg, parser, run
 from rlstudy.core.errors import InputError
-from rlstudy.core.io import load_csv, provenance, read_record, write_artefact
+from rlstudy.core.atomic_writes import write_artefact
+from rlstudy.core.loaders import load_csv
+from rlstudy.core.provenance import provenance, read_record
 from rlstudy.report import front_page
 from rlstudy.report.verdicts import VERDICTS
 

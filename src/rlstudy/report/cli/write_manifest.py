@@ -11,7 +11,7 @@ import shlex
 from pathlib import Path
 
 from rlstudy.core.cli import parser, run
-from rlstudy.core.io import write_artefact
+from rlstudy.core.atomic_writes import write_artefact
 from rlstudy.report.manifest import dumps, manifest
 
 

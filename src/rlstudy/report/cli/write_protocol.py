@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from rlstudy.core.cli import parser, run
-from rlstudy.core.io import replace_all
+from rlstudy.core.atomic_writes import replace_all
 from rlstudy.report.design import protocol_design
 from rlstudy.report.lock import LOCK, SPENT, make_lock
 from rlstudy.report.protocol import lock_text, read_lock

@@ -1,0 +1,250 @@
+"""The notebook's Q network, written as a pure function of a flat parameter vector.
+
+    features(s) = (sin s, cos s)
+    h1 = cos(W1 features + b1),  h2 = cos(W2 h1 + b2),  Q(s, .) = W3 h2 + b3
+
+One flat vector per network lets SGD (one vector) and CBO (a matrix of particles, one row each) share
+the same forward pass and the same initialisation. forward() is the plain pass (autograd through it:
+numerics/reference.py); forward_cached/backward and forward_no_grad are the compiled backend's
+(numerics/compiled/backend.py), the chain rule written out and trig.py's kernels where they apply.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from rlstudy.core.errors import InputError
+from rlstudy.core.loaders import load_tensors
+
+from . import trig
+
+
+@dataclass(frozen=True)
+class QNetShape:
+    inputs: int = 2  # (sin s, cos s)
+    hidden: int = 50
+    actions: int = 2
+
+    @property
+    def layers(self) -> list[tuple[int, int]]:
+        """(fan_in, fan_out) of the three linear layers."""
+        return [(self.inputs, self.hidden), (self.hidden, self.hidden), (self.hidden, self.actions)]
+
+    @property
+    def size(self) -> int:
+        return sum(i * o + o for i, o in self.layers)
+
+
+SHAPE = QNetShape()
+
+
+def unflatten(theta, shape: QNetShape = SHAPE) -> list[tuple]:
+    """Views (W, b) of each layer inside a flat parameter vector (a tensor, or a NumPy array: the
+    compiled passes slice it in NumPy, several times faster per call); W has shape (fan_out, fan_in)."""
+    layers, offset = [], 0
+    for fan_in, fan_out in shape.layers:
+        weight = theta[offset:offset + fan_in * fan_out].reshape(fan_out, fan_in)
+        offset += fan_in * fan_out
+        bias = theta[offset:offset + fan_out]
+        offset += fan_out
+        layers.append((weight, bias))
+    return layers
+
+
+def init_params(n: int, generator: torch.Generator, shape: QNetShape = SHAPE) -> torch.Tensor:
+    """n parameter vectors drawn as torch.nn.Linear initialises itself: U(-1/sqrt(fan_in), +1/sqrt(fan_in))."""
+    theta = torch.empty(n, shape.size)
+    offset = 0
+    for fan_in, fan_out in shape.layers:
+        count = fan_in * fan_out + fan_out
+        bound = 1.0 / math.sqrt(fan_in)
+        theta[:, offset:offset + count].uniform_(-bound, bound, generator=generator)
+        offset += count
+    return theta
+
+
+def features(states: torch.Tensor) -> torch.Tensor:
+    """(sin s, cos s) as float32, computed from float64 states so large |s| keeps its precision."""
+    s = states.to(torch.float64)
+    return torch.stack([torch.sin(s), torch.cos(s)], dim=-1).to(torch.float32)
+
+
+def forward(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape = SHAPE) -> torch.Tensor:
+    """Q values, shape (batch, actions), of one network at precomputed features (batch, 2)."""
+    (w1, b1), (w2, b2), (w3, b3) = unflatten(theta, shape)
+    h = torch.cos(torch.addmm(b1, feats, w1.t()))
+    h = torch.cos(torch.addmm(b2, h, w2.t()))
+    return torch.addmm(b3, h, w3.t())
+
+
+class Network:
+    """A parameter vector ready to be evaluated many times as it is: whether trig's compiled float32
+    passes may run on it (on the CPU, without autograd, in float32, and with both cosine layers'
+    pre-activations bounded below trig.LIMIT by their weights: the network's inputs, (sin s, cos s),
+    and the first layer's cosines are all within [-1, 1]) is decided once, not at every call (the
+    bound reads every weight: SGD evaluates one network on several parts of a mini-batch, CBO each
+    particle on two sets of rows). A diverging network falls back to the library cosine, which is
+    exact there. Valid while theta is not changed: make a new one after each step."""
+
+    def __init__(self, theta: torch.Tensor, shape: QNetShape = SHAPE):
+        self.theta, self.shape = theta, shape
+        self.layers = None  # NumPy views of theta's layers where the compiled passes may run
+        if theta.device.type == "cpu" and not theta.requires_grad and theta.dtype == torch.float32:
+            layers = unflatten(theta.numpy(), shape)
+            if all(trig.bounded(weight, bias) for weight, bias in layers[:2]):
+                self.layers = layers
+
+
+def _network(theta, shape: QNetShape) -> Network:
+    return theta if isinstance(theta, Network) else Network(theta, shape)
+
+
+def _compiled_layers(net: Network, feats: torch.Tensor) -> list | None:
+    """The network's layers where the compiled passes may run on these inputs (contiguous float32 on
+    the CPU), else None."""
+    if feats.device.type == "cpu" and feats.dtype == torch.float32 and feats.is_contiguous():
+        return net.layers
+    return None
+
+
+_NONE = np.empty((0, 0), np.float32)  # an absent operand of trig's layer kernels
+
+
+@dataclass(frozen=True)
+class Cache:
+    """What backward() needs of a forward pass: its inputs, each cosine layer's output and derivative
+    (-sin of the pre-activation), as NumPy arrays (compiled) or tensors (the library's path)."""
+    compiled: bool
+    feats: object
+    h1: object
+    dcos1: object
+    h2: object
+    dcos2: object
+
+
+def _compiled_forward(layers: list, feats: torch.Tensor, keep_derivatives: bool):
+    """Q (a tensor) and the Cache, by trig's kernels: each cosine layer one pass over its rows (the input
+    layer's two-column product summed inside it), the 50x50 and output products by NumPy's BLAS."""
+    kern = trig.kernels()
+    (w1, b1), (w2, b2), (w3, b3) = layers
+    x = feats.numpy()
+
+    def cos_layer(inputs, weight_t, bias, product):
+        h = np.empty((len(x), len(bias)), np.float32)
+        dcos = np.empty_like(h) if keep_derivatives else _NONE
+        kern.cos_layer(inputs, weight_t, bias, product, dcos, h)
+        return h, dcos
+
+    h1, dcos1 = cos_layer(x, np.ascontiguousarray(w1.T), b1, _NONE)
+    h2, dcos2 = cos_layer(_NONE, _NONE, b2, h1 @ w2.T)
+    q = h2 @ w3.T
+    q += b3
+    return torch.from_numpy(q), Cache(True, x, h1, dcos1, h2, dcos2)
+
+
+def _library_forward(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape):
+    (w1, b1), (w2, b2), (w3, b3) = unflatten(theta, shape)
+    z1 = torch.addmm(b1, feats, w1.t())
+    h1 = torch.cos(z1)
+    z2 = torch.addmm(b2, h1, w2.t())
+    h2 = torch.cos(z2)
+    return torch.addmm(b3, h2, w3.t()), Cache(False, feats, h1, torch.sin(z1).neg_(), h2, torch.sin(z2).neg_())
+
+
+def forward_no_grad(theta: torch.Tensor | Network, feats: torch.Tensor, shape: QNetShape = SHAPE) -> torch.Tensor:
+    """forward() for inference (CBO's hot loop, SGD's next states): the compiled passes where they
+    apply, no autograd bookkeeping. theta: a parameter vector, or a Network made of one."""
+    net = _network(theta, shape)
+    layers = _compiled_layers(net, feats)
+    if layers is not None:
+        return _compiled_forward(layers, feats, False)[0]
+    with torch.no_grad():
+        return forward(net.theta, feats, net.shape)
+
+
+def q_values(theta: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
+    """Q(s, a) for every state and action, shape (n, actions)."""
+    return forward(theta, features(states))
+
+
+LAYER_NAMES = ("fc1", "fc2", "fc3")
+
+
+def to_state_dict(theta: torch.Tensor, shape: QNetShape = SHAPE) -> dict[str, torch.Tensor]:
+    """The notebook's `Net` state dict (fc1.weight, fc1.bias, ...) of a flat parameter vector."""
+    state = {}
+    for name, (weight, bias) in zip(LAYER_NAMES, unflatten(theta.detach(), shape)):
+        state[f"{name}.weight"] = weight.clone()
+        state[f"{name}.bias"] = bias.clone()
+    return state
+
+
+def from_state_dict(state: dict[str, torch.Tensor], shape: QNetShape = SHAPE) -> torch.Tensor:
+    """The flat parameter vector of a `Net` state dict; raises KeyError/ValueError on a mismatch."""
+    parts = []
+    for name, (fan_in, fan_out) in zip(LAYER_NAMES, shape.layers):
+        weight, bias = state[f"{name}.weight"], state[f"{name}.bias"]
+        if tuple(weight.shape) != (fan_out, fan_in) or tuple(bias.shape) != (fan_out,):
+            raise ValueError(f"{name}: expected weight {(fan_out, fan_in)} and bias {(fan_out,)}, "
+                             f"got {tuple(weight.shape)} and {tuple(bias.shape)}")
+        parts += [weight.reshape(-1), bias.reshape(-1)]
+    return torch.cat(parts).to(torch.float32)
+
+
+def load_network(path, what: str) -> torch.Tensor:
+    """The flat parameters of a network saved with to_state_dict (Q* or a run's result)."""
+    state = load_tensors(path, what)
+    try:
+        return from_state_dict(state)
+    except (KeyError, ValueError) as err:
+        raise InputError(f"{path}: not a Q network state dict ({err})") from err
+
+
+def forward_cached(theta: torch.Tensor | Network, feats: torch.Tensor,
+                   shape: QNetShape = SHAPE) -> tuple[torch.Tensor, Cache]:
+    """Q values and what backward() needs: each cosine layer's output and its derivative (-sin),
+    nothing else. theta: a parameter vector, or a Network made of one."""
+    net = _network(theta, shape)
+    layers = _compiled_layers(net, feats)
+    if layers is not None:
+        return _compiled_forward(layers, feats, True)
+    return _library_forward(net.theta, feats, net.shape)
+
+
+def backward(theta: torch.Tensor, cache: Cache, grad_q: torch.Tensor, shape: QNetShape = SHAPE) -> torch.Tensor:
+    """d(sum(grad_q * Q))/d(theta) as a flat vector: the chain rule of forward(), written out (the
+    tests check it against autograd). Compiled: the narrow layers' products and every bias's sum are
+    fused into trig's passes and summed in float64; the 50x50 products run in NumPy's BLAS."""
+    if not cache.compiled:
+        return _library_backward(theta, cache, grad_q, shape)
+    (_, _), (w2, _), (w3, _) = unflatten(theta.numpy(), shape)
+    kern = trig.kernels()
+    (fan_in, width), _, (_, actions) = shape.layers
+    gw3, gb3 = np.zeros((actions, width)), np.zeros(actions)
+    gz2, gb2 = np.empty_like(cache.h2), np.zeros(width)
+    kern.output_backward(np.ascontiguousarray(grad_q.numpy()), w3, cache.h2, cache.dcos2, gz2, gw3, gb3, gb2)
+    gw2 = gz2.T @ cache.h1
+    gw1_t, gb1 = np.zeros((fan_in, width)), np.zeros(width)
+    kern.input_backward(gz2 @ w2, cache.dcos1, cache.feats, gw1_t, gb1)
+    return torch.from_numpy(np.concatenate([gw1_t.T.ravel(), gb1, gw2.ravel(), gb2, gw3.ravel(), gb3])
+                            .astype(np.float32))
+
+
+def _library_backward(theta: torch.Tensor, cache: Cache, grad_q: torch.Tensor, shape: QNetShape) -> torch.Tensor:
+    """backward() in PyTorch's operations (any device)."""
+    (_, _), (w2, _), (w3, _) = unflatten(theta, shape)
+    grad = torch.empty_like(theta)
+    (gw1, gb1), (gw2, gb2), (gw3, gb3) = unflatten(grad, shape)
+    torch.mm(grad_q.t(), cache.h2, out=gw3)
+    torch.sum(grad_q, dim=0, out=gb3)
+    g2 = torch.mm(grad_q, w3).mul_(cache.dcos2)  # d/dz2
+    torch.mm(g2.t(), cache.h1, out=gw2)
+    torch.sum(g2, dim=0, out=gb2)
+    g1 = torch.mm(g2, w2).mul_(cache.dcos1)
+    gw1.copy_(torch.mm(cache.feats.t(), g1).t())
+    torch.sum(g1, dim=0, out=gb1)
+    return grad
