@@ -109,6 +109,7 @@ def test_seeds_of_ones_own_under_the_confirmatory_block_are_refused_saying_how(c
     (project / "results" / ".scale").unlink(missing_ok=True)
     (project / "more-seeds.yaml").write_text("cbo:\n  settings:\n    cbo:\n      seeds: [0, 1, 2]\n")
     result = subprocess.run([*LAUNCH, "-n", "--cores", "1", *given], cwd=project, capture_output=True, text=True)
+    said = result.stdout + result.stderr
     assert result.returncode != 0
-    assert "seeds [0, 1, 2] given, but this run uses the confirmatory seed block" in result.stderr
-    assert "--config seed_block=exploratory" in result.stderr
+    assert "seeds [0, 1, 2] given, but this run uses the confirmatory seed block" in said
+    assert "--config seed_block=exploratory" in said
