@@ -300,7 +300,7 @@ def agent_kernels(updates: int):
     from rlstudy.agents import ddpg, dqn
     from rlstudy.agents.mpo.config import MPOParams
     from rlstudy.agents.mpo.learner import MPO
-    from rlstudy.agents.nets import dense_layers
+    from rlstudy.core.dense import dense_layers
     from rlstudy.agents.replay import Batch, ReplayBuffer
 
     gen = torch.Generator().manual_seed(0)

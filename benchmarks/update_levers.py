@@ -27,7 +27,7 @@ import torch.nn.functional as F  # noqa: E402
 from bellman_problem import shipped  # noqa: E402
 
 from rlstudy.agents import ddpg, dqn  # noqa: E402
-from rlstudy.agents.nets import dense_layers  # noqa: E402
+from rlstudy.core.dense import dense_layers  # noqa: E402
 from rlstudy.agents.replay import Batch  # noqa: E402
 from rlstudy.core.memory import keep_freed_memory  # noqa: E402
 

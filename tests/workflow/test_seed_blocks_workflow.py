@@ -46,7 +46,7 @@ def test_the_exploratory_block_is_one_switch_away(workdir):
 
 
 def test_a_confirmatory_seed_run_before_stops_the_workflow_naming_both_keys(workdir):
-    (workdir / "overlap.yaml").write_text("seeds: {evaluation: [0, 1], control: [0, 10002]}\n")
+    (workdir / "overlap.yaml").write_text("seed_block: exploratory\nseeds: {evaluation: [0, 1], control: [0, 10002]}\n")
     result = snakemake(workdir, "-n", "--cores", "1", "--configfile", "overlap.yaml")
     assert result.returncode != 0
     assert re.search(r"config key 'confirmatory_block\.counts\.[a-z_.-]+': its confirmatory seeds \[10002\] are also "

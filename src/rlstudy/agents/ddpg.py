@@ -14,11 +14,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from rlstudy.core.dense import dense_layers, relu_backward, relu_forward
 from rlstudy.core.diagnostics import STATISTICS_EVERY, DiagnosticsLog, grad_norm, td_statistics
 from rlstudy.core.progress import progress
 
 from .episodes import check_finite
-from .nets import dense_layers, mlp, relu_backward, relu_forward
+from .nets import mlp
 from .replay import Batch, Collector, ReplayBuffer
 
 

@@ -14,9 +14,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from rlstudy.core.atomic_writes import save_npy, save_tensors
+from rlstudy.core.dense import dense_layers
 from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.errors import InputError
-from rlstudy.core.atomic_writes import save_npy, save_tensors
 from rlstudy.core.loaders import load_npy, load_tensors
 
 from . import ddpg, dqn, tabular
@@ -24,7 +25,6 @@ from .episodes import make_env
 from .mpo import environment as mpo_environment
 from .mpo import networks as mpo_networks
 from .mpo.config import MPOParams
-from .nets import dense_layers
 from .registry import AgentEntry
 
 

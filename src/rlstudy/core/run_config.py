@@ -57,14 +57,14 @@ def settle_config(config: dict, *, config_files: Sequence[str | Path], command_l
     update_config(config, command_line_values(command_line, config, arguments=command_line_words))
     # A replicate list the run sets (--config, a more.yaml) where the picked seed block would replace it
     # is refused in one line saying how to run it.
-    replaced = replaced_lists(config, own_config(config_files, workdir))
+    replaced = replaced_lists(config, own_config(config_files))
     if replaced:
         raise ConfigError(replaced[0])
     validate_config(config, schema, checks=checks)
     # The picked block of replicate seeds written into the lists every rule reads: the rules know no
     # blocks (core/seed_blocks.py; results/seed_plan.csv records the block and its lists); a
     # confirmatory block with `start: protocol` takes its lists from the committed lock.
-    config.update(resolve_seed_block(config, Path(workdir) / LOCK))
+    config.update(resolve_seed_block(config, Path(LOCK)))
     # The checkout's scale (results/.scale, recorded by its first run) is kept; the files' own scale is
     # config.yaml's, unless a --configfile merged over it names one.
     own_scale = files_scale([load_yaml(path, "config file") for path in [SHIPPED, *added_files]])

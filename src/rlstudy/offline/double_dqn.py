@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rlstudy.agents.nets import Dense, dense_layers, relu_backward, relu_forward
+from rlstudy.core.dense import Dense, dense_layers, relu_backward, relu_forward
 from rlstudy.core.diagnostics import STATISTICS_EVERY, grad_norm, td_statistics
 from rlstudy.core.errors import DivergenceError
 

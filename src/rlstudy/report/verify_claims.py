@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rlstudy.claims.verdict_comparison import compare, verdicts
+from rlstudy.report.verdict_comparison import compare, verdicts
 from rlstudy.core.config import load_yaml
 from rlstudy.core.errors import InputError, PipelineError
 from rlstudy.core.regular_files import shown

@@ -8,7 +8,7 @@ import torch
 from rlstudy.agents import ddpg, dqn
 from rlstudy.agents.ddpg import DDPGParams
 from rlstudy.agents.dqn import DQNParams
-from rlstudy.agents.nets import dense_layers, relu_backward, relu_forward
+from rlstudy.core.dense import dense_layers, relu_backward, relu_forward
 from rlstudy.agents.replay import Batch, ReplayBuffer
 from rlstudy.core.diagnostics import DiagnosticsLog
 from shipped_params import shipped

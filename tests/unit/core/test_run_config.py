@@ -29,7 +29,7 @@ def test_the_shipped_config_settles_with_the_command_line_s_values_typed_and_the
     config = settle(tmp_path, monkeypatch, {"seed": 7, "tensorboard": "false"}, ["seed=7", "tensorboard=false"])
     shipped = load_yaml(ROOT / "config.yaml", "config file")
     assert config["seed"] == 7 and config["tensorboard"] is False
-    expected = resolve_seed_block({**shipped, "seed": 7, "tensorboard": False})
+    expected = resolve_seed_block({**shipped, "seed": 7, "tensorboard": False}, ROOT / "protocol.lock")
     assert {key: config[key] for key in expected} == expected
 
 

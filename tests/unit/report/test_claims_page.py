@@ -3,7 +3,7 @@ apart from the confirmatory verdicts and their counts."""
 
 import pandas as pd
 
-from rlstudy.claims.verdict_comparison import PAGE_ROW
+from rlstudy.report.verdict_comparison import PAGE_ROW
 from rlstudy.report.cli.render_readme import render, render_page
 
 

@@ -99,8 +99,8 @@ def test_a_lock_changed_since_its_commit_is_refused(repository):
         judge(repo, table, commits["after"], repo / "claims.yaml", claims, repo / "protocol.lock")
 
 
-@pytest.mark.parametrize("path", ["src/rlstudy/claims/rules.py", "src/rlstudy/core/io.py", "src/rlstudy/core/config.py",
-                                  "src/rlstudy/bellman/sde.py", "workflow/rules/claims.smk"])
+@pytest.mark.parametrize("path", ["src/rlstudy/claims/rules.py", "src/rlstudy/core/loaders.py", "src/rlstudy/core/config.py",
+                                  "src/rlstudy/bellman/problem/sde.py", "workflow/rules/claims.smk"])
 def test_a_file_of_the_verdict_steps_import_closure_changed_after_the_protocol_is_refused_naming_it(repository, path):
     repo, table, claims, commits = repository
     with (repo / path).open("a") as edited:
@@ -112,8 +112,8 @@ def test_a_file_of_the_verdict_steps_import_closure_changed_after_the_protocol_i
 
 @pytest.mark.parametrize("old, new, key", [("solved_return: 475", "solved_return: 400", "dqn.solved_return"),
                                            ("converged_below: 0.5", "converged_below: 0.6", "summary.converged_below"),
-                                           ("  evaluation_episodes: 10\n  rollout_steps: 500",
-                                            "  evaluation_episodes: 3\n  rollout_steps: 500", "dqn.evaluation_episodes")])
+                                           ("  evaluation_episodes: 300  #", "  evaluation_episodes: 3  #",
+                                            "dqn.evaluation_episodes")])
 def test_a_config_value_a_claim_reads_changed_after_the_protocol_is_refused_naming_it(repository, old, new, key):
     repo, table, claims, commits = repository
     config = repo / "config.yaml"

@@ -17,6 +17,8 @@ from rlstudy.report.protocol import protocol_1_files
 
 from hostile import ROOT, cli, one_line_error  # noqa: F401 (cli: a fixture)
 
+SHIPPED = yaml.safe_load((ROOT / "config.yaml").read_text())
+
 
 def test_the_lock_holds_the_claims_the_seed_plan_and_the_analysis_code(tmp_path, cli):
     claims = tmp_path / "claims.yaml"
@@ -39,13 +41,13 @@ def test_the_lock_holds_the_claims_the_seed_plan_and_the_analysis_code(tmp_path,
     assert written["seed_plan"]["cbo_sweep.seeds"][0] == written["seed_start"] + TUNING_OFFSET
     assert written["seed_plan_sha256"] == digest(written["seed_plan"])
     assert spent_problems(written["seed_plan"], read_spent(ROOT / "spent_blocks.yaml")) == []
-    # the verdict step's whole import closure, by path: core/io.py and core/config.py among them
+    # the verdict step's whole import closure, by path: core/loaders.py and core/config.py among them
     closure = {path.relative_to(ROOT).as_posix() for path in module_sources(VERDICT_STEP, ROOT / "src")}
     assert closure | {"workflow/rules/claims.smk", "workflow/schemas/claims.schema.yaml"} == set(written["analysis_code"])
-    assert {"src/rlstudy/core/io.py", "src/rlstudy/core/config.py", "src/rlstudy/claims/rules.py"} <= closure
+    assert {"src/rlstudy/core/loaders.py", "src/rlstudy/core/config.py", "src/rlstudy/claims/rules.py"} <= closure
     # the config values the claims read: every agent's bar and episodes, the cost bound, the counts
     assert written["config_values"]["dqn.solved_return"] == 475
-    assert written["config_values"]["mpo.eval_episodes"] == 10
+    assert written["config_values"]["mpo.eval_episodes"] == SHIPPED["mpo"]["eval_episodes"]
     assert written["config_values"]["summary.converged_below"] == 0.5
     assert written["config_values"]["confirmatory_block.counts.seeds.control"] == 40
     status, err = cli("report.cli.write_protocol", *args, "--check")

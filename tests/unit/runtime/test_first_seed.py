@@ -5,8 +5,8 @@ import pytest
 
 from rlstudy.core.config import ConfigError, load_yaml
 from rlstudy.core.scale import SMOKE_SIZES
-from rlstudy.core.seed_blocks import confirmatory_plan, replaced_lists
 from rlstudy.core.run_config import merged_files, own_config
+from rlstudy.core.seed_blocks import confirmatory_plan, locked_plan, replaced_lists
 from rlstudy.runtime.first_seed import first_seed
 
 from project_copy import ROOT
@@ -15,8 +15,9 @@ PAPER = load_yaml(ROOT / "config.yaml", "config file")
 SMOKE = merged_files([ROOT / "config.yaml", ROOT / SMOKE_SIZES])
 
 
-def test_the_first_seed_is_the_picked_blocks():
-    plan = confirmatory_plan(PAPER)
+def test_the_first_seed_is_the_picked_blocks(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the checkout's protocol.lock holds the confirmatory lists (start: protocol)
+    plan = confirmatory_plan(PAPER, locked_plan(ROOT / "protocol.lock"))
     assert first_seed(PAPER) == plan["seeds.control"][0]
     assert first_seed(PAPER, "cbo_sweep.seeds") == plan["cbo_sweep.seeds"][0]
     assert first_seed({**PAPER, "seed_block": "exploratory"}) == PAPER["seeds"]["control"][0]

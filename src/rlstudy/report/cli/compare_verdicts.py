@@ -16,7 +16,7 @@ made with the parameters of --config; the claims page states the scale it was re
 paper-scale side against one that is not, or a page that states no scale (or holds no one generated
 table), is refused (status 2) unless --allow-scales; two sides of the same other scale (two smoke runs) are compared.
 
-    python -m rlstudy.claims.cli.compare_verdicts --before docs/claims.md --after results/claims.csv
+    python -m rlstudy.report.cli.compare_verdicts --before docs/claims.md --after results/claims.csv
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import sys
 
 import pandas as pd
 
-from rlstudy.claims.verdict_comparison import compare, refuse_other_scales, verdicts
+from rlstudy.report.verdict_comparison import compare, refuse_other_scales, verdicts
 from rlstudy.core.cli import parser, run
 
 

@@ -1,4 +1,4 @@
-"""Each claim's verdict in two runs, side by side (claims/cli/compare_verdicts.py, report/verify.py):
+"""Each claim's verdict in two runs, side by side (report/cli/compare_verdicts.py, report/verify.py):
 read from a run's results/claims.csv or from the published page docs/claims.md (its generated table),
 with whether the run could test the claim, and each side's scale (report/scale.py): verdicts of two
 scales do not compare.

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from rlstudy.claims.verdict_comparison import compare, verdicts
+from rlstudy.report.verdict_comparison import compare, verdicts
 from rlstudy.core.atomic_writes import save_csv
 from rlstudy.core.provenance import sha256_file
 from rlstudy.core.markdown import generated_block, markers
@@ -78,7 +78,7 @@ def test_check_fails_only_when_a_compared_verdict_moved(tmp_path):
     before, after = page(tmp_path), after_table(tmp_path)
 
     def status(before, *more):
-        return subprocess.run([sys.executable, "-m", "rlstudy.claims.cli.compare_verdicts", "--before", str(before),
+        return subprocess.run([sys.executable, "-m", "rlstudy.report.cli.compare_verdicts", "--before", str(before),
                                "--after", str(after), "--check", "--config", str(CONFIG), *more],
                               capture_output=True, text=True).returncode
 
@@ -91,25 +91,25 @@ def test_a_smoke_run_is_not_compared_with_the_published_page(tmp_path, cli):
     moved: the smoke profile's budgets, not the change. The run's scale is render_readme's check."""
     before, smoke = page(tmp_path), after_table(tmp_path, epochs=3)
     args = ("--before", before, "--after", smoke, "--check", "--config", CONFIG)
-    status, err = cli("claims.cli.compare_verdicts", *args)
+    status, err = cli("report.cli.compare_verdicts", *args)
     one_line_error(status, err, f"{smoke} is not from the paper-scale profile (run ", "epochs 3",
                    f"and {before} is", "--allow-scales")
-    assert cli("claims.cli.compare_verdicts", *args, "--allow-scales")[0] == 1  # compared: b-fails moved
+    assert cli("report.cli.compare_verdicts", *args, "--allow-scales")[0] == 1  # compared: b-fails moved
     (tmp_path / "smoke").mkdir()
     stated_other = page(tmp_path / "smoke", "\n{}\n".format(scale_line("a smoke run")))
-    assert cli("claims.cli.compare_verdicts", "--before", stated_other, *args[2:])[0] == 1  # one scale: compared
+    assert cli("report.cli.compare_verdicts", "--before", stated_other, *args[2:])[0] == 1  # one scale: compared
 
 
 def test_a_paper_scale_run_is_compared_with_the_published_page(tmp_path, cli):
     before, run = page(tmp_path), after_table(tmp_path, epochs=yaml.safe_load(CONFIG.read_text())["sgd"]["control"]["epochs"])
-    assert cli("claims.cli.compare_verdicts", "--before", before, "--after", run, "--config", CONFIG)[0] == 0
+    assert cli("report.cli.compare_verdicts", "--before", before, "--after", run, "--config", CONFIG)[0] == 0
 
 
 def test_a_page_that_states_no_scale_is_refused(tmp_path, cli):
     before, run = page(tmp_path, stated="\n"), after_table(tmp_path, epochs=3)
-    one_line_error(*cli("claims.cli.compare_verdicts", "--before", before, "--after", run, "--config", CONFIG),
+    one_line_error(*cli("report.cli.compare_verdicts", "--before", before, "--after", run, "--config", CONFIG),
                    f"{before}: its generated claims table states no scale", "--allow-scales")
-    assert cli("claims.cli.compare_verdicts", "--before", before, "--after", run, "--allow-scales")[0] == 0
+    assert cli("report.cli.compare_verdicts", "--before", before, "--after", run, "--allow-scales")[0] == 0
 
 
 @pytest.mark.parametrize("shape", ["twice", "none"])
@@ -125,6 +125,6 @@ def test_a_page_without_one_generated_table_is_refused(tmp_path, cli, shape):
     assert generated_block(before.read_text(), start, end) is None
     run = after_table(tmp_path, epochs=yaml.safe_load(CONFIG.read_text())["sgd"]["control"]["epochs"])
     args = ("--before", before, "--after", run, "--config", CONFIG)
-    one_line_error(*cli("claims.cli.compare_verdicts", *args), f"{before}: expected one generated claims table",
+    one_line_error(*cli("report.cli.compare_verdicts", *args), f"{before}: expected one generated claims table",
                    "--allow-scales")
-    assert cli("claims.cli.compare_verdicts", *args, "--allow-scales")[0] == 0
+    assert cli("report.cli.compare_verdicts", *args, "--allow-scales")[0] == 0
