@@ -17,8 +17,9 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from .errors import InputError, first_line
+from .errors import InputError
 from .process import openblas_kernels, thread_counts
+from .regular_files import MAX_RECORD_BYTES, read_json, shown
 
 
 PACKAGES = ("torch", "numpy", "pandas", "matplotlib", "seaborn", "snakemake")
@@ -134,34 +135,26 @@ def provenance_path(path: str | Path) -> Path:
 
 
 # A record lists a few hundred inputs at most (a few hundred KB): a bigger file is not one of ours.
-MAX_RECORD_BYTES = 8 << 20
 
 
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 def read_record(path: str | Path, what: str) -> dict | None:
-    """The provenance record of artefact `path`, read with a size limit (a record replaced by, or
-    linked to, a huge file fails at once instead of filling the memory); None when there is none."""
+    """The provenance record of artefact `path`, opened as a regular file of at most MAX_RECORD_BYTES (a
+    record replaced by a FIFO, a device or a huge file fails at once instead of hanging or filling the
+    memory); None when there is no file of that name."""
     path = Path(path)
     record_path = provenance_path(path)
-    if not record_path.is_file():
+    if not os.path.lexists(record_path):
         return None
-    fail = f"unreadable provenance record {record_path} ({what})"
+    fail = f"unreadable provenance record {shown(record_path)} ({what})"
     try:
-        with open(record_path, "rb") as f:
-            data = f.read(MAX_RECORD_BYTES + 1)
-    except OSError as err:
-        raise InputError(f"{fail}: {err.strerror or err}; rerun the rule that writes {path}") from err
-    if len(data) > MAX_RECORD_BYTES:
-        raise InputError(f"{fail}: larger than {MAX_RECORD_BYTES >> 20} MiB, not a provenance record; "
-                         f"rerun the rule that writes {path}")
-    try:
-        record = json.loads(data)
-    except (ValueError, RecursionError) as err:
-        raise InputError(f"{fail}: not JSON ({first_line(err)}); rerun the rule that writes {path}") from err
+        record = read_json(record_path, MAX_RECORD_BYTES, "a provenance record")
+    except InputError as err:
+        raise InputError(f"{fail}: {err}; rerun the rule that writes {shown(path)}") from err
     if not isinstance(record, dict):
-        raise InputError(f"{fail}: expected a JSON object; rerun the rule that writes {path}")
+        raise InputError(f"{fail}: expected a JSON object; rerun the rule that writes {shown(path)}")
     return record
 
 

@@ -21,7 +21,6 @@ from rlstudy.core.errors import InputError
 SHOWN_CHARACTERS = 120  # of a path in a message: a 5000-character path is cut, not printed whole
 # A record lists a few hundred inputs at most (a few hundred KB): a bigger file is not one of ours.
 MAX_RECORD_BYTES = 8 << 20
-RECORD_SUFFIX = ".provenance.json"
 
 
 def shown(path: str | Path) -> str:
@@ -78,15 +77,3 @@ def read_json(path: str | Path, limit: int, what: str):
         return json.loads(data)
     except (ValueError, RecursionError) as err:
         raise InputError(f"{shown(path)} ({what}): not JSON ({str(err).splitlines()[0]})") from err
-
-
-def read_record(path: str | Path, what: str) -> dict | None:
-    """The provenance record beside artefact `path` as a JSON object, opened as a regular file of at most
-    MAX_RECORD_BYTES; None when there is no file of that name."""
-    record_path = Path(f"{path}{RECORD_SUFFIX}")
-    if not os.path.lexists(record_path):
-        return None
-    record = read_json(record_path, MAX_RECORD_BYTES, f"the provenance record of {what}")
-    if not isinstance(record, dict):
-        raise InputError(f"{shown(record_path)} (the provenance record of {what}): expected a JSON object")
-    return record

@@ -4,7 +4,7 @@ Every interval and test here is chosen by its proven or measured behaviour at th
 uses (core/calibration.SEED_COUNTS), not by asymptotics:
 
 - **The interval of a mean** is Student's t interval, 95 % nominal (`MEAN_INTERVAL`), from
-  MIN_INTERVAL_SEEDS (3) seeds up: two seeds get none (issue 42). Its coverage, measured by
+  MIN_INTERVAL_SEEDS (3) seeds up: two seeds get none. Its coverage, measured by
   simulation (`benchmarks/interval_coverage.py`, `tests/unit/claims/test_error_rates.py`), is 95 %
   under normal seeds and at least 90 % under lognormal seeds of σ = 0.5 (finals that move by a factor
   of about two between seeds, as the study's do) at every one of those counts. Under a heavier skew
@@ -15,7 +15,7 @@ uses (core/calibration.SEED_COUNTS), not by asymptotics:
 - **A comparison of two groups** (`compare`) is a one-sided test at a stated level, chosen for its
   estimand and for a false-positive rate at or under the level under every null the estimand allows
   that the study simulates (core/calibration.py, tests/unit/claims/test_error_rates.py), not only
-  under identical laws (issue 42):
+  under identical laws:
   - paired runs (the same seed of one setting and task share their initialisation): the exact
     **sign test** of the paired differences (`SIGN_TEST`). Estimand: the median paired difference.
     Under any law whose differences have median 0 (skewed or not) the number of positive differences
@@ -40,9 +40,9 @@ uses (core/calibration.SEED_COUNTS), not by asymptotics:
   states the rules.
 - **Planning** (`sign_test_power`, `unpaired_power`): the power of the test actually used at
   a stated smallest effect of interest (exact for the sign test, simulated for the unpaired test), from
-  which the seeds a claim needs are planned (`python benchmarks/seed_plan.py`). The power printed
-  before issue 42 (resampling the observed pairs: observed power) is biased upward and counted
-  wrong-direction decisions as success; it is no longer printed.
+  which the seeds a claim needs are planned (`python benchmarks/seed_plan.py`). Observed power
+  (resampling the observed pairs) is not printed: it is biased upward and counts wrong-direction
+  decisions as success.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def interquartile_mean(values: np.ndarray) -> float:
 
 
 # Fewer seeds than this get no interval: at 2 seeds the t interval is mean +- 12.7 x the half range, and
-# its coverage depends wholly on the law (issue 42).
+# its coverage depends wholly on the law.
 MIN_INTERVAL_SEEDS = 3
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from PIL import Image
 
 from rlstudy.core.errors import InputError
-from rlstudy.core.provenance import PROVENANCE_SUFFIX, SHA256_HEX
-from rlstudy.core.regular_files import read_record, read_regular, refuse_unless_small_regular, shown
+from rlstudy.core.provenance import PROVENANCE_SUFFIX, SHA256_HEX, read_record
+from rlstudy.core.regular_files import read_regular, refuse_unless_small_regular, shown
 from rlstudy.core.markdown import code, markers, text
 
 FOLDER = "docs/figures"

@@ -23,8 +23,8 @@ from pathlib import Path
 from rlstudy.core.config import ConfigError, load_yaml, schema, strict_validator
 from rlstudy.core.errors import InputError
 from rlstudy.core.loaders import load_csv
-from rlstudy.core.provenance import PROVENANCE_SUFFIX, git_commit, sha256_file
-from rlstudy.core.regular_files import read_record, read_regular, shown
+from rlstudy.core.provenance import PROVENANCE_SUFFIX, git_commit, read_record, sha256_file
+from rlstudy.core.regular_files import read_regular, shown
 from rlstudy.core.seed_blocks import BLOCK_KEY, EXPLORATORY, resolve_seed_block, seed_lists
 from rlstudy.report.platform import platform_record
 

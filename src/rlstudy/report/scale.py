@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rlstudy.bellman.learners.sweep import resolve_sweep, sweep_points
 from rlstudy.core.config import ConfigError, load_yaml
-from rlstudy.core.regular_files import read_record
+from rlstudy.core.provenance import read_record
 from rlstudy.core.markdown import text
 from rlstudy.core.scale import PAPER
 

@@ -162,13 +162,17 @@ def test_a_record_whose_sha256_is_not_a_hash_is_one_error_naming_file_and_field(
         load_csv(tmp_path / "b.csv", "test")
 
 
-def test_a_record_linked_to_a_huge_file_is_refused_without_reading_it(tmp_path):
+def test_a_huge_record_or_a_link_in_its_place_is_refused_without_reading_it(tmp_path):
     save_csv(tmp_path / "b.csv", pd.DataFrame({"x": [1]}), None)
-    huge = tmp_path / "huge"
-    with open(huge, "wb") as f:
+    record = provenance_path(tmp_path / "b.csv")
+    with open(record, "wb") as f:
         f.truncate(1 << 34)  # 16 GiB, sparse: read whole it would exhaust the memory
-    provenance_path(tmp_path / "b.csv").symlink_to(huge)
-    with pytest.raises(InputError, match=r"b\.csv\.provenance\.json \(test\): larger than 8 MiB"):
+    with pytest.raises(InputError, match=r"b\.csv\.provenance\.json \(test\): .*over the 8,388,608 "):
+        load_csv(tmp_path / "b.csv", "test")
+    huge = tmp_path / "huge"
+    record.rename(huge)
+    record.symlink_to(huge)
+    with pytest.raises(InputError, match=r"b\.csv\.provenance\.json \(test\): .*a link, not a regular file"):
         load_csv(tmp_path / "b.csv", "test")
 
 
@@ -277,3 +281,32 @@ def test_names_of_settings_grids_and_environments_holding_shell_syntax_are_refus
                            ("offline__environments", [payload]), ("offline__budgets", {payload: budget,
                                                                                    **config["offline"]["budgets"]})):
         assert config_problems(**{section: value}), section
+
+
+@pytest.mark.parametrize("odd", ["fifo", "link to /dev/zero"])
+def test_a_provenance_record_that_is_a_fifo_or_endless_is_refused_at_once(tmp_path, odd):
+    """A record is opened as a regular file of bounded size (core/regular_files.py): a FIFO or a link to
+    /dev/zero in a record's place is one line naming it, never a hang."""
+    import signal
+
+    from rlstudy.core.provenance import read_record
+
+    artefact = tmp_path / "a.csv"
+    artefact.write_text("x\n1\n")
+    record = provenance_path(artefact)
+    if odd == "fifo":
+        os.mkfifo(record)
+    else:
+        record.symlink_to("/dev/zero")
+
+    def hung(*_):
+        raise AssertionError("read_record blocked on a record that is not a regular file")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)
+    try:
+        with pytest.raises(InputError, match=r"unreadable provenance record .*a\.csv\.provenance\.json.*not a regular file"):
+            read_record(artefact, "test")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -1,8 +1,7 @@
 """Each claim's verdict in two runs, side by side: what a change of the code did to the verdicts.
 
 A change that moves a kernel's last bits changes every run after the first few steps, so its runs
-are compared by their verdicts (issue 23: the speed work must leave them unchanged, or say which
-moved). --before and --after are each a run's results/claims.csv or the published page
+are compared by their verdicts (a speed change must leave them unchanged, or say which moved). --before and --after are each a run's results/claims.csv or the published page
 docs/claims.md (its generated table: the verdicts of the published run). A claim that a run could
 not test, because one of its tables was not given or held none of its rows (a partial run:
 `snakemake study` has no sweep, cost, agents or offline tables, a run without `authors_data` no

@@ -28,7 +28,7 @@ from pathlib import Path
 from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.atomic_writes import write_artefact
-from rlstudy.core.regular_files import read_record
+from rlstudy.core.provenance import read_record
 from rlstudy.report import rebuild
 from rlstudy.report.manifest import kind_of
 from rlstudy.report.manifest_schema import ARTEFACT_PATH, load_manifest
