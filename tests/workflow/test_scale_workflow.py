@@ -93,8 +93,9 @@ def test_the_readmes_rerun_commands_run_as_shown_at_the_checkouts_scale(smoke_ch
             continue
         if "--sdm conda" in command:
             continue  # needs conda on the machine
+        # every make of the line, the one inside $(make -s first-seed) too, with this interpreter's venv
         as_run = command.replace("make ", f"make -o .venv/.installed BIN={Path(sys.executable).parent} "
-                                         f"SNAKEMAKE={shlex.quote(launcher)} ", 1)
+                                         f"SNAKEMAKE={shlex.quote(launcher)} ")
         result = subprocess.run(as_run, shell=True, cwd=smoke_checkout, env=ENV_OF(smoke_checkout),
                                 capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, (command, result.stdout[-1500:], result.stderr[-3000:])

@@ -45,9 +45,15 @@ def test_the_exploratory_block_is_one_switch_away(workdir):
     assert "--block exploratory" in command and '"cbo_sweep.seeds": [100, 101, 102, 103, 104]' in command
 
 
-def test_a_confirmatory_seed_run_before_stops_the_workflow_naming_both_keys(workdir):
-    (workdir / "overlap.yaml").write_text("seed_block: exploratory\nseeds: {evaluation: [0, 1], control: [0, 10002]}\n")
-    result = snakemake(workdir, "-n", "--cores", "1", "--configfile", "overlap.yaml")
+def test_a_confirmatory_seed_run_before_stops_the_workflow_naming_both_keys(tmp_path):
+    # the checkout's own config.yaml lists a confirmatory seed among its exploratory ones (a list given by
+    # --config or another file is refused before: replaced_lists)
+    workdir = copy_project(tmp_path / "overlap")
+    config = workdir / "config.yaml"
+    own = config.read_text()
+    assert own.count("  control: [") == 1
+    config.write_text(own.replace("  control: [", "  control: [10002, ", 1))
+    result = snakemake(workdir, "-n", "--cores", "1")
     assert result.returncode != 0
     assert re.search(r"config key 'confirmatory_block\.counts\.[a-z_.-]+': its confirmatory seeds \[10002\] are also "
                      r"exploratory seeds \(config key 'seeds\.control'\).*write a new protocol", result.stdout + result.stderr)

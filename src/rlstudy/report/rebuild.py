@@ -25,7 +25,7 @@ from pathlib import Path
 
 from rlstudy.core.errors import InputError
 
-PROJECT_FILES = ("Snakefile", "config.yaml", "claims.yaml", "envs.yaml")
+PROJECT_FILES = ("Snakefile", "config.yaml", "claims.yaml", "envs.yaml", "protocol.lock", "spent_blocks.yaml")
 PROJECT_FOLDERS = ("workflow", "src")
 LAUNCHER = ("-m", "rlstudy.runtime.launch")
 _RULE = re.compile(r"^(?:local)?rule (\S+):$")
