@@ -23,6 +23,7 @@ from rlstudy.core.errors import InputError, PipelineError
 from rlstudy.core.regular_files import shown
 from rlstudy.report.manifest import TABLES, read_table
 from rlstudy.report.manifest_schema import ARTEFACT_PATH
+from rlstudy.report.protocol import analysis_code, read_lock
 from rlstudy.report.rebuild import snakemake
 from rlstudy.report.verify import run_files, write_table
 
@@ -36,11 +37,52 @@ def run_step(step: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", *step], cwd=cwd, capture_output=True, text=True, env=env)
 
 
-def verdict_lines(record: dict, claims: Path, what: str, work: Path) -> tuple[list[str], bool]:
-    """Each moved verdict of claims.csv against the manifest's, a count, and whether one moved."""
+def evaluate(tables: Path, out: Path, cwd: Path) -> None:
+    """evaluate_claims of cwd's code and claims on the tables written in `tables` (TABLE_FILES), into out."""
+    given = [f"{name}={tables / TABLE_FILES[name]}.csv" for name in TABLE_FILES
+             if (tables / f"{TABLE_FILES[name]}.csv").is_file()]
+    done = run_step(["rlstudy.claims.cli.evaluate_claims", "--claims", "claims.yaml",
+                     "--schema", "workflow/schemas/claims.schema.yaml", "--table", *given, "--out", str(out)], cwd)
+    if done.returncode != 0:
+        raise PipelineError(f"the claims on the tables of {tables}: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+
+
+def analysis_changed(project: Path) -> list[str]:
+    """The files of the analysis code that differ in project from its protocol.lock (the code the published
+    verdicts were decided by), by path; [] where it matches or there is no lock."""
+    lock_path = project / "protocol.lock"
+    if not lock_path.is_file():
+        return []
+    lock = read_lock(lock_path)
+    here = analysis_code(project, lock)
+    return sorted(path for path in {*here, *lock["analysis_code"]} if here.get(path) != lock["analysis_code"].get(path))
+
+
+def baseline_verdicts(record: dict, project: Path, work: Path) -> tuple[Path, list[str]]:
+    """The verdicts a rebuild's are compared with: the manifest's own where project's analysis code is the
+    lock's (an edited verdict in the manifest then shows as moved); otherwise those of project's code on the
+    published tables, so that a changed test is not taken for a moved rebuild (said in a line)."""
     published = work / "published-claims.csv"  # the manifest's claims as a table, in the scratch folder
     write_table(record["tables"]["claims"], published)
-    table = compare(verdicts(str(published)), verdicts(str(claims)))
+    changed = analysis_changed(project)
+    if not changed:
+        return published, []
+    folder = work / "published-tables"
+    folder.mkdir()
+    for name, table in record["tables"].items():  # names from TABLES' fixed set (manifest_schema)
+        if name != "claims":
+            write_table(table, folder / f"{TABLE_FILES[name]}.csv")
+    ours = work / "published-tables-claims.csv"
+    evaluate(folder, ours, project)
+    differ = compare(verdicts(str(published)), verdicts(str(ours)))["moved"].dropna().astype(bool)
+    return ours, [f"analysis code: {len(changed)} files differ from protocol.lock's (e.g. {changed[0]}): the "
+                  f"verdicts are compared with this checkout's on the published tables, which decide "
+                  f"{int(differ.sum())} of {len(differ)} published verdicts otherwise"]
+
+
+def verdict_lines(before: Path, claims: Path, what: str) -> tuple[list[str], bool]:
+    """Each moved verdict of claims.csv against `before`'s, a count, and whether one moved."""
+    table = compare(verdicts(str(before)), verdicts(str(claims)))
     moved = table["moved"].dropna().astype(bool)
     lines = [f"verdict `{claim}`: {table.at[claim, 'verdict_before']} -> {table.at[claim, 'verdict_after']} **moved**"
              for claim in moved.index[moved]]
@@ -158,22 +200,16 @@ def compare_claims(record: dict, run_folder: Path, work: Path,
     if "claims" not in record["tables"]:
         return ["verdicts: not compared (the manifest has no claims)"], False
     if rebuilt.is_file():
-        return verdict_lines(record, rebuilt, "", work)
+        before, code = baseline_verdicts(record, run_folder, work)
+        lines, moved = verdict_lines(before, rebuilt, "")
+        return [*code, *lines], moved
     folder = work / "tables"
     folder.mkdir()
     notes = project_rows(record, run_folder, run_files(run_folder), arguments, folder)
     if not any("rows of" in note for note in notes):
         return [*notes, "verdicts: not compared (no rebuilt run has a row in the tables the claims read; "
                 "TARGETS=results/claims.csv rebuilds them all)"], False
-    tables = [f"{name}={folder / TABLE_FILES[name]}.csv" for name in TABLE_FILES if (folder / f"{TABLE_FILES[name]}.csv").is_file()]
-    done = run_step(["rlstudy.claims.cli.evaluate_claims", "--claims", "claims.yaml",
-                     "--schema", "workflow/schemas/claims.schema.yaml", "--table", *tables,
-                     "--out", str(folder / "claims.csv")], run_folder)
-    if done.returncode != 0:
-        raise PipelineError(f"the claims on the published tables with the rebuilt rows: "
-                            f"{(done.stderr.strip().splitlines() or ['?'])[-1]}")
-    lines, moved = verdict_lines(record, folder / "claims.csv", " (the published tables with the rebuilt runs' rows)",
-                                 work)
-    return [*notes, *lines], moved
-
-
+    evaluate(folder, folder / "claims.csv", run_folder)
+    before, code = baseline_verdicts(record, run_folder, work)
+    lines, moved = verdict_lines(before, folder / "claims.csv", " (the published tables with the rebuilt runs' rows)")
+    return [*notes, *code, *lines], moved

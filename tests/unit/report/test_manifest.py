@@ -181,6 +181,37 @@ def test_a_moved_verdict_is_reported(published, tmp_path):
     assert verify_claims.compare_claims(published, tmp_path, work)[1] is False
 
 
+def test_verdicts_are_compared_under_the_analysis_code_that_decided_them(published, tmp_path, monkeypatch):
+    """A checkout whose analysis code is its protocol.lock's compares a rebuild's verdicts with the manifest's
+    (an edited one shows as moved); one whose code differs compares them with its own code's verdicts on the
+    published tables, so that a changed test is not taken for a moved rebuild, and says so."""
+    scratch = tmp_path / "scratch"
+    (scratch / "results").mkdir(parents=True)
+    (scratch / "results/claims.csv").write_text("id,verdict,evidence\na,holds,p=0.02\nb,holds,p=0.01\n")
+    rules = scratch / "src" / "rlstudy" / "claims" / "rules.py"
+    rules.parent.mkdir(parents=True)
+    rules.write_text("# the rules\n")
+    lock = {"protocol": 2, "claims_shared_sha256": "", "claims": {}, "seed_plan_sha256": "", "seed_plan": {},
+            "config_values": {}, "analysis_code": {"src/rlstudy/claims/rules.py": hashlib.sha256(b"# the rules\n").hexdigest()}}
+    (scratch / "protocol.lock").write_text(json.dumps(lock))
+    assert verify_claims.analysis_changed(scratch) == []
+    (tmp_path / "w1").mkdir()
+    lines, moved = verify_claims.compare_claims(published, scratch, tmp_path / "w1")
+    assert moved and any("`b`: fails -> holds" in line for line in lines)  # the manifest's own verdicts
+
+    rules.write_text("# the rules, changed\n")
+    assert verify_claims.analysis_changed(scratch) == ["src/rlstudy/claims/rules.py"]
+
+    def evaluate(tables, out, cwd):  # this checkout's code on the published tables: b holds
+        out.write_text("id,verdict,evidence\na,holds,p=0.02\nb,holds,p=0.01\n")
+
+    monkeypatch.setattr(verify_claims, "evaluate", evaluate)
+    (tmp_path / "w2").mkdir()
+    lines, moved = verify_claims.compare_claims(published, scratch, tmp_path / "w2")
+    assert not moved and any("1 files differ from protocol.lock's" in line and "decide 1 of 2 published verdicts "
+                             "otherwise" in line for line in lines)
+
+
 def test_verify_compares_a_finished_run_as_it_is(run_folder):
     """--run (make verify RUN=.): the run against its own manifest agrees; a changed byte or a moved
     verdict does not, with status 1."""
