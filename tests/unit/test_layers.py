@@ -117,18 +117,6 @@ ROOMS = (("core",), ("plotting", "runtime"), ("bellman", "agents", "offline"), (
 # bellman/'s folders from the ground up; its root modules (the workflow's config checks and the warm-up
 # hook) stand above all of them.
 BELLMAN_FLOORS = ("problem", "estimators", "numerics", "learners", "budget", "data", "results", "figures", "cli")
-# Imports that run back up or into a step's module in rooms another change is reshaping; each must
-# still exist (test_every_allowance_is_still_needed), so the list only shrinks.
-ALLOWED = {
-    ("rlstudy.agents.cli.plot_basics", "rlstudy.agents.cli.train_agent"),
-    ("rlstudy.offline.cli.generate_buffer", "rlstudy.offline.cli.args"),
-    ("rlstudy.offline.cli.train_behavioural", "rlstudy.offline.cli.args"),
-    ("rlstudy.offline.cli.train_offline", "rlstudy.offline.cli.args"),
-}
-
-
-def allowed(name: str, target: str) -> bool:
-    return any(name == own and (target == theirs or target.startswith(theirs + ".")) for own, theirs in ALLOWED)
 
 
 def floor_of_room(name: str) -> int | None:
@@ -154,7 +142,7 @@ def back_up(name: str, imports: set[str]) -> list[str]:
     """Each import of `name` that runs up a floor (between rooms, or inside bellman/), or into a step."""
     wrong = []
     for target in sorted(imports):
-        if allowed(name, target) or target == "rlstudy":
+        if target == "rlstudy":
             continue
         own, theirs = floor_of_room(name), floor_of_room(target)
         if own is not None and theirs is not None and part(name) != part(target) and theirs >= own:
@@ -178,11 +166,6 @@ def test_every_room_and_every_bellman_folder_has_its_floor():
     folders = {name.split(".")[2] for name in names if name.startswith("rlstudy.bellman.")
                and (PACKAGE / "bellman" / name.split(".")[2]).is_dir()}
     assert folders == set(BELLMAN_FLOORS)
-
-
-def test_every_allowance_is_still_needed():
-    imports = dict(modules())
-    assert [pair for pair in sorted(ALLOWED) if not any(allowed(pair[0], target) for target in imports.get(pair[0], ()))] == []
 
 
 def test_no_module_cycle_inside_a_room():

@@ -38,7 +38,7 @@ def offline_runtime(env):
 
 
 def offline_run_args(wildcards):
-    """The arguments every stage of a run takes (offline/cli/args.py), as a list for {params.args:q}."""
+    """The arguments every stage of a run takes (offline/run_arguments.py), as a list for {params.args:q}."""
     return [
         "--env",
         wildcards.env,

@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from rlstudy.core.cli import FILL_FROM_CONFIG, build
+
 
 @dataclass(frozen=True)
 class AgentEntry:
@@ -51,3 +53,9 @@ BASICS: tuple[str, ...] = tuple(name for name, entry in AGENTS.items() if entry.
 def build_agent(name: str):
     """The agent registered as `name`, built (its class imported now)."""
     return AGENTS[name].build()
+
+
+def agent_params(agent, values: dict):
+    """The agent's parameter dataclass from the config's `params` (lists become tuples)."""
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+    return build(agent.params, values, f"config '{agent.name}.params'", fill=FILL_FROM_CONFIG)

@@ -11,7 +11,7 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # classic-control renders thr
 
 from rlstudy.agents import figures  # noqa: E402
 from rlstudy.agents.episodes import load_evaluation, load_returns  # noqa: E402
-from rlstudy.agents.registry import BASICS, build_agent  # noqa: E402
+from rlstudy.agents.registry import BASICS, agent_params, build_agent  # noqa: E402
 from rlstudy.agents.rollout import greedy_rollout, save_gif  # noqa: E402
 from rlstudy.core import seeding  # noqa: E402
 from rlstudy.core.cli import finite_float, integer_from, json_arg, parser, run, setup_torch  # noqa: E402
@@ -19,8 +19,6 @@ from rlstudy.core.loaders import load_csv  # noqa: E402
 from rlstudy.plotting import style  # noqa: E402
 from rlstudy.plotting.curves import evaluation_label  # noqa: E402
 from rlstudy.plotting.diagnostics_figure import DiagnosticsRun, diagnostics_figure  # noqa: E402
-
-from .train_agent import agent_params  # noqa: E402
 
 
 def run_seed(folder: Path) -> int:

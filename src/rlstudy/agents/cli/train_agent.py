@@ -16,12 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from rlstudy.agents.episodes import evaluate, evaluation_frame
-from rlstudy.agents.registry import BASICS, build_agent
+from rlstudy.agents.registry import BASICS, agent_params, build_agent
 from rlstudy.core import seeding
 from rlstudy.core.cli import (
-    FILL_FROM_CONFIG,
     add_tensorboard_argument,
-    build,
     integer_from,
     json_arg,
     parser,
@@ -31,12 +29,6 @@ from rlstudy.core.cli import (
 from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.atomic_writes import ensure_writable, save_csv
 from rlstudy.core.provenance import provenance
-
-
-def agent_params(agent, values: dict):
-    """The agent's parameter dataclass from the config's `params` (lists become tuples)."""
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
-    return build(agent.params, values, f"config '{agent.name}.params'", fill=FILL_FROM_CONFIG)
 
 
 def main() -> None:

@@ -18,10 +18,9 @@ from rlstudy.core.loaders import load_tensors
 from rlstudy.core.provenance import provenance
 from rlstudy.offline.double_dqn import DQN
 from rlstudy.offline.evaluation import PERFORMANCE_SOURCES
+from rlstudy.offline.run_arguments import add_run_arguments, run_of
 from rlstudy.offline.runs import info_record
 from rlstudy.offline.training import generate_buffer
-
-from .args import add_run_arguments, run_of
 
 
 def main() -> None:

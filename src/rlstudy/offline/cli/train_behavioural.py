@@ -15,10 +15,9 @@ from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.atomic_writes import ensure_writable, save_csv, save_tensors
 from rlstudy.core.provenance import provenance
 from rlstudy.offline.double_dqn import DQN
+from rlstudy.offline.run_arguments import add_run_arguments, run_of
 from rlstudy.offline.runs import info_record, run_fingerprint
 from rlstudy.offline.training import train_online
-
-from .args import add_run_arguments, run_of
 
 
 def main() -> None:

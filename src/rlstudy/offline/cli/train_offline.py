@@ -17,10 +17,9 @@ from rlstudy.core.atomic_writes import ensure_writable, save_csv, save_tensors
 from rlstudy.core.provenance import provenance
 from rlstudy.offline.buffer import ReplayBuffer, buffer_files
 from rlstudy.offline.learners import LEARNERS
+from rlstudy.offline.run_arguments import add_run_arguments, run_of
 from rlstudy.offline.runs import info_record, run_fingerprint
 from rlstudy.offline.training import train_offline
-
-from .args import add_run_arguments, run_of
 
 
 def main() -> None:
