@@ -26,9 +26,14 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from .config import ConfigError, parse_yaml
+from .errors import InputError
+from .regular_files import read_json
+
+MAX_LOCK_BYTES = 8 << 20  # a lock is tens of KB: anything bigger is not one
 
 EXPLORATORY, CONFIRMATORY = "exploratory", "confirmatory"
 BLOCKS = (EXPLORATORY, CONFIRMATORY)
@@ -98,13 +103,13 @@ def confirmatory_plan(config: dict, locked: dict[str, list[int]] | None = None) 
 def locked_plan(path: Path) -> dict[str, list[int]]:
     """The confirmatory seed plan of a protocol lock (JSON), checked: list key -> non-negative integers."""
     where = f"{path} (confirmatory_block.start: {LOCKED_START})"
-    try:
-        lock = json.loads(path.read_text())
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         raise ConfigError(f"{where}: no protocol lock, so no confirmatory seeds; write it with make protocol "
-                          f"(or run --config {BLOCK_KEY}={EXPLORATORY})") from None
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise ConfigError(f"{where}: not a protocol lock ({getattr(err, 'strerror', None) or err})") from err
+                          f"(or run --config {BLOCK_KEY}={EXPLORATORY})")
+    try:  # a regular file of bounded size: a FIFO or a device in its place is refused, never waited on
+        lock = read_json(path, MAX_LOCK_BYTES, "a protocol lock")
+    except InputError as err:
+        raise ConfigError(f"{where}: not a protocol lock ({err})") from err
     plan = lock.get("seed_plan") if isinstance(lock, dict) else None
     if not (isinstance(plan, dict) and all(isinstance(key, str) and isinstance(seeds, list) and all(
             type(seed) is int and 0 <= seed < 2**31 for seed in seeds) for key, seeds in plan.items())):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -30,7 +31,8 @@ from rlstudy.core.config import ConfigError, load_yaml, parse_yaml
 from rlstudy.core.errors import InputError
 from rlstudy.core.loaders import load_csv
 from rlstudy.core.provenance import read_record, sha256_file
-from rlstudy.core.seed_blocks import CONFIRMATORY, EXPLORATORY, digest
+from rlstudy.core.regular_files import read_regular
+from rlstudy.core.seed_blocks import CONFIRMATORY, EXPLORATORY, MAX_LOCK_BYTES, digest
 from rlstudy.report.lock import LOCK, LOCK_VERSION, claim_config, claims_digests
 
 LOCK_VERSIONS = (1, LOCK_VERSION)
@@ -112,14 +114,10 @@ def parse_lock(text: bytes | str, where: str) -> dict:
 
 
 def read_lock(path: Path) -> dict:
-    try:
-        text = path.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         raise InputError(f"{path}: no protocol; a confirmatory run is published against a protocol committed "
-                         "before it (make protocol, then commit protocol.lock)") from None
-    except OSError as err:
-        raise InputError(f"{path}: not a protocol lock ({err.strerror or err})") from err
-    return parse_lock(text, str(path))
+                         "before it (make protocol, then commit protocol.lock)")
+    return parse_lock(read_regular(path, MAX_LOCK_BYTES, "a protocol lock"), str(path))
 
 
 def protocol_commit(root: Path, lock: Path, any_results: bool) -> str:
