@@ -321,19 +321,16 @@ def dqn_row(updates: int, gen: torch.Generator):
     from bellman_problem import shipped  # each learner's parameters as the shipped config gives them
 
     from rlstudy.agents import dqn
-    from rlstudy.core.dense import dense_layers
 
     env = gym.make("CartPole-v1")
     p = shipped(dqn.DQNParams, "dqn", "params")
-    network, target = dqn.q_network(env, p, gen), dqn.q_network(env, p, gen)
-    layers, target_layers = dense_layers(network), dense_layers(target)
-    opt = dqn.adam(network, p)
+    update = dqn.TDUpdate(dqn.q_network(env, p, gen), dqn.q_network(env, p, gen), p)
     batch = batch_of(4, 2, p.batch_size, True)
 
     def dqn_update():
-        dqn.td_gradients(layers, target_layers, batch, p.gamma)
-        opt.step()
-    arith = Arithmetic()  # counted from the shapes: the products run in NumPy, which the profiler does not see
+        update.gradients(batch)
+        update.step()
+    arith = Arithmetic()  # counted from the shapes: the products run compiled, which the profiler does not see
     sizes = [4, *p.hidden, 2]
     mlp_arithmetic(arith, sizes, p.batch_size)  # the target network on s'
     mlp_arithmetic(arith, sizes, p.batch_size, backward=True)

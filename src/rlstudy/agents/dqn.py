@@ -14,7 +14,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from rlstudy.core.dense import Dense, dense_layers, relu_backward, relu_forward
+from rlstudy.core.compiled_updates import FlatAdam, flat_mlp, kernels
+from rlstudy.core.dense import Dense, dense_layers, relu_forward
 from rlstudy.core.diagnostics import STATISTICS_EVERY, DiagnosticsLog, grad_norm, td_statistics
 from rlstudy.core.progress import progress
 
@@ -48,35 +49,32 @@ def q_network(env: gym.Env, params: DQNParams, generator: torch.Generator) -> nn
     return mlp(sizes, generator)
 
 
-def adam(network: nn.Module, params: DQNParams) -> torch.optim.Adam:
-    """One fused Adam step over every parameter (its element-wise update in one pass)."""
-    return torch.optim.Adam(network.parameters(), lr=params.learning_rate, fused=True)
-
-
 def epsilon_at(step: int, params: DQNParams) -> float:
     slope = (params.epsilon_end - params.epsilon_start) / (params.exploration_fraction * params.total_steps)
     return max(params.epsilon_end, params.epsilon_start + slope * step)
 
 
-def td_targets(target_layers: list[Dense], batch: Batch, gamma: float) -> np.ndarray:
-    """r + gamma * max_a' Q_target(s', a'), without the bootstrap after a terminal state."""
-    next_values = relu_forward(target_layers, batch.next_observations.numpy())[-1].max(axis=1)
-    return batch.rewards.numpy() + np.float32(gamma) * (1.0 - batch.terminated.numpy()) * next_values
+class TDUpdate:
+    """DQN's update on the network and its target as flat buffers (core/compiled_updates.py: their
+    parameters become views of them): gradients() computes the mean squared TD error against
+    r + gamma (1 - terminal) max_a' Q_target(s', a') and its gradient, into the parameters' .grad,
+    in one compiled call; step() is one Adam pass."""
 
+    def __init__(self, network: nn.Module, target: nn.Module, params: DQNParams):
+        self.online, self.target = flat_mlp(network), flat_mlp(target)
+        self.optimiser = FlatAdam(self.online, params.learning_rate)
+        self.gamma = np.float32(params.gamma)
 
-def td_gradients(layers: list[Dense], target_layers: list[Dense], batch: Batch,
-                 gamma: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The mean squared TD error's gradient written into the layers' .grad, by hand (nets.relu_backward:
-    the products autograd would run, without its graph); returns the loss, Q(s, a) and the targets."""
-    targets = td_targets(target_layers, batch, gamma)
-    outputs = relu_forward(layers, batch.observations.numpy())
-    rows, actions = np.arange(len(targets)), batch.actions.numpy()
-    chosen = outputs[-1][rows, actions]
-    error = chosen - targets
-    grad = np.zeros_like(outputs[-1])
-    grad[rows, actions] = error * np.float32(2.0 / len(error))
-    relu_backward(layers, outputs, grad)
-    return torch.from_numpy(np.asarray(np.mean(error * error))), torch.from_numpy(chosen), torch.from_numpy(targets)
+    def gradients(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The loss, Q(s, a) and the targets, the loss's gradient written into the parameters' .grad."""
+        loss, chosen, targets = kernels().dqn_gradients(
+            self.online.values, self.online.grads, self.target.values, self.online.sizes, batch.observations.numpy(),
+            batch.actions.numpy(), batch.rewards.numpy(), batch.next_observations.numpy(), batch.terminated.numpy(),
+            self.gamma)
+        return torch.from_numpy(np.asarray(loss, np.float32)), torch.from_numpy(chosen), torch.from_numpy(targets)
+
+    def step(self) -> None:
+        self.optimiser.step()
 
 
 def greedy_action(layers: list[Dense], observation) -> int:
@@ -98,8 +96,8 @@ def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generat
     log = DiagnosticsLog() if log is None else log
     network = q_network(env, params, generator)
     target_network = copy.deepcopy(network)
-    layers, target_layers = dense_layers(network), dense_layers(target_network)
-    optimiser = adam(network, params)
+    update = TDUpdate(network, target_network, params)
+    layers = dense_layers(network)  # views of the flat buffer (acting)
     buffer = ReplayBuffer(min(params.buffer_size, params.total_steps), env.observation_space.shape, (), np.int64)
     learning_starts = int(params.learning_starts * params.total_steps)
     bar = progress(range(params.total_steps), desc="DQN steps")
@@ -113,11 +111,11 @@ def train_dqn(env: gym.Env, params: DQNParams, seed: int, rng: np.random.Generat
 
         if step > learning_starts and step % params.train_every == 0:
             batch = buffer.sample(params.batch_size, rng)
-            loss, chosen, targets = td_gradients(layers, target_layers, batch, params.gamma)
+            loss, chosen, targets = update.gradients(batch)
             if (step // params.train_every) % STATISTICS_EVERY == 0:
                 log.add({**td_statistics(loss, chosen, targets), "grad_norm": grad_norm(network.parameters()),
                          "epsilon": epsilon_at(step, params)})
-            optimiser.step()
+            update.step()
             check_finite(loss.item(), "DQN loss", step)
         if step % params.target_every == 0:
             target_network.load_state_dict(network.state_dict())

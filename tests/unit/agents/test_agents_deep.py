@@ -1,3 +1,5 @@
+import copy
+import dataclasses
 from types import SimpleNamespace
 
 import gymnasium as gym
@@ -23,14 +25,16 @@ def batch(rewards, terminated, next_observations):
 
 
 def test_dqn_target_by_hand():
-    layer = torch.nn.Linear(1, 2)
+    target = torch.nn.Sequential(torch.nn.Linear(1, 2))
     with torch.no_grad():
-        layer.weight.copy_(torch.tensor([[1.0], [2.0]]))
-        layer.bias.zero_()  # Q(s', .) = (s', 2 s')
+        target[0].weight.copy_(torch.tensor([[1.0], [2.0]]))
+        target[0].bias.zero_()  # Q(s', .) = (s', 2 s')
     b = batch([1.0, 1.0, -1.0], [0.0, 1.0, 0.0], [[3.0], [3.0], [-2.0]])
+    b = b._replace(actions=torch.zeros(3, dtype=torch.int64))
+    update = dqn.TDUpdate(copy.deepcopy(target), target, shipped(DQNParams, "dqn", "params", gamma=0.5))
     # max_a Q = 6, (terminal), -2
     expected = torch.tensor([1.0 + 0.5 * 6.0, 1.0, -1.0 + 0.5 * -2.0])
-    torch.testing.assert_close(torch.from_numpy(dqn.td_targets(dense_layers(layer), b, 0.5)), expected)
+    torch.testing.assert_close(update.gradients(b)[2], expected)
 
 
 def test_ddpg_target_by_hand():
@@ -119,7 +123,7 @@ def test_hand_written_dqn_and_ddpg_gradients_equal_autograds():
     b = Batch(torch.randn(64, 4, generator=generator), torch.randint(2, (64,), generator=generator),
               torch.randn(64, generator=generator), torch.randn(64, 4, generator=generator),
               (torch.rand(64, generator=generator) < 0.2).float())
-    loss, _, targets = dqn.td_gradients(dense_layers(network), dense_layers(target), b, 0.9)
+    loss, _, targets = dqn.TDUpdate(network, target, dataclasses.replace(params, gamma=0.9)).gradients(b)
     by_hand = [p.grad.clone() for p in network.parameters()]
     network.zero_grad(set_to_none=True)
     autograd_loss = torch.nn.functional.mse_loss(network(b.observations).gather(1, b.actions[:, None]).squeeze(1),
