@@ -31,23 +31,68 @@ from types import SimpleNamespace
 import numpy as np
 
 _F32 = np.float32
+_SMALLEST_NORMAL = np.finfo(np.float32).tiny
+ALIGN = 16  # float32s: 64 bytes, where every tensor of a flat buffer and every work buffer starts
+SGEMM = "rlstudy_sgemm"  # the symbol the kernels call the BLAS product by (bound in kernels())
+NARROW = 8  # a product with a side this narrow or narrower runs in np.dot (OpenBLAS: faster there)
+
+
+def _padded(size):
+    return (size + ALIGN - 1) // ALIGN * ALIGN
+
+
+def _aligned(size):
+    """An uninitialised float32 array of `size` whose first element is 64-byte aligned."""
+    room = np.empty(size + ALIGN, np.float32)
+    shift = (ALIGN - (room.ctypes.data // 4) % ALIGN) % ALIGN
+    return room[shift:shift + size]
+
+
+def _gemm(a, transpose_a, b, transpose_b, out):
+    """out = op(a) @ op(b), op a transpose where asked, every array row-major float32. Wide products of
+    64-byte aligned arrays go to the BLAS sgemm bound to SGEMM (MKL's, which PyTorch carries: at these
+    shapes 1.2-1.5x OpenBLAS's), the rest to np.dot. BLAS is column-major: it computes
+    out^T = op(b)^T op(a)^T, each row-major array read as its transpose with the row length as its
+    leading dimension."""
+    m, n = out.shape
+    k = a.shape[0] if transpose_a else a.shape[1]
+    aligned = (a.ctypes.data % 64 == 0 and b.ctypes.data % 64 == 0 and out.ctypes.data % 64 == 0)
+    if min(m, n, k) <= NARROW or not aligned:
+        np.dot(a.T if transpose_a else a, b.T if transpose_b else b, out)
+        return
+    ints = np.empty(6, np.int32)  # BLAS's m, n, k, ld of its first operand (b), of its second (a), of out
+    ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = n, m, k, b.shape[1], a.shape[1], n
+    flags = np.empty(2, np.uint8)
+    flags[0], flags[1] = (84 if transpose_b else 78), (84 if transpose_a else 78)  # 'T', 'N'
+    scalars = np.empty(2, np.float32)
+    scalars[0], scalars[1] = 1.0, 0.0
+    _sgemm(flags[0:].ctypes.data, flags[1:].ctypes.data, ints[0:].ctypes.data, ints[1:].ctypes.data,
+           ints[2:].ctypes.data, scalars[0:].ctypes.data, b.ctypes.data, ints[3:].ctypes.data, a.ctypes.data,
+           ints[4:].ctypes.data, scalars[1:].ctypes.data, out.ctypes.data, ints[5:].ctypes.data)
 
 
 def _layer(flat, sizes, layer):
     """Layer `layer`'s weight (out x in) and bias as views of a flat buffer."""
     offset = 0
     for i in range(layer):
-        offset += sizes[i + 1] * (sizes[i] + 1)
+        offset += _padded(sizes[i + 1] * sizes[i]) + _padded(sizes[i + 1])
     n_in, n_out = sizes[layer], sizes[layer + 1]
     weight = flat[offset:offset + n_out * n_in].reshape((n_out, n_in))
-    return weight, flat[offset + n_out * n_in:offset + n_out * (n_in + 1)]
+    bias_start = offset + _padded(n_out * n_in)
+    return weight, flat[bias_start:bias_start + n_out]
+
+
+def flat_size(sizes) -> int:
+    """The length of a flat buffer of layers of these sizes."""
+    return int(sum(_padded(int(sizes[i + 1]) * int(sizes[i])) + _padded(int(sizes[i + 1]))
+                   for i in range(len(sizes) - 1)))
 
 
 def _activation(work, sizes, rows, layer):
     """Layer `layer`'s output (rows x sizes[layer + 1]) in a forward pass's work buffer."""
     offset = 0
     for i in range(1, layer + 1):
-        offset += rows * sizes[i]
+        offset += _padded(rows * sizes[i])
     return work[offset:offset + rows * sizes[layer + 1]].reshape((rows, sizes[layer + 1]))
 
 
@@ -55,8 +100,8 @@ def _work(sizes, rows):
     """A work buffer for every layer's output of a forward pass over `rows` inputs."""
     total = 0
     for i in range(1, len(sizes)):
-        total += sizes[i]
-    return np.empty(rows * total, np.float32)
+        total += _padded(rows * sizes[i])
+    return _aligned(total)
 
 
 def _forward(flat, sizes, x, work):
@@ -68,9 +113,9 @@ def _forward(flat, sizes, x, work):
         weight, bias = _layer(flat, sizes, i)
         out = _activation(work, sizes, rows, i)
         if i == 0:
-            np.dot(x, weight.T, out)
+            _gemm(x, False, weight, True, out)
         else:
-            np.dot(h, weight.T, out)
+            _gemm(h, False, weight, True, out)
         relu = i < layers - 1
         for r in range(rows):
             for j in range(out.shape[1]):
@@ -90,38 +135,44 @@ def _backward(flat, grads, sizes, x, work, grad, parameters, input_grad):
     widest = 0
     for i in range(1, layers):
         widest = max(widest, sizes[i])
-    scratch = np.empty(2 * rows * widest, np.float32)
+    half = _padded(rows * widest)
+    scratch = _aligned(2 * half)
     g = grad
     for i in range(layers - 1, -1, -1):
         weight, _ = _layer(flat, sizes, i)
         h = x if i == 0 else _activation(work, sizes, rows, i - 1)
         if parameters:
             weight_grad, bias_grad = _layer(grads, sizes, i)
-            np.dot(g.T, h, weight_grad)
+            _gemm(g, True, h, False, weight_grad)
             bias_grad[:] = 0
             for r in range(rows):
                 for j in range(g.shape[1]):
                     bias_grad[j] += g[r, j]
         if i > 0:
-            below = scratch[(i % 2) * rows * widest:(i % 2) * rows * widest + rows * sizes[i]].reshape((rows, sizes[i]))
-            np.dot(g, weight, below)
+            below = scratch[(i % 2) * half:(i % 2) * half + rows * sizes[i]].reshape((rows, sizes[i]))
+            _gemm(g, False, weight, False, below)
             for r in range(rows):
                 for j in range(sizes[i]):
                     if not h[r, j] > 0:
                         below[r, j] = 0
             g = below
         elif input_grad.shape[0]:
-            np.dot(g, weight, input_grad)
+            _gemm(g, False, weight, False, input_grad)
 
 
 def _adam(values, grads, exp_avg, exp_avg_sq, step_size, beta1, beta2, bias_correction2_sqrt, eps):
     """One Adam step (torch.optim.Adam's formula) over every parameter: the moments, then
-    values -= step_size * m / (sqrt(v) / sqrt(1 - beta2^t) + eps), step_size = lr / (1 - beta1^t)."""
-    one = _F32(1.0)
+    values -= step_size * m / (sqrt(v) / sqrt(1 - beta2^t) + eps), step_size = lr / (1 - beta1^t).
+    A moment below float32's smallest normal number is set to 0: a dead ReLU unit's gradients are
+    0, its m decays by beta1 a step into the subnormal range, where the CPU's arithmetic ran this
+    pass 6x slower (floor.py's offline rows); such an m moves its parameter by under 1e-30."""
+    one, zero = _F32(1.0), _F32(0.0)
     for i in range(values.size):
         g = grads[i]
         m = exp_avg[i] + (one - beta1) * (g - exp_avg[i])
         v = beta2 * exp_avg_sq[i] + (one - beta2) * g * g
+        m = zero if abs(m) < _SMALLEST_NORMAL else m
+        v = zero if v < _SMALLEST_NORMAL else v
         exp_avg[i], exp_avg_sq[i] = m, v
         values[i] -= step_size * m / (np.sqrt(v) / bias_correction2_sqrt + eps)
 
@@ -156,7 +207,8 @@ def _dqn_gradients(flat, grads, target_flat, sizes, observations, actions, rewar
         targets[r] = rewards[r] + gamma * (_F32(1.0) - terminated[r]) * next_values[r]
     work = _work(sizes, rows)
     q = _forward(flat, sizes, observations, work)
-    grad = np.zeros((rows, columns), np.float32)
+    grad = _aligned(rows * columns).reshape((rows, columns))
+    grad[:] = 0
     chosen = np.empty(rows, np.float32)
     scale = _F32(2.0 / rows)
     total = 0.0
@@ -169,18 +221,108 @@ def _dqn_gradients(flat, grads, target_flat, sizes, observations, actions, rewar
     return _F32(total / rows), chosen, targets
 
 
+def _next_actions(next_q, actions_count, imitation, threshold):
+    """argmax_a Q(s', a) (the first on ties), with `imitation` over the actions BCQ's filter allows:
+    exp(logit_a - max_b logit_b) > threshold, the logits in the columns after Q's."""
+    rows = next_q.shape[0]
+    chosen = np.zeros(rows, np.int64)
+    for r in range(rows):
+        top = next_q[r, actions_count] if imitation else _F32(0.0)
+        for a in range(1, actions_count if imitation else 0):
+            top = max(top, next_q[r, actions_count + a])
+        best = -np.inf
+        for a in range(actions_count):
+            if imitation and not np.exp(next_q[r, actions_count + a] - top) > threshold:
+                continue
+            if next_q[r, a] > best or best == -np.inf:
+                best, chosen[r] = next_q[r, a], a
+    return chosen
+
+
+def _offline_gradients(flat, grads, target_flat, sizes, states, actions, rewards, next_states, not_done, gamma,
+                       actions_count, imitation, threshold, penalty):
+    """Double DQN's Huber TD error (the next action the online network's, its value the target's)
+    and, with `imitation` (BCQ: the last layer's columns after Q's are the imitation logits), the
+    next action among those the filter allows, the imitation NLL and `penalty` * mean squared logits.
+    Their gradient goes into `grads`; returns (TD loss, imitation loss, penalty term, Q(s, a), the
+    targets, the last layer's output on s)."""
+    rows = states.shape[0]
+    next_actions = _next_actions(_forward(flat, sizes, next_states, _work(sizes, rows)), actions_count, imitation,
+                                 threshold)
+    next_target = _forward(target_flat, sizes, next_states, _work(sizes, rows))
+    targets = np.empty(rows, np.float32)
+    for r in range(rows):
+        targets[r] = rewards[r] + gamma * not_done[r] * next_target[r, next_actions[r]]
+    work = _work(sizes, rows)
+    out = _forward(flat, sizes, states, work)
+    grad = _aligned(out.size).reshape(out.shape)
+    grad[:] = 0
+    chosen = np.empty(rows, np.float32)
+    td, nll, squares = 0.0, 0.0, 0.0
+    inverse_rows = _F32(1.0 / rows)
+    logit_scale = _F32(2.0 * penalty / (rows * actions_count))
+    for r in range(rows):
+        chosen[r] = out[r, actions[r]]
+        difference = chosen[r] - targets[r]
+        size = abs(difference)
+        td += _F32(0.5) * difference * difference if size < 1 else size - _F32(0.5)
+        grad[r, actions[r]] = min(max(difference, _F32(-1.0)), _F32(1.0)) * inverse_rows
+        if imitation:
+            top = out[r, actions_count]
+            for a in range(1, actions_count):
+                top = max(top, out[r, actions_count + a])
+            total = _F32(0.0)
+            for a in range(actions_count):
+                total += np.exp(out[r, actions_count + a] - top)
+            log_total = np.log(total)
+            nll -= out[r, actions_count + actions[r]] - top - log_total
+            for a in range(actions_count):
+                logit = out[r, actions_count + a]
+                squares += logit * logit
+                probability = np.exp(logit - top - log_total)
+                grad[r, actions_count + a] = ((probability - (_F32(1.0) if a == actions[r] else _F32(0.0)))
+                                              * inverse_rows + logit_scale * logit)
+    _backward(flat, grads, sizes, states, work, grad, True, np.empty((0, 0), np.float32))
+    return (_F32(td / rows), _F32(nll / rows), _F32(penalty * squares / (rows * actions_count)), chosen, targets,
+            out)
+
+
+def sgemm_address() -> int:
+    """The address of a Fortran-interface sgemm: MKL's, exported by PyTorch's CPU library, else
+    SciPy's (OpenBLAS; the same interface)."""
+    import ctypes
+    import os
+
+    import torch
+
+    try:
+        library = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
+        return ctypes.cast(library.sgemm_, ctypes.c_void_p).value
+    except (OSError, AttributeError):
+        from scipy.linalg import cython_blas
+
+        capsule = cython_blas.__pyx_capi__["sgemm"]
+        ctypes.pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+        ctypes.pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        return ctypes.pythonapi.PyCapsule_GetPointer(capsule, ctypes.pythonapi.PyCapsule_GetName(capsule))
+
+
 @functools.cache
 def kernels() -> SimpleNamespace:
     """The compiled kernels, compiled or loaded from Numba's cache on first use; each function above
     is replaced by its compiled self under its own name, helpers first."""
-    from numba import njit
+    import llvmlite.binding
+    from numba import njit, types
 
+    llvmlite.binding.add_symbol(SGEMM, sgemm_address())
+    pointer = types.voidptr
     module = globals()
-    for name in ("_layer", "_activation", "_work", "_forward", "_backward", "_max_rows"):
+    module["_sgemm"] = types.ExternalFunction(SGEMM, types.void(*[pointer] * 13))
+    for name in ("_padded", "_aligned", "_gemm", "_layer", "_activation", "_work", "_forward", "_backward", "_max_rows", "_next_actions"):
         module[name] = njit(fastmath=False, boundscheck=False, error_model="numpy")(module[name])
-    for name in ("_adam", "_lerp", "_dqn_gradients"):
+    for name in ("_adam", "_lerp", "_dqn_gradients", "_offline_gradients"):
         module[name] = njit(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")(module[name])
-    return SimpleNamespace(adam=_adam, lerp=_lerp, dqn_gradients=_dqn_gradients)
+    return SimpleNamespace(adam=_adam, lerp=_lerp, dqn_gradients=_dqn_gradients, offline_gradients=_offline_gradients)
 
 
 class FlatMLP:
@@ -194,11 +336,11 @@ class FlatMLP:
 
         self.sizes = np.array([layers[0][0].in_features] + [sum(linear.out_features for linear in group)
                                                              for group in layers], np.int64)
-        total = int(sum(self.sizes[i + 1] * (self.sizes[i] + 1) for i in range(len(self.sizes) - 1)))
-        values, grads = torch.empty(total), torch.zeros(total)
+        values, grads = torch.zeros(flat_size(self.sizes)), torch.zeros(flat_size(self.sizes))  # 64-byte aligned
         offset = 0
         for group in layers:
             for name in ("weight", "bias"):
+                start = offset
                 for linear in group:
                     parameter = getattr(linear, name)
                     size = parameter.numel()
@@ -207,6 +349,7 @@ class FlatMLP:
                     parameter.data = view
                     parameter.grad = grads[offset:offset + size].view_as(parameter)
                     offset += size
+                offset = start + _padded(offset - start)
         self.values, self.grads = values.numpy(), grads.numpy()
 
 

@@ -17,7 +17,7 @@ from rlstudy.core.diagnostics import td_statistics
 from rlstudy.core.errors import InputError
 
 from .buffer import Batch
-from .double_dqn import Learner, LearnerParams, double_q_target, hand_heads, hand_td
+from .double_dqn import Learner, LearnerParams, double_q_target
 from .envs import EnvInfo
 from .networks import BCQNetwork
 
@@ -55,10 +55,8 @@ class BCQ(Learner):
     def __init__(self, info: EnvInfo, params: LearnerParams, threshold: float, device: torch.device):
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold < 1:
             raise InputError(f"config 'offline.bcq_threshold': a number in [0, 1) expected, got {threshold!r}")
-        super().__init__(BCQNetwork(info), params, device)
+        super().__init__(BCQNetwork(info), params, device, ("q", "imitation"))
         self.threshold = threshold
-        self.layers = hand_heads(self.network, ("q", "imitation"), info, device)
-        self.target_layers = hand_heads(self.target, ("q",), info, device)
 
     def greedy(self, states: torch.Tensor) -> torch.Tensor:
         q, logits = self.network(states)
@@ -72,25 +70,14 @@ class BCQ(Learner):
         return bcq_loss(q, logits, batch.actions, target, self.threshold, measure)
 
     def gradients(self, batch: Batch, measure: bool) -> tuple[torch.Tensor, dict[str, float]]:
-        if self.layers is None:
+        if self.flat is None:
             return super().gradients(batch, measure)
-        next_q, next_logits = self.layers.forward(batch.next_states.numpy())[1]
-        next_actions = np.where(allowed_by_hand(next_logits, self.threshold), next_q, -np.inf).argmax(1)
-        outputs, (q, logits) = self.layers.forward(batch.states.numpy())
-        td, chosen, target, grad_q = hand_td(self.target_layers, next_actions, q, batch, self.params.gamma)
-        rows, actions = np.arange(len(q)), batch.actions.numpy()
-        shifted = logits - logits.max(1, keepdims=True)
-        log_probs = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
-        imitation = -log_probs[rows, actions].mean()
-        penalty = np.float32(LOGIT_PENALTY) * (logits * logits).mean()
-        grad_logits = np.exp(log_probs)
-        grad_logits[rows, actions] -= 1.0
-        grad_logits = grad_logits / np.float32(len(q)) + np.float32(2 * LOGIT_PENALTY / logits.size) * logits
-        self.layers.backward(outputs, [grad_q, grad_logits])
-        loss = torch.from_numpy(np.asarray(td + imitation + penalty))
+        td, imitation, penalty, chosen, target, out = self.compiled_gradients(batch, True, self.threshold, LOGIT_PENALTY)
+        loss = torch.tensor(td + imitation + penalty)
         if not measure:
             return loss, {}
-        return loss, {**td_statistics(torch.from_numpy(td), torch.from_numpy(chosen), torch.from_numpy(target)),
+        logits = out[:, self.network.info.num_actions:]
+        return loss, {**td_statistics(torch.tensor(td), torch.from_numpy(chosen), torch.from_numpy(target)),
                       "loss_imitation": float(imitation), "loss_logit_penalty": float(penalty),
                       "kept_share": float(allowed_by_hand(logits, self.threshold).mean())}
 

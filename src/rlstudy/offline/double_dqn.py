@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rlstudy.core.dense import Dense, dense_layers, relu_backward, relu_forward
+from rlstudy.core.compiled_updates import FlatAdam, FlatMLP, kernels, polyak
 from rlstudy.core.diagnostics import STATISTICS_EVERY, grad_norm, td_statistics
 from rlstudy.core.errors import DivergenceError
 
@@ -62,65 +62,31 @@ def double_q_target(next_actions: torch.Tensor, target_next_q: torch.Tensor, bat
     return batch.rewards + gamma * batch.not_done * next_value
 
 
-def smooth_l1(difference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The Huber loss (beta 1) of the differences, averaged, and its gradient in each difference."""
-    size = np.abs(difference)
-    loss = np.where(size < 1.0, 0.5 * difference * difference, size - 0.5).mean()
-    return np.asarray(loss), np.clip(difference, -1.0, 1.0) / np.float32(len(difference))
-
-
-class Heads:
-    """A non-Atari network's torso (Linear layers, each followed by ReLU) and the named one-Linear
-    heads on its features, as nets.Dense, for the updates' hand-written passes (on the CPU: the
-    products and element-wise passes of these small layers cost less in NumPy than in PyTorch,
-    whose per-call cost, autograd's graph included, made most of an update)."""
-
-    def __init__(self, network: nn.Module, heads: tuple[str, ...]):
-        self.torso = dense_layers(network.torso)
-        self.heads = [Dense(getattr(network, name)) for name in heads]
-
-    def forward(self, states: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """The torso's outputs by layer (relu_forward's) and each head's output."""
-        outputs = relu_forward(self.torso, states, relu_last=True)
-        return outputs, [outputs[-1] @ head.weight.T + head.bias for head in self.heads]
-
-    def backward(self, outputs: list[np.ndarray], grads: list[np.ndarray]) -> None:
-        """Writes every parameter's gradient given d loss / d each head's output."""
-        grad_features = 0.0
-        for head, grad in zip(self.heads, grads):
-            np.matmul(grad.T, outputs[-1], out=head.weight_grad)
-            np.sum(grad, axis=0, out=head.bias_grad)
-            grad_features = grad_features + grad @ head.weight
-        relu_backward(self.torso, outputs, grad_features, relu_last=True)
-
-
-def hand_heads(network: nn.Module, heads: tuple[str, ...], info: EnvInfo, device: torch.device) -> Heads | None:
-    """The network's Heads where a learner's update runs its hand-written passes (an MLP on the
-    CPU), else None: autograd's (Atari's convolutions, a GPU)."""
-    return Heads(network, heads) if not info.is_atari and device.type == "cpu" else None
-
-
-def hand_td(target_layers: Heads, next_actions: np.ndarray, q: np.ndarray, batch: Batch,
-            gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """double_q_target and the Huber TD loss by hand: (loss, Q(s, a), the targets, d loss / d Q(s, .))."""
-    rows, actions = np.arange(len(q)), batch.actions.numpy()
-    target_next_q = target_layers.forward(batch.next_states.numpy())[1][0][rows, next_actions]
-    target = batch.rewards.numpy() + np.float32(gamma) * batch.not_done.numpy() * target_next_q
-    chosen = q[rows, actions]
-    loss, grad_chosen = smooth_l1(chosen - target)
-    grad_q = np.zeros_like(q)
-    grad_q[rows, actions] = grad_chosen
-    return loss, chosen, target, grad_q
+def compiled_network(network: nn.Module, heads: tuple[str, ...], info: EnvInfo, device: torch.device) -> FlatMLP | None:
+    """The network as a flat buffer (core/compiled_updates.FlatMLP: the torso's Linear layers, then
+    the named heads stacked as one layer) where a learner's update runs compiled (an MLP on the CPU),
+    else None: autograd's (Atari's convolutions, a GPU)."""
+    if info.is_atari or device.type != "cpu":
+        return None
+    torso = [[module] for module in network.torso if isinstance(module, nn.Linear)]
+    return FlatMLP([*torso, [getattr(network, name) for name in heads]])
 
 
 class Learner:
-    def __init__(self, network: nn.Module, params: LearnerParams, device: torch.device):
+    """`heads`: the network's heads, in the order of its output (compiled_network)."""
+
+    def __init__(self, network: nn.Module, params: LearnerParams, device: torch.device, heads: tuple[str, ...]):
         self.params = params
         self.device = device
         self.network = network.to(device)
         self.target = copy.deepcopy(self.network)
-        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=params.lr, eps=params.adam_eps,
-                                          fused=True)  # one pass over every parameter
+        self.flat = compiled_network(self.network, heads, network.info, device)
+        self.target_flat = compiled_network(self.target, heads, network.info, device)
+        if self.flat is None:
+            self.optimizer = torch.optim.Adam(self.network.parameters(), lr=params.lr, eps=params.adam_eps,
+                                              fused=True)  # one pass over every parameter
+        else:
+            self.optimizer = FlatAdam(self.flat, params.lr, eps=params.adam_eps)
         self.updates = 0
 
     def loss(self, batch: Batch, measure: bool) -> tuple[torch.Tensor, dict[str, float]]:
@@ -160,8 +126,20 @@ class Learner:
         loss.backward()
         return loss, stats
 
+    def compiled_gradients(self, batch: Batch, imitation: bool = False, threshold: float = 0.0, penalty: float = 0.0):
+        """core/compiled_updates' double DQN loss (BCQ's with `imitation`, its filter's `threshold` and
+        its logits' `penalty`): its gradient into the parameters' .grad; returns the TD loss, imitation loss, penalty term, Q(s, a), the targets
+        and the network's output on s."""
+        return kernels().offline_gradients(
+            self.flat.values, self.flat.grads, self.target_flat.values, self.flat.sizes, batch.states.numpy(),
+            batch.actions.numpy(), batch.rewards.numpy(), batch.next_states.numpy(), batch.not_done.numpy(),
+            np.float32(self.params.gamma), self.network.info.num_actions, imitation, np.float32(threshold),
+            np.float32(penalty))
+
     def _update_target(self) -> None:
-        if self.params.polyak_target_update:
+        if self.params.polyak_target_update and self.flat is not None:
+            polyak(self.target_flat, self.flat, self.params.polyak)
+        elif self.params.polyak_target_update:
             with torch.no_grad():
                 torch._foreach_lerp_(list(self.target.parameters()), list(self.network.parameters()),
                                      self.params.polyak)
@@ -181,18 +159,13 @@ class Learner:
 
 class DQN(Learner):
     def __init__(self, info: EnvInfo, params: LearnerParams, device: torch.device):
-        super().__init__(QNetwork(info), params, device)
-        self.layers = hand_heads(self.network, ("q",), info, device)
-        self.target_layers = hand_heads(self.target, ("q",), info, device)
+        super().__init__(QNetwork(info), params, device, ("q",))
 
     def gradients(self, batch: Batch, measure: bool) -> tuple[torch.Tensor, dict[str, float]]:
-        if self.layers is None:
+        if self.flat is None:
             return super().gradients(batch, measure)
-        next_actions = self.layers.forward(batch.next_states.numpy())[1][0].argmax(1)
-        outputs, (q,) = self.layers.forward(batch.states.numpy())
-        loss, chosen, target, grad_q = hand_td(self.target_layers, next_actions, q, batch, self.params.gamma)
-        self.layers.backward(outputs, [grad_q])
-        loss = torch.from_numpy(loss)
+        loss, _, _, chosen, target, _ = self.compiled_gradients(batch)
+        loss = torch.tensor(loss)
         return loss, td_statistics(loss, torch.from_numpy(chosen), torch.from_numpy(target)) if measure else {}
 
     def greedy(self, states: torch.Tensor) -> torch.Tensor:

@@ -142,7 +142,7 @@ def test_atari_states_are_uint8_stacks_of_84x84_frames_and_rewards_are_clipped_f
 @pytest.mark.parametrize("make", [lambda params: DQN(INFO, params, CPU), lambda params: BCQ(INFO, params, 0.3, CPU)],
                          ids=["dqn", "bcq"])
 def test_hand_written_gradients_and_statistics_equal_autograds(make):
-    """On the CPU an MLP learner's update computes its loss's gradient by hand (double_dqn.Heads);
+    """On the CPU an MLP learner's update computes its loss's gradient compiled (core/compiled_updates);
     autograd's backward of the learner's `loss` is the reference."""
     torch.manual_seed(0)
     learner = make(shipped(LearnerParams, "offline", "regular", gamma=0.9))
@@ -151,7 +151,7 @@ def test_hand_written_gradients_and_statistics_equal_autograds(make):
             p.add_(0.1 * torch.randn_like(p))
     b = batch()
     b.rewards[1] = 40.0  # a TD error beyond the Huber loss's quadratic part
-    assert learner.layers is not None
+    assert learner.flat is not None
     loss, stats = learner.gradients(b, measure=True)
     by_hand = [p.grad.clone() for p in learner.network.parameters()]
     expected_loss, expected_stats = learner.loss(b, measure=True)
