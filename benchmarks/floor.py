@@ -346,17 +346,15 @@ def ddpg_row(updates: int, gen: torch.Generator):
 
     env = gym.make("Pendulum-v1")
     p = shipped(ddpg.DDPGParams, "ddpg", "params")
-    model, tgt = ddpg.ActorCritic(env, p, gen), ddpg.ActorCritic(env, p, gen)
-    online, target_layers = ddpg.Layers(model), ddpg.Layers(tgt)
-    a_opt, c_opt = ddpg.adams(model, p)
+    learner = ddpg.Updates(ddpg.ActorCritic(env, p, gen), ddpg.ActorCritic(env, p, gen), p)
     batch = batch_of(3, 1, p.batch_size, False)
 
     def ddpg_update():
-        ddpg.critic_gradients(online, target_layers, batch, p.gamma)
-        c_opt.step()
-        ddpg.actor_gradients(online, batch.observations)
-        a_opt.step()
-        ddpg.polyak_update(tgt, model, p.polyak)
+        learner.critic_gradients(batch)
+        learner.critic_optimiser.step()
+        learner.actor_gradients(batch.observations)
+        learner.actor_optimiser.step()
+        learner.polyak_update()
     arith = Arithmetic()
     actor_sizes, critic_sizes = [3, *p.hidden, 1], [4, *p.hidden, 1]
     mlp_arithmetic(arith, actor_sizes, p.batch_size)  # the targets' mu'(s') and Q'(s', mu'(s'))

@@ -14,8 +14,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from rlstudy.core.dense import dense_layers, relu_backward, relu_forward
+from rlstudy.core.compiled_updates import kernels
+from rlstudy.core.dense import dense_layers, relu_forward
 from rlstudy.core.diagnostics import STATISTICS_EVERY, DiagnosticsLog, grad_norm, td_statistics
+from rlstudy.core.flat_networks import FlatAdam, flat_mlp, polyak
 from rlstudy.core.progress import progress
 
 from .episodes import check_finite
@@ -77,69 +79,53 @@ class ActorCritic(nn.Module):
 
 
 class Layers:
-    """The Linear layers of an ActorCritic's actor and critic (nets.Dense: NumPy views of the
-    tensors) and the actor's action scale, for the updates' hand-written passes."""
+    """The Linear layers of an ActorCritic's actor (nets.Dense: NumPy views of the tensors) and its
+    action scale: the actor's forward pass by hand, for acting (cheaper than PyTorch's per call)."""
 
     def __init__(self, model: ActorCritic):
-        self.actor, self.critic = dense_layers(model.actor), dense_layers(model.critic)
+        self.actor = dense_layers(model.actor)
         self.scale, self.centre = model.actor.scale.numpy(), model.actor.centre.numpy()
 
-    def act(self, observations: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
-        """The actor's outputs by layer and tanh(f(s)) (before scaling)."""
-        outputs = relu_forward(self.actor, observations)
-        return outputs, np.tanh(outputs[-1])
-
     def actions(self, observations: np.ndarray) -> np.ndarray:
-        return self.act(observations)[1] * self.scale + self.centre
-
-    def values(self, observations: np.ndarray, actions: np.ndarray) -> list[np.ndarray]:
-        """The critic's outputs by layer, its input [s, a] first and Q(s, a) (shape (B, 1)) last."""
-        return relu_forward(self.critic, np.concatenate([observations, actions], axis=1))
+        return np.tanh(relu_forward(self.actor, observations)[-1]) * self.scale + self.centre
 
 
-def adams(model: ActorCritic, params: DDPGParams) -> tuple[torch.optim.Adam, torch.optim.Adam]:
-    """The actor's and the critic's optimiser: each one fused Adam step over its parameters."""
-    return (torch.optim.Adam(model.actor.parameters(), lr=params.actor_learning_rate, fused=True),
-            torch.optim.Adam(model.critic.parameters(), lr=params.critic_learning_rate, fused=True))
+class Updates:
+    """DDPG's updates on the actor, the critic and their targets as flat buffers
+    (core/flat_networks.py: their parameters become views of them): each loss's gradient in one
+    compiled call (core/compiled_updates.py), each Adam step and the targets' Polyak update one
+    compiled pass."""
 
+    def __init__(self, model: ActorCritic, target: ActorCritic, params: DDPGParams):
+        self.actor, self.critic = flat_mlp(model.actor.net), flat_mlp(model.critic.net)
+        self.target_actor, self.target_critic = flat_mlp(target.actor.net), flat_mlp(target.critic.net)
+        self.actor_optimiser = FlatAdam(self.actor, params.actor_learning_rate)
+        self.critic_optimiser = FlatAdam(self.critic, params.critic_learning_rate)
+        self.scale, self.centre = model.actor.scale.numpy(), model.actor.centre.numpy()
+        self.gamma, self.polyak = np.float32(params.gamma), params.polyak
 
-def critic_targets(target: Layers, batch: Batch, gamma: float) -> np.ndarray:
-    """r + gamma * Q_target(s', mu_target(s')), without the bootstrap after a terminal state."""
-    next_observations = batch.next_observations.numpy()
-    next_values = target.values(next_observations, target.actions(next_observations))[-1][:, 0]
-    return batch.rewards.numpy() + np.float32(gamma) * (1.0 - batch.terminated.numpy()) * next_values
+    def critic_gradients(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The mean squared TD error against r + gamma (1 - terminal) Q'(s', mu'(s')), its gradient
+        written into the critic's .grad; returns the loss, Q(s, a) and the targets."""
+        loss, q, targets = kernels().ddpg_critic_gradients(
+            self.critic.values, self.critic.grads, self.target_actor.values, self.target_critic.values,
+            self.actor.sizes, self.critic.sizes, self.scale, self.centre, batch.observations.numpy(),
+            batch.actions.numpy(), batch.rewards.numpy(), batch.next_observations.numpy(), batch.terminated.numpy(),
+            self.gamma)
+        return torch.from_numpy(np.asarray(loss, np.float32)), torch.from_numpy(q), torch.from_numpy(targets)
 
+    def actor_gradients(self, observations: torch.Tensor) -> torch.Tensor:
+        """The gradient of -mean Q(s, mu(s)) written into the actor's .grad, through the critic
+        without its own parameters' gradients; returns that loss."""
+        loss = kernels().ddpg_actor_gradients(self.actor.values, self.actor.grads, self.critic.values,
+                                              self.actor.sizes, self.critic.sizes, self.scale, self.centre,
+                                              observations.numpy())
+        return torch.from_numpy(np.asarray(loss, np.float32))
 
-def critic_gradients(online: Layers, target: Layers, batch: Batch,
-                     gamma: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The critic's mean squared TD error's gradient written into its layers' .grad by hand;
-    returns the loss, Q(s, a) and the targets."""
-    targets = critic_targets(target, batch, gamma)
-    outputs = online.values(batch.observations.numpy(), batch.actions.numpy())
-    q = outputs[-1][:, 0]
-    error = q - targets
-    relu_backward(online.critic, outputs, (error * np.float32(2.0 / len(error)))[:, None])
-    return torch.from_numpy(np.asarray(np.mean(error * error))), torch.from_numpy(q), torch.from_numpy(targets)
-
-
-def actor_gradients(online: Layers, observations: torch.Tensor) -> torch.Tensor:
-    """The gradient of -mean Q(s, mu(s)) written into the actor's layers' .grad by hand, through
-    the critic without its own parameters' gradients; returns that loss."""
-    observations = observations.numpy()
-    actor_outputs, squashed = online.act(observations)
-    critic_outputs = online.values(observations, squashed * online.scale + online.centre)
-    rows = len(observations)
-    grad_q = np.full((rows, 1), -1.0 / rows, dtype=np.float32)
-    grad_input = relu_backward(online.critic, critic_outputs, grad_q, parameters=False, inputs=True)
-    grad_actions = grad_input[:, observations.shape[1]:] * online.scale
-    relu_backward(online.actor, actor_outputs, grad_actions * (1.0 - squashed * squashed))
-    return torch.from_numpy(np.asarray(-np.mean(critic_outputs[-1])))
-
-
-def polyak_update(target: nn.Module, online: nn.Module, polyak: float) -> None:
-    """target <- target + polyak * (online - target), every parameter in one fused call."""
-    with torch.no_grad():
-        torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), polyak)
+    def polyak_update(self) -> None:
+        """target <- target + polyak * (online - target), the actor's and the critic's."""
+        polyak(self.target_actor, self.actor, self.polyak)
+        polyak(self.target_critic, self.critic, self.polyak)
 
 
 def greedy_action(layers: Layers, observation) -> np.ndarray:
@@ -153,8 +139,8 @@ def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Gener
     log = DiagnosticsLog() if log is None else log
     model = ActorCritic(env, params, generator)
     target = copy.deepcopy(model)
-    online, target_layers = Layers(model), Layers(target)
-    actor_optimiser, critic_optimiser = adams(model, params)
+    updates = Updates(model, target, params)
+    online = Layers(model)  # views of the flat buffers (acting)
     space = env.action_space
     buffer = ReplayBuffer(min(params.buffer_size, params.total_steps), env.observation_space.shape, space.shape)
     noise_scale = params.exploration_noise * (space.high - space.low) / 2
@@ -172,19 +158,19 @@ def train_ddpg(env: gym.Env, params: DDPGParams, seed: int, rng: np.random.Gener
 
         if step > random_steps:
             batch = buffer.sample(params.batch_size, rng)
-            critic_loss, q, targets = critic_gradients(online, target_layers, batch, params.gamma)
+            critic_loss, q, targets = updates.critic_gradients(batch)
             measure = step % STATISTICS_EVERY == 0
             stats = {**td_statistics(critic_loss, q, targets), "grad_norm": grad_norm(model.critic.parameters()),
                      **noise_stats} if measure else {}
-            critic_optimiser.step()
+            updates.critic_optimiser.step()
             check_finite(critic_loss.item(), "DDPG critic loss", step)
             if step % params.policy_every == 0:
-                actor_loss = actor_gradients(online, batch.observations)
+                actor_loss = updates.actor_gradients(batch.observations)
                 if measure:
                     stats |= {"loss_policy": actor_loss.item(),
                               "grad_norm_policy": grad_norm(model.actor.parameters())}
-                actor_optimiser.step()
-                polyak_update(target, model, params.polyak)
+                updates.actor_optimiser.step()
+                updates.polyak_update()
             if stats:
                 log.add(stats)
         log.write_at("step", step + 1, params.log_every, params.total_steps)

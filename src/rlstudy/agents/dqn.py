@@ -14,9 +14,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from rlstudy.core.compiled_updates import FlatAdam, flat_mlp, kernels
+from rlstudy.core.compiled_updates import kernels
 from rlstudy.core.dense import Dense, dense_layers, relu_forward
 from rlstudy.core.diagnostics import STATISTICS_EVERY, DiagnosticsLog, grad_norm, td_statistics
+from rlstudy.core.flat_networks import FlatAdam, flat_mlp
 from rlstudy.core.progress import progress
 
 from .episodes import check_finite

@@ -1,31 +1,31 @@
-"""The deep learners' updates on the CPU, each one Numba-compiled call: forward passes, loss,
-hand-written backward pass, then one Adam pass and one Polyak pass over a flat parameter buffer.
+"""The deep learners' updates on the CPU, each one Numba-compiled call: the forward passes, the
+loss and its gradient, the hand-written backward pass (DQN, DDPG's critic and actor, the offline
+double DQN and BCQ); and the Adam and Polyak passes over a flat parameter buffer.
 
 At the agents' sizes (batches of 64-256, layers 2-256 wide) an update of separate NumPy calls spent
 most of its time in the calls (1-2 µs each, about a hundred per update), not in their arithmetic.
-Here the products still run in BLAS (Numba's np.dot: the SciPy wheel's OpenBLAS, a few hundred ns
-a call), and everything between them (bias, ReLU and its mask, the loss and its gradient, the
-bias gradients' sums) runs as compiled loops in the same call.
+Here everything between the matrix products (bias, ReLU and its mask, the loss and its gradient,
+the bias gradients' sums) runs as compiled loops in the same call, and the products run in BLAS
+from inside it (_gemm): the wide ones in the sgemm that PyTorch's CPU library exports (MKL's;
+SciPy's OpenBLAS where that library has none), the narrow ones in np.dot (OpenBLAS's, faster there).
 
-The networks are ReLU MLPs kept as one flat float32 buffer (FlatMLP): layer i's weight
-(sizes[i+1] x sizes[i], row-major) then its bias, layer after layer; the torch module's parameters
-and their .grad are views of the buffers, so the state dict, the saved model and the tests see the
-same numbers. Layers that read the same input (BCQ's Q and imitation heads) are one layer of the
-buffer, their weights stacked.
+The networks are flat buffers (flat_networks.FlatMLP): layer i's weight (sizes[i+1] x sizes[i],
+row-major) then its bias, layer after layer, each starting 64-byte aligned. Layers that read the
+same input (BCQ's Q and imitation heads) are one layer of the buffer, their weights stacked.
 
 Determinism: fastmath off (no fused multiply-add, no reassociation), every loop in a fixed order,
-one BLAS thread (the workflow's OMP_NUM_THREADS=1): a rerun is byte-identical on one machine.
-The kernels are compiled (or loaded from Numba's on-disk cache, `__pycache__` beside this file) at
-the first call; they call one another by their module-level names, as
-bellman/numerics/compiled/trig.py explains (a closure would miss the cache in every process).
-Every kernel lives in this one file because Numba's cache is invalidated by changes to a kernel's
-own file only.
+one BLAS thread (the workflow's OMP_NUM_THREADS=1), and every array BLAS sees 64-byte aligned
+(MKL's kernels may round differently at another alignment: PyTorch's own tensors are aligned so):
+a rerun is byte-identical on one machine. The kernels are compiled (or loaded from Numba's on-disk
+cache, `__pycache__` beside this file) at the first call; they call one another, and the sgemm (by
+a symbol bound before they compile or load), by their module-level names, as
+bellman/numerics/compiled/trig.py explains (a closure would miss the cache in every process). They
+all live in this one file: Numba's cache notices changes to a kernel's own file only.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -57,8 +57,11 @@ def _gemm(a, transpose_a, b, transpose_b, out):
     m, n = out.shape
     k = a.shape[0] if transpose_a else a.shape[1]
     aligned = (a.ctypes.data % 64 == 0 and b.ctypes.data % 64 == 0 and out.ctypes.data % 64 == 0)
-    if min(m, n, k) <= NARROW or not aligned:
-        np.dot(a.T if transpose_a else a, b.T if transpose_b else b, out)
+    if min(m, n, k) <= NARROW or not aligned:  # each case its own call: one layout per argument
+        if transpose_a:
+            np.dot(a.T, b.T, out) if transpose_b else np.dot(a.T, b, out)
+        else:
+            np.dot(a, b.T, out) if transpose_b else np.dot(a, b, out)
         return
     ints = np.empty(6, np.int32)  # BLAS's m, n, k, ld of its first operand (b), of its second (a), of out
     ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = n, m, k, b.shape[1], a.shape[1], n
@@ -287,6 +290,76 @@ def _offline_gradients(flat, grads, target_flat, sizes, states, actions, rewards
             out)
 
 
+def _state_actions(observations, pre_activations, scale, centre):
+    """[s, tanh(pre) * scale + centre] row by row (the critic's input on the actor's actions) and tanh(pre)."""
+    rows, observed = observations.shape
+    acted = pre_activations.shape[1]
+    inputs = _aligned(rows * (observed + acted)).reshape((rows, observed + acted))
+    squashed = np.empty(pre_activations.shape, np.float32)
+    for r in range(rows):
+        for j in range(observed):
+            inputs[r, j] = observations[r, j]
+        for j in range(acted):
+            squashed[r, j] = np.tanh(pre_activations[r, j])
+            inputs[r, observed + j] = squashed[r, j] * scale[j] + centre[j]
+    return inputs, squashed
+
+
+def _ddpg_critic_gradients(critic, critic_grads, target_actor, target_critic, actor_sizes, critic_sizes, scale,
+                           centre, observations, actions, rewards, next_observations, terminated, gamma):
+    """DDPG's critic loss, the mean squared TD error against r + gamma (1 - terminal) Q'(s', mu'(s')):
+    its gradient into `critic_grads`; returns (loss, Q(s, a), the targets)."""
+    rows, observed = observations.shape
+    next_pre = _forward(target_actor, actor_sizes, next_observations, _work(actor_sizes, rows))
+    next_inputs, _ = _state_actions(next_observations, next_pre, scale, centre)
+    next_q = _forward(target_critic, critic_sizes, next_inputs, _work(critic_sizes, rows))
+    targets = np.empty(rows, np.float32)
+    for r in range(rows):
+        targets[r] = rewards[r] + gamma * (_F32(1.0) - terminated[r]) * next_q[r, 0]
+    inputs = _aligned(rows * (observed + actions.shape[1])).reshape((rows, observed + actions.shape[1]))
+    for r in range(rows):
+        for j in range(observed):
+            inputs[r, j] = observations[r, j]
+        for j in range(actions.shape[1]):
+            inputs[r, observed + j] = actions[r, j]
+    work = _work(critic_sizes, rows)
+    out = _forward(critic, critic_sizes, inputs, work)
+    grad = _aligned(rows).reshape((rows, 1))
+    q = np.empty(rows, np.float32)
+    scale_grad = _F32(2.0 / rows)
+    total = 0.0
+    for r in range(rows):
+        q[r] = out[r, 0]
+        error = q[r] - targets[r]
+        grad[r, 0] = error * scale_grad
+        total += error * error
+    _backward(critic, critic_grads, critic_sizes, inputs, work, grad, True, np.empty((0, 0), np.float32))
+    return _F32(total / rows), q, targets
+
+
+def _ddpg_actor_gradients(actor, actor_grads, critic, actor_sizes, critic_sizes, scale, centre, observations):
+    """DDPG's actor loss, -mean Q(s, mu(s)): its gradient into `actor_grads`, through the critic
+    without the critic's own gradients; returns the loss."""
+    rows, observed = observations.shape
+    actor_work = _work(actor_sizes, rows)
+    pre = _forward(actor, actor_sizes, observations, actor_work)
+    inputs, squashed = _state_actions(observations, pre, scale, centre)
+    critic_work = _work(critic_sizes, rows)
+    out = _forward(critic, critic_sizes, inputs, critic_work)
+    grad_q = _aligned(rows).reshape((rows, 1))
+    grad_q[:] = _F32(-1.0 / rows)
+    input_grad = _aligned(inputs.size).reshape(inputs.shape)
+    _backward(critic, critic, critic_sizes, inputs, critic_work, grad_q, False, input_grad)
+    grad_pre = _aligned(pre.size).reshape(pre.shape)
+    total = 0.0
+    for r in range(rows):
+        total += out[r, 0]
+        for j in range(pre.shape[1]):
+            grad_pre[r, j] = input_grad[r, observed + j] * scale[j] * (_F32(1.0) - squashed[r, j] * squashed[r, j])
+    _backward(actor, actor_grads, actor_sizes, observations, actor_work, grad_pre, True, np.empty((0, 0), np.float32))
+    return _F32(-total / rows)
+
+
 def sgemm_address() -> int:
     """The address of a Fortran-interface sgemm: MKL's, exported by PyTorch's CPU library, else
     SciPy's (OpenBLAS; the same interface)."""
@@ -318,76 +391,12 @@ def kernels() -> SimpleNamespace:
     pointer = types.voidptr
     module = globals()
     module["_sgemm"] = types.ExternalFunction(SGEMM, types.void(*[pointer] * 13))
-    for name in ("_padded", "_aligned", "_gemm", "_layer", "_activation", "_work", "_forward", "_backward", "_max_rows", "_next_actions"):
+    for name in ("_padded", "_aligned", "_gemm", "_layer", "_activation", "_work", "_forward", "_backward", "_max_rows", "_next_actions",
+                 "_state_actions"):
         module[name] = njit(fastmath=False, boundscheck=False, error_model="numpy")(module[name])
-    for name in ("_adam", "_lerp", "_dqn_gradients", "_offline_gradients"):
+    for name in ("_adam", "_lerp", "_dqn_gradients", "_offline_gradients", "_ddpg_critic_gradients",
+                 "_ddpg_actor_gradients"):
         module[name] = njit(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")(module[name])
-    return SimpleNamespace(adam=_adam, lerp=_lerp, dqn_gradients=_dqn_gradients, offline_gradients=_offline_gradients)
+    return SimpleNamespace(adam=_adam, lerp=_lerp, dqn_gradients=_dqn_gradients, offline_gradients=_offline_gradients,
+                           ddpg_critic_gradients=_ddpg_critic_gradients, ddpg_actor_gradients=_ddpg_actor_gradients)
 
-
-class FlatMLP:
-    """A ReLU MLP's Linear layers as one flat float32 buffer of values and one of gradients (the
-    layout above), which the module's parameters and their .grad become views of. `layers` lists
-    the network's layers in order, each a list of the nn.Linear that read the same input (one,
-    or a network's heads, stacked in that order)."""
-
-    def __init__(self, layers):
-        import torch
-
-        self.sizes = np.array([layers[0][0].in_features] + [sum(linear.out_features for linear in group)
-                                                             for group in layers], np.int64)
-        values, grads = torch.zeros(flat_size(self.sizes)), torch.zeros(flat_size(self.sizes))  # 64-byte aligned
-        offset = 0
-        for group in layers:
-            for name in ("weight", "bias"):
-                start = offset
-                for linear in group:
-                    parameter = getattr(linear, name)
-                    size = parameter.numel()
-                    view = values[offset:offset + size].view_as(parameter)
-                    view.copy_(parameter.detach())
-                    parameter.data = view
-                    parameter.grad = grads[offset:offset + size].view_as(parameter)
-                    offset += size
-                offset = start + _padded(offset - start)
-        self.values, self.grads = values.numpy(), grads.numpy()
-
-
-def flat_mlp(network) -> FlatMLP:
-    """FlatMLP of a Sequential of Linear and ReLU layers (nets.mlp)."""
-    from torch import nn
-
-    return FlatMLP([[module] for module in network.modules() if isinstance(module, nn.Linear)])
-
-
-class FlatAdam:
-    """torch.optim.Adam's update (no weight decay, no amsgrad) over a FlatMLP, one compiled pass a
-    step; its state dict holds the step count and the two moments."""
-
-    def __init__(self, network: FlatMLP, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
-        self.network, self.lr, self.betas, self.eps = network, lr, betas, eps
-        self.steps = 0
-        self.exp_avg, self.exp_avg_sq = np.zeros_like(network.values), np.zeros_like(network.values)
-
-    def step(self) -> None:
-        self.steps += 1
-        beta1, beta2 = self.betas
-        step_size = self.lr / (1 - beta1 ** self.steps)
-        kernels().adam(self.network.values, self.network.grads, self.exp_avg, self.exp_avg_sq, _F32(step_size),
-                       _F32(beta1), _F32(beta2), _F32(math.sqrt(1 - beta2 ** self.steps)), _F32(self.eps))
-
-    def state_dict(self) -> dict:
-        import torch
-
-        return {"steps": self.steps, "exp_avg": torch.from_numpy(self.exp_avg.copy()),
-                "exp_avg_sq": torch.from_numpy(self.exp_avg_sq.copy())}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.steps = int(state["steps"])
-        self.exp_avg[:] = state["exp_avg"].numpy()
-        self.exp_avg_sq[:] = state["exp_avg_sq"].numpy()
-
-
-def polyak(target: FlatMLP, online: FlatMLP, rate: float) -> None:
-    """target <- target + rate * (online - target), every parameter in one compiled pass."""
-    kernels().lerp(target.values, online.values, _F32(rate))

@@ -18,9 +18,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rlstudy.core.compiled_updates import FlatAdam, FlatMLP, kernels, polyak
+from rlstudy.core.compiled_updates import kernels
 from rlstudy.core.diagnostics import STATISTICS_EVERY, grad_norm, td_statistics
 from rlstudy.core.errors import DivergenceError
+from rlstudy.core.flat_networks import FlatAdam, FlatMLP, polyak
 
 from .buffer import Batch
 from .envs import EnvInfo

@@ -38,9 +38,21 @@ def test_dqn_target_by_hand():
 
 
 def test_ddpg_target_by_hand():
-    target = SimpleNamespace(actions=lambda s: 3 * s, values=lambda s, a: [s + a])  # Q(s', mu(s')) = 4 s'
-    b = batch([0.5, 2.0], [0.0, 1.0], [[1.0], [5.0]])
-    torch.testing.assert_close(torch.from_numpy(ddpg.critic_targets(target, b, 0.9)), torch.tensor([0.5 + 0.9 * 4.0, 2.0]))
+    space = gym.spaces.Box(-2.0, 2.0, (1,))
+    model = ddpg.ActorCritic(SimpleNamespace(observation_space=gym.spaces.Box(-1.0, 1.0, (1,)), action_space=space),
+                             shipped(DDPGParams, "ddpg", "params", hidden=(3,), gamma=0.9), torch.Generator())
+    with torch.no_grad():  # mu'(s') = 2 tanh(s'): ReLU(s'), ReLU(-s'); Q'(s', a) = ReLU(s') + ReLU(-s') + ReLU(a)
+        for net, weight in ((model.actor.net, [[1.0], [-1.0], [0.0]]), (model.critic.net, [[1.0, 0], [-1.0, 0], [0, 1.0]])):
+            net[0].weight.copy_(torch.tensor(weight))
+            net[0].bias.zero_()
+            net[2].bias.zero_()
+        model.actor.net[2].weight.copy_(torch.tensor([[1.0, -1.0, 0.0]]))
+        model.critic.net[2].weight.copy_(torch.tensor([[1.0, 1.0, 1.0]]))
+    b = batch([0.5, 2.0, 1.0], [0.0, 1.0, 0.0], [[1.0], [5.0], [-0.5]])
+    b = b._replace(actions=torch.zeros(3, 1))
+    updates = ddpg.Updates(copy.deepcopy(model), model, shipped(DDPGParams, "ddpg", "params", gamma=0.9))
+    expected = [0.5 + 0.9 * (1.0 + 2 * np.tanh(1.0)), 2.0, 1.0 + 0.9 * 0.5]  # the last action negative: ReLU 0
+    torch.testing.assert_close(updates.critic_gradients(b)[2], torch.tensor(expected, dtype=torch.float32))
 
 
 def test_epsilon_falls_linearly_then_stays():
@@ -52,9 +64,12 @@ def test_epsilon_falls_linearly_then_stays():
 
 
 def test_polyak_update_moves_targets_by_the_polyak_rate():
-    online, target = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)
+    params = shipped(DDPGParams, "ddpg", "params", hidden=(4,), polyak=0.25)
+    env, generator = gym.make("Pendulum-v1"), torch.Generator().manual_seed(0)
+    online, target = ddpg.ActorCritic(env, params, generator), ddpg.ActorCritic(env, params, generator)
+    updates = ddpg.Updates(online, target, params)
     before = [p.detach().clone() for p in target.parameters()]
-    ddpg.polyak_update(target, online, 0.25)
+    updates.polyak_update()
     for t, b, p in zip(target.parameters(), before, online.parameters()):
         torch.testing.assert_close(t, 0.75 * b + 0.25 * p)
 
@@ -136,11 +151,11 @@ def test_hand_written_dqn_and_ddpg_gradients_equal_autograds():
     env = gym.make("Pendulum-v1")
     ddpg_params = shipped(DDPGParams, "ddpg", "params", hidden=(64, 64))
     model, target_model = ddpg.ActorCritic(env, ddpg_params, generator), ddpg.ActorCritic(env, ddpg_params, generator)
-    online = ddpg.Layers(model)
+    updates = ddpg.Updates(model, target_model, dataclasses.replace(ddpg_params, gamma=0.9))
     b = Batch(b.observations[:, :3], torch.rand(64, 1, generator=generator) * 4 - 2, b.rewards,
               b.next_observations[:, :3], b.terminated)
-    critic_loss, _, targets = ddpg.critic_gradients(online, ddpg.Layers(target_model), b, 0.9)
-    actor_loss = ddpg.actor_gradients(online, b.observations)
+    critic_loss, _, targets = updates.critic_gradients(b)
+    actor_loss = updates.actor_gradients(b.observations)
     by_hand = [p.grad.clone() for p in model.parameters()]
     model.zero_grad(set_to_none=True)
     expected_critic_loss = torch.nn.functional.mse_loss(model.critic(b.observations, b.actions), targets)
