@@ -10,6 +10,7 @@ dict.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -108,12 +109,13 @@ class Learner:
         """One Adam step on the loss; on every STATISTICS_EVERY-th update its statistics (the loss's
         terms, Q, targets, gradient norm), else {}."""
         measure = self.updates % STATISTICS_EVERY == 0
-        loss, stats = self.gradients(batch.to(self.device), measure)
-        if not torch.isfinite(loss):
+        loss, stats = self.gradients(batch if self.flat is not None else batch.to(self.device), measure)
+        if not math.isfinite(loss.item()):
             raise DivergenceError(f"{type(self).__name__} loss is {loss.item()} after {self.updates} updates; "
                                   "lower the learning rate")
         if measure:
-            stats["grad_norm"] = grad_norm(self.network.parameters())
+            stats["grad_norm"] = (grad_norm(self.network.parameters()) if self.flat is None
+                                  else float(np.linalg.norm(self.flat.grads)))
         self.optimizer.step()
         self.updates += 1
         self._update_target()
