@@ -1,14 +1,15 @@
 """What each lever of the agents' updates buys, in one process: the update as autograd and
-PyTorch's default Adam run it, with fused Adam, and as the training loops run it now (hand-written
-gradients, nets.relu_backward, and fused Adam); CPU time per update, the least of several rounds,
-the variants interleaved round by round so that a busy neighbour slows all of them alike.
+PyTorch's default Adam run it, with fused Adam, and as the training loops run it now (one compiled
+call for the gradients, core/compiled_updates.py, and compiled Adam and Polyak passes on flat
+buffers, core/flat_networks.py); CPU time per update, the least of several rounds, the variants
+interleaved round by round so that a busy neighbour slows all of them alike.
 
     PYTHONPATH=src:benchmarks OMP_NUM_THREADS=1 python benchmarks/update_levers.py [--rounds N]
 
 The autograd variants are the reference computations of tests/unit/agents/test_agents_deep.py
-(the loss each hand-written update differentiates); their gradients agree to float32 rounding.
-They zero the gradients in place: the hand-written passes write into the same .grad tensors
-(nets.Dense), which a zero_grad(set_to_none=True) would replace.
+(the loss each compiled update differentiates); their gradients agree to float32 rounding.
+They zero the gradients in place: the compiled passes write into the same .grad tensors (views
+of the flat buffers), which a zero_grad(set_to_none=True) would replace.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import torch.nn.functional as F  # noqa: E402
 from bellman_problem import shipped  # noqa: E402
 
 from rlstudy.agents import ddpg, dqn  # noqa: E402
-from rlstudy.core.dense import dense_layers  # noqa: E402
 from rlstudy.agents.replay import Batch  # noqa: E402
 from rlstudy.core.memory import keep_freed_memory  # noqa: E402
 
@@ -43,37 +43,40 @@ def dqn_variants() -> dict:
     p = shipped(dqn.DQNParams, "dqn", "params")
     gen = torch.Generator().manual_seed(0)
     network, target = dqn.q_network(gym.make("CartPole-v1"), p, gen), dqn.q_network(gym.make("CartPole-v1"), p, gen)
-    layers, target_layers = dense_layers(network), dense_layers(target)
+    compiled = dqn.TDUpdate(network, target, p)
     b = batch_of(4, p.batch_size, True)
 
     def autograd(optimiser):
         def update():
+            with torch.no_grad():
+                targets = b.rewards + p.gamma * (1 - b.terminated) * target(b.next_observations).max(1).values
             chosen = network(b.observations).gather(1, b.actions[:, None]).squeeze(1)
-            loss = F.mse_loss(chosen, torch.from_numpy(dqn.td_targets(target_layers, b, p.gamma)))
+            loss = F.mse_loss(chosen, targets)
             optimiser.zero_grad(set_to_none=False)
             loss.backward()
             optimiser.step()
         return update
 
-    fused = dqn.adam(network, p)
-
-    def by_hand():
-        dqn.td_gradients(layers, target_layers, b, p.gamma)
-        fused.step()
+    def by_compiled():
+        compiled.gradients(b)
+        compiled.step()
     return {"autograd, default Adam": autograd(torch.optim.Adam(network.parameters(), lr=p.learning_rate)),
-            "autograd, fused Adam": autograd(fused), "hand-written gradients, fused Adam (kept)": by_hand}
+            "autograd, fused Adam": autograd(torch.optim.Adam(network.parameters(), lr=p.learning_rate, fused=True)),
+            "compiled update, flat Adam (kept)": by_compiled}
 
 
 def ddpg_variants() -> dict:
     p = shipped(ddpg.DDPGParams, "ddpg", "params")
     env, gen = gym.make("Pendulum-v1"), torch.Generator().manual_seed(0)
     model, target = ddpg.ActorCritic(env, p, gen), ddpg.ActorCritic(env, p, gen)
-    online, target_layers = ddpg.Layers(model), ddpg.Layers(target)
+    compiled = ddpg.Updates(model, target, p)
     b = batch_of(3, p.batch_size, False)
 
     def autograd(actor_optimiser, critic_optimiser):
         def update():
-            targets = torch.from_numpy(ddpg.critic_targets(target_layers, b, p.gamma))
+            with torch.no_grad():
+                next_values = target.critic(b.next_observations, target.actor(b.next_observations))
+                targets = b.rewards + p.gamma * (1 - b.terminated) * next_values
             loss = F.mse_loss(model.critic(b.observations, b.actions), targets)
             critic_optimiser.zero_grad(set_to_none=False)
             loss.backward()
@@ -84,21 +87,22 @@ def ddpg_variants() -> dict:
             actor_loss.backward()
             model.critic.requires_grad_(True)
             actor_optimiser.step()
-            ddpg.polyak_update(target, model, p.polyak)
+            with torch.no_grad():
+                torch._foreach_lerp_(list(target.parameters()), list(model.parameters()), p.polyak)
         return update
 
-    fused = ddpg.adams(model, p)
+    def by_compiled():
+        compiled.critic_gradients(b)
+        compiled.critic_optimiser.step()
+        compiled.actor_gradients(b.observations)
+        compiled.actor_optimiser.step()
+        compiled.polyak_update()
 
-    def by_hand():
-        ddpg.critic_gradients(online, target_layers, b, p.gamma)
-        fused[1].step()
-        ddpg.actor_gradients(online, b.observations)
-        fused[0].step()
-        ddpg.polyak_update(target, model, p.polyak)
-    default = (torch.optim.Adam(model.actor.parameters(), lr=p.actor_learning_rate),
-               torch.optim.Adam(model.critic.parameters(), lr=p.critic_learning_rate))
-    return {"autograd, default Adam": autograd(*default), "autograd, fused Adam": autograd(*fused),
-            "hand-written gradients, fused Adam (kept)": by_hand}
+    def adams(fused: bool):
+        return (torch.optim.Adam(model.actor.parameters(), lr=p.actor_learning_rate, fused=fused),
+                torch.optim.Adam(model.critic.parameters(), lr=p.critic_learning_rate, fused=fused))
+    return {"autograd, default Adam": autograd(*adams(False)), "autograd, fused Adam": autograd(*adams(True)),
+            "compiled updates, flat Adam (kept)": by_compiled}
 
 
 def cpu_seconds(fn, calls: int) -> float:

@@ -65,10 +65,8 @@ def _gemm(a, transpose_a, b, transpose_b, out):
         return
     ints = np.empty(6, np.int32)  # BLAS's m, n, k, ld of its first operand (b), of its second (a), of out
     ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = n, m, k, b.shape[1], a.shape[1], n
-    flags = np.empty(2, np.uint8)
-    flags[0], flags[1] = (84 if transpose_b else 78), (84 if transpose_a else 78)  # 'T', 'N'
-    scalars = np.empty(2, np.float32)
-    scalars[0], scalars[1] = 1.0, 0.0
+    flags = np.array([84 if transpose_b else 78, 84 if transpose_a else 78], np.uint8)  # 'T', 'N'
+    scalars = np.array([1.0, 0.0], np.float32)
     _sgemm(flags[0:].ctypes.data, flags[1:].ctypes.data, ints[0:].ctypes.data, ints[1:].ctypes.data,
            ints[2:].ctypes.data, scalars[0:].ctypes.data, b.ctypes.data, ints[3:].ctypes.data, a.ctypes.data,
            ints[4:].ctypes.data, scalars[1:].ctypes.data, out.ctypes.data, ints[5:].ctypes.data)
@@ -111,14 +109,11 @@ def _forward(flat, sizes, x, work):
     """Linear layers with ReLU between them (none after the last) over the rows of x; every
     layer's output goes into `work` (_activation); returns the last."""
     rows, layers = x.shape[0], len(sizes) - 1
-    h = _activation(work, sizes, rows, 0)
+    h = x
     for i in range(layers):
         weight, bias = _layer(flat, sizes, i)
         out = _activation(work, sizes, rows, i)
-        if i == 0:
-            _gemm(x, False, weight, True, out)
-        else:
-            _gemm(h, False, weight, True, out)
+        _gemm(h, False, weight, True, out)
         relu = i < layers - 1
         for r in range(rows):
             for j in range(out.shape[1]):
@@ -399,4 +394,5 @@ def kernels() -> SimpleNamespace:
         module[name] = njit(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")(module[name])
     return SimpleNamespace(adam=_adam, lerp=_lerp, dqn_gradients=_dqn_gradients, offline_gradients=_offline_gradients,
                            ddpg_critic_gradients=_ddpg_critic_gradients, ddpg_actor_gradients=_ddpg_actor_gradients)
+
 

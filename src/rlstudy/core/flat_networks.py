@@ -79,3 +79,27 @@ class FlatAdam:
 def polyak(target: FlatMLP, online: FlatMLP, rate: float) -> None:
     """target <- target + rate * (online - target), every parameter in one compiled pass."""
     kernels().lerp(target.values, online.values, _F32(rate))
+
+
+def warm_up() -> None:
+    """Compile each kernel, or load it from the cache, for the argument types the learners pass
+    (C-contiguous float32 arrays, int64 actions and sizes, float32 scalars): what a first update
+    does, for a process whose forks will run updates (runtime/warmstart/). Runs each on two rows."""
+    k, f32 = kernels(), np.float32
+    sizes, rows = np.array([2, 4, 2], np.int64), np.zeros((2, 2), f32)
+    flat = np.zeros(flat_size(sizes), f32)
+    vector, actions = np.zeros(2, f32), np.zeros(2, np.int64)
+    k.adam(flat, flat.copy(), flat.copy(), flat.copy(), f32(0.1), f32(0.9), f32(0.9), f32(0.5), f32(1.0))
+    k.lerp(flat, flat.copy(), f32(0.5))
+    k.dqn_gradients(flat, flat.copy(), flat, sizes, rows, actions, vector, rows, vector, f32(0.5))
+    for imitation in (False, True):
+        heads = np.array([2, 4, 2 + 2 * imitation], np.int64)
+        stacked = np.zeros(flat_size(heads), f32)
+        k.offline_gradients(stacked, stacked.copy(), stacked, heads, rows, actions, vector, rows, vector, f32(0.5),
+                            1, imitation, f32(0.3), f32(0.0))
+    actor, critic = np.array([2, 4, 1], np.int64), np.array([3, 4, 1], np.int64)
+    actor_flat, critic_flat = np.zeros(flat_size(actor), f32), np.zeros(flat_size(critic), f32)
+    one = np.ones(1, f32)
+    k.ddpg_critic_gradients(critic_flat, critic_flat.copy(), actor_flat, critic_flat, actor, critic, one, one, rows,
+                            np.zeros((2, 1), f32), vector, rows, vector, f32(0.5))
+    k.ddpg_actor_gradients(actor_flat, actor_flat.copy(), critic_flat, actor, critic, one, one, rows)
