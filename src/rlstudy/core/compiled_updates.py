@@ -3,24 +3,23 @@ loss and its gradient, the hand-written backward pass (DQN, DDPG's critic and ac
 double DQN and BCQ); and the Adam and Polyak passes over a flat parameter buffer.
 
 At the agents' sizes (batches of 64-256, layers 2-256 wide) an update of separate NumPy calls spent
-most of its time in the calls (1-2 µs each, about a hundred per update), not in their arithmetic.
-Here everything between the matrix products (bias, ReLU and its mask, the loss and its gradient,
-the bias gradients' sums) runs as compiled loops in the same call, and the products run in BLAS
-from inside it (_gemm): the wide ones in the sgemm that PyTorch's CPU library exports (MKL's;
-SciPy's OpenBLAS where that library has none), the narrow ones in np.dot (OpenBLAS's, faster there).
+most of its time in the calls (1-2 µs each, about a hundred per update). Here everything between
+the matrix products (bias, ReLU and its mask, the loss and its gradient, the bias gradients' sums)
+runs as compiled loops in one call, and the products run in BLAS from inside it (_gemm): the wide
+ones in the sgemm PyTorch's CPU library exports (MKL's) on an Intel CPU, else SciPy's OpenBLAS; the
+narrow ones in np.dot (OpenBLAS's, faster there).
 
 The networks are flat buffers (flat_networks.FlatMLP): layer i's weight (sizes[i+1] x sizes[i],
 row-major) then its bias, layer after layer, each starting 64-byte aligned. Layers that read the
 same input (BCQ's Q and imitation heads) are one layer of the buffer, their weights stacked.
 
-Determinism: fastmath off (no fused multiply-add, no reassociation), every loop in a fixed order,
-one BLAS thread (the workflow's OMP_NUM_THREADS=1), and every array BLAS sees 64-byte aligned
-(MKL's kernels may round differently at another alignment: PyTorch's own tensors are aligned so):
-a rerun is byte-identical on one machine. The kernels are compiled (or loaded from Numba's on-disk
-cache, `__pycache__` beside this file) at the first call; they call one another, and the sgemm (by
-a symbol bound before they compile or load), by their module-level names, as
-bellman/numerics/compiled/trig.py explains (a closure would miss the cache in every process). They
-all live in this one file: Numba's cache notices changes to a kernel's own file only.
+Determinism: fastmath off (no fused multiply-add, no reassociation), loops in a fixed order, one
+BLAS thread (OMP_NUM_THREADS=1, as the workflow's jobs), every array BLAS sees 64-byte aligned
+(MKL's kernels may round differently at another alignment; PyTorch aligns its tensors so): a rerun
+is byte-identical on one machine. The kernels are compiled, or loaded from Numba's on-disk cache
+(`__pycache__` beside this file), at the first call; they call one another, and the sgemm (a symbol
+bound before they load), by their module-level names, as bellman/numerics/compiled/trig.py explains.
+They all live in this one file: Numba's cache notices changes to a kernel's own file only.
 """
 
 from __future__ import annotations
@@ -29,6 +28,8 @@ import functools
 from types import SimpleNamespace
 
 import numpy as np
+
+from .sgemm import sgemm_address
 
 _F32 = np.float32
 _SMALLEST_NORMAL = np.finfo(np.float32).tiny
@@ -50,8 +51,7 @@ def _aligned(size):
 
 def _gemm(a, transpose_a, b, transpose_b, out):
     """out = op(a) @ op(b), op a transpose where asked, every array row-major float32. Wide products of
-    64-byte aligned arrays go to the BLAS sgemm bound to SGEMM (MKL's, which PyTorch carries: at these
-    shapes 1.2-1.5x OpenBLAS's), the rest to np.dot. BLAS is column-major: it computes
+    64-byte aligned arrays go to the BLAS sgemm bound to SGEMM (core/sgemm.py), the rest to np.dot. BLAS is column-major: it computes
     out^T = op(b)^T op(a)^T, each row-major array read as its transpose with the row length as its
     leading dimension."""
     m, n = out.shape
@@ -355,26 +355,6 @@ def _ddpg_actor_gradients(actor, actor_grads, critic, actor_sizes, critic_sizes,
     return _F32(-total / rows)
 
 
-def sgemm_address() -> int:
-    """The address of a Fortran-interface sgemm: MKL's, exported by PyTorch's CPU library, else
-    SciPy's (OpenBLAS; the same interface)."""
-    import ctypes
-    import os
-
-    import torch
-
-    try:
-        library = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
-        return ctypes.cast(library.sgemm_, ctypes.c_void_p).value
-    except (OSError, AttributeError):
-        from scipy.linalg import cython_blas
-
-        capsule = cython_blas.__pyx_capi__["sgemm"]
-        ctypes.pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
-        ctypes.pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-        return ctypes.pythonapi.PyCapsule_GetPointer(capsule, ctypes.pythonapi.PyCapsule_GetName(capsule))
-
-
 @functools.cache
 def kernels() -> SimpleNamespace:
     """The compiled kernels, compiled or loaded from Numba's cache on first use; each function above
@@ -382,7 +362,7 @@ def kernels() -> SimpleNamespace:
     import llvmlite.binding
     from numba import njit, types
 
-    llvmlite.binding.add_symbol(SGEMM, sgemm_address())
+    llvmlite.binding.add_symbol(SGEMM, sgemm_address())  # before any kernel compiles or loads
     pointer = types.voidptr
     module = globals()
     module["_sgemm"] = types.ExternalFunction(SGEMM, types.void(*[pointer] * 13))

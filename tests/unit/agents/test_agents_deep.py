@@ -152,8 +152,8 @@ def test_hand_written_dqn_and_ddpg_gradients_equal_autograds():
     ddpg_params = shipped(DDPGParams, "ddpg", "params", hidden=(64, 64))
     model, target_model = ddpg.ActorCritic(env, ddpg_params, generator), ddpg.ActorCritic(env, ddpg_params, generator)
     updates = ddpg.Updates(model, target_model, dataclasses.replace(ddpg_params, gamma=0.9))
-    b = Batch(b.observations[:, :3], torch.rand(64, 1, generator=generator) * 4 - 2, b.rewards,
-              b.next_observations[:, :3], b.terminated)
+    b = Batch(b.observations[:, :3].contiguous(), torch.rand(64, 1, generator=generator) * 4 - 2, b.rewards,
+              b.next_observations[:, :3].contiguous(), b.terminated)
     critic_loss, _, targets = updates.critic_gradients(b)
     actor_loss = updates.actor_gradients(b.observations)
     by_hand = [p.grad.clone() for p in model.parameters()]
