@@ -75,15 +75,18 @@ def compiled_network(network: nn.Module, heads: tuple[str, ...], info: EnvInfo, 
 
 
 class Learner:
-    """`heads`: the network's heads, in the order of its output (compiled_network)."""
+    """`heads`: for a learner whose update runs compiled (its `gradients` calls compiled_gradients),
+    the network's heads in the order of their outputs (compiled_network); None: autograd's update."""
 
-    def __init__(self, network: nn.Module, params: LearnerParams, device: torch.device, heads: tuple[str, ...]):
+    def __init__(self, network: nn.Module, params: LearnerParams, device: torch.device,
+                 heads: tuple[str, ...] | None = None):
         self.params = params
         self.device = device
         self.network = network.to(device)
         self.target = copy.deepcopy(self.network)
-        self.flat = compiled_network(self.network, heads, network.info, device)
-        self.target_flat = compiled_network(self.target, heads, network.info, device)
+        self.flat, self.target_flat = ((compiled_network(self.network, heads, network.info, device),
+                                        compiled_network(self.target, heads, network.info, device))
+                                       if heads is not None else (None, None))
         if self.flat is None:
             self.optimizer = torch.optim.Adam(self.network.parameters(), lr=params.lr, eps=params.adam_eps,
                                               fused=True)  # one pass over every parameter
