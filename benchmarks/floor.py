@@ -280,8 +280,8 @@ def profiled_arithmetic(fn) -> Arithmetic:
 def mlp_arithmetic(arith: Arithmetic, sizes: list[int], rows: int, backward: bool = False,
                    parameters: bool = True, inputs: bool = False) -> None:
     """A forward pass of Linear layers of `sizes` over `rows` inputs and, with `backward`, the
-    hand-written backward pass of nets.relu_backward (each weight's gradient if `parameters`, the
-    gradient of every layer's input but the first's, and the first's too if `inputs`)."""
+    hand-written backward pass of compiled_updates._backward (each weight's gradient if `parameters`,
+    the gradient of every layer's input but the first's, and the first's too if `inputs`)."""
     layers = list(zip(sizes[:-1], sizes[1:]))
     for n_in, n_out in layers:
         arith.add_gemm(rows, n_in, n_out)
@@ -417,18 +417,15 @@ def offline_rows(updates: int, wanted) -> list:
 
 
 def offline_arithmetic(inputs: int, actions: int, rows: int, heads: int) -> Arithmetic:
-    """An offline learner's update on the CPU (double_dqn.Heads: NumPy, which the profiler does not
-    see), counted from the shapes: the online network on s' (the next action), the target's torso
-    and Q head on s', the online network on s, and the backward pass of the heads and the torso."""
+    """An offline learner's update on the CPU (compiled, core/compiled_updates.py: the profiler does
+    not see it), counted from the shapes: the online network on s' (the next action), the target on
+    s', the online network on s and its backward pass; the heads are one stacked layer of the flat
+    buffer (double_dqn.compiled_network), the target's too."""
     arith = Arithmetic()
-    torso = [inputs, 256, 256]  # offline/networks.py: the MLP torso
-    for count in (heads, 1):
-        mlp_arithmetic(arith, torso, rows)
-        arith.add_gemm(rows, torso[-1], actions, count)
-    mlp_arithmetic(arith, torso, rows, backward=True)
-    arith.add_gemm(rows, torso[-1], actions, heads)
-    arith.add_gemm(actions, rows, torso[-1], heads)  # the heads' weight gradients
-    arith.add_gemm(rows, actions, torso[-1], heads)  # their gradients in the features
+    sizes = [inputs, 256, 256, heads * actions]  # offline/networks.py: the MLP torso, then the heads
+    for _ in range(2):
+        mlp_arithmetic(arith, sizes, rows)
+    mlp_arithmetic(arith, sizes, rows, backward=True)
     if heads == 2:  # BCQ's filter on s' and its imitation log-softmax on s
         arith.calls["exp"] += 2 * rows * actions
         arith.calls["log"] += rows
