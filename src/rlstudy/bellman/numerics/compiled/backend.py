@@ -107,11 +107,11 @@ def particle_losses(particles: torch.Tensor, batch: ResidualBatch, gamma: float)
         arguments = (batch.action_indices.numpy(), batch.rewards.numpy(), batch.alt_rewards.numpy(),
                      _rows(batch.alt_probs), _rows(batch.next_probs), np.float32(gamma))
         loss = residual_kernels.kernels().particle_loss
-        losses = torch.empty(len(nets), dtype=torch.float64)
+        losses = np.empty(len(nets))
         for i, net in enumerate(nets):
             forward_no_grad(net, rows, out=q)
             losses[i] = loss(q_main, q_next, *arguments)
-        return losses.to(torch.float32)
+        return torch.from_numpy(losses).to(torch.float32)
     q = torch.stack([forward_no_grad(net, rows) for net in nets])
     q_next = None if batch.next_feats is None else q[:, main:]
     return bellman_loss(*residual_pair(q[:, :main], q_next, batch, gamma))
