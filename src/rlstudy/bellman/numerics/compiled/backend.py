@@ -4,10 +4,11 @@ reference.py, computed fast. What it adds to the equations, and why:
   * batch (residuals.make_batch): the transitions as network inputs, the features (sin s, cos s) of
     every state computed once per trajectory and gathered, the rows [s; s^] stacked so that one
     forward pass serves Q(s_m, a_m) and V(s^_{m+1}) (residuals.ResidualBatch);
-  * sgd_direction: mean(j * grad j^) by the chain rule written out (residuals.sgd_grad_q gives
-    d mean(j j^)/dQ with j fixed, qnet.backward carries it through the network), the network's
-    passes by trig.py's Numba kernels, the mini-batch in parts that stay in the cache;
-  * particle_losses: each particle's Q by the compiled forward pass, every particle's residuals at once.
+  * sgd_direction: mean(j * grad j^) by the chain rule written out (d mean(j j^)/dQ with j fixed
+    and the output layer's backward pass in residual_kernels.py's one pass, the layers below by
+    qnet.hidden_backward), the network's passes by trig.py's Numba kernels, the mini-batch in parts
+    that stay in the cache;
+  * particle_losses: each particle's Q by the compiled forward pass, its loss by residual_kernels.py.
 
 The budget's sampled residual has its compiled pass in budget_kernel.py. tests/unit/bellman/test_numerics.py
 checks every function here against reference.py's.

@@ -23,6 +23,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .trig import _output_row_backward  # replaced by its compiled self in kernels()
+
 
 def _state_value(q, row, probs, m):
     """V of a row of q: the larger action's Q (control: probs has no rows), else the policy's mean."""
@@ -46,9 +48,8 @@ def _residual_backward(q_main, q_next, actions, rewards, alt_rewards, alt_probs,
     layer's output and -sin; weight (A, width): W3. Writes j, j^, Q(s, a) (P,) and grad_z (2P, width);
     adds to grad_weight (A, width), grad_bias (A,), grad_bias_z (width,)."""
     part, outs = len(actions), q_main.shape[1]
-    width = h.shape[1]
     grad_q = np.empty(outs, np.float32)
-    back = np.empty(width, np.float32)
+    back = np.empty(h.shape[1], np.float32)
     for m in range(part):
         q_s = q_main[m, actions[m]]
         v_alt, best = _state_value(q_main, part + m, alt_probs, m)
@@ -68,18 +69,8 @@ def _residual_backward(q_main, q_next, actions, rewards, alt_rewards, alt_probs,
                     grad_q[a] = gamma * w if a == best else np.float32(0.0)
                 else:
                     grad_q[a] = gamma * w * alt_probs[m, a]
-            for k in range(width):
-                back[k] = 0
-            for a in range(outs):
-                g = grad_q[a]
-                grad_bias[a] += np.float64(g)
-                for k in range(width):
-                    back[k] += g * weight[a, k]
-                    grad_weight[a, k] += np.float64(g) * np.float64(h[row, k])
-            for k in range(width):
-                v = back[k] * dcos[row, k]
-                grad_z[row, k] = v
-                grad_bias_z[k] += np.float64(v)
+            _output_row_backward(grad_q, weight, h[row], dcos[row], grad_z[row], back, grad_weight, grad_bias,
+                                 grad_bias_z)
 
 
 def _particle_loss(q_main, q_next, actions, rewards, alt_rewards, alt_probs, next_probs, gamma):
@@ -100,11 +91,12 @@ def _particle_loss(q_main, q_next, actions, rewards, alt_rewards, alt_probs, nex
 @functools.cache
 def kernels() -> SimpleNamespace:
     """The compiled passes (fastmath off: no reassociation, so the bits do not depend on the SIMD unit)."""
-    from .trig import njit
+    from . import trig
 
-    jit = njit()
+    jit = trig.njit()
     module = globals()
     module["_state_value"] = jit(inline="always", fastmath=False)(_state_value)
+    module["_output_row_backward"] = trig.kernels().output_row_backward  # trig's row of the output layer's pass
     options = {"cache": True, "fastmath": False, "boundscheck": False, "nogil": True}
     return SimpleNamespace(residual_backward=jit(**options)(module["_residual_backward"]),
                            particle_loss=jit(**options)(module["_particle_loss"]))

@@ -134,22 +134,29 @@ def _output_backward(grad_q, weight, h, dcos, grad_z, grad_weight, grad_bias, gr
     """Back through q = weight @ h + b, h = cos z (a narrow output layer), row by row:
     grad_weight += grad_q[i] (x) h[i], grad_bias += grad_q[i], grad_z[i] = (grad_q[i] @ weight) *
     dcos[i] (dcos = -sin z) and grad_bias_z += grad_z[i], every sum over rows in float64."""
-    rows, outs = grad_q.shape
-    width = h.shape[1]
-    back = np.empty(width, np.float32)
-    for i in range(rows):
+    back = np.empty(h.shape[1], np.float32)
+    for i in range(grad_q.shape[0]):
+        _output_row_backward(grad_q[i], weight, h[i], dcos[i], grad_z[i], back, grad_weight, grad_bias, grad_bias_z)
+
+
+def _output_row_backward(grad_q, weight, h, dcos, grad_z, back, grad_weight, grad_bias, grad_bias_z):
+    """One row of _output_backward (grad_q, h, dcos, grad_z: the row's; back: scratch of h's width).
+    An action the row's gradient does not reach is skipped: its terms would add zeros."""
+    width = h.shape[0]
+    for j in range(width):
+        back[j] = 0
+    for a in range(grad_q.shape[0]):
+        g = grad_q[a]
+        grad_bias[a] += np.float64(g)
+        if g == 0:
+            continue
         for j in range(width):
-            back[j] = 0
-        for a in range(outs):
-            g = grad_q[i, a]
-            grad_bias[a] += np.float64(g)
-            for j in range(width):
-                back[j] += g * weight[a, j]
-                grad_weight[a, j] += np.float64(g) * np.float64(h[i, j])
-        for j in range(width):
-            v = back[j] * dcos[i, j]
-            grad_z[i, j] = v
-            grad_bias_z[j] += np.float64(v)
+            back[j] += g * weight[a, j]
+            grad_weight[a, j] += np.float64(g) * np.float64(h[j])
+    for j in range(width):
+        v = back[j] * dcos[j]
+        grad_z[j] = v
+        grad_bias_z[j] += np.float64(v)
 
 
 def _input_backward(back, dcos, x, grad_weight_t, grad_bias):
@@ -207,7 +214,7 @@ def kernels() -> SimpleNamespace:
     find them there when they compile."""
     jit = njit()
     module = globals()
-    for name in ("_reduced", "_cos_of", "_sin_cos_of"):
+    for name in ("_reduced", "_cos_of", "_sin_cos_of", "_output_row_backward"):
         module[name] = jit(inline="always", fastmath=False)(module[name])
     # fastmath off: no FMA contraction and no reassociation (the bits do not depend on the SIMD unit)
     for name in ("_cos_kernel", "_sincos_kernel", "_cos_layer", "_output_backward", "_input_backward",
@@ -215,7 +222,7 @@ def kernels() -> SimpleNamespace:
         module[name] = jit(cache=True, fastmath=False, boundscheck=False, nogil=True)(module[name])
     return SimpleNamespace(cos=_cos_kernel, sincos=_sincos_kernel, cos_layer=_cos_layer,
                            output_backward=_output_backward, input_backward=_input_backward,
-                           layer_bound=_layer_bound)
+                           output_row_backward=_output_row_backward, layer_bound=_layer_bound)
 
 
 def warm_up() -> None:
