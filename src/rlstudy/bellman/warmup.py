@@ -4,7 +4,8 @@ trigonometry, the budget's finite-data loss), as each of its jobs would on its f
 
 
 def warm_up() -> None:
-    from rlstudy.bellman.numerics.compiled import budget_kernel, trig
+    from rlstudy.bellman.numerics.compiled import budget_kernel, residual_kernels, trig
 
     trig.warm_up()
+    residual_kernels.warm_up()
     budget_kernel.warm_up()

@@ -11,9 +11,11 @@ over those. A log can also mirror its rows to TensorBoard event files, for watch
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -39,6 +41,21 @@ def td_statistics(loss: torch.Tensor, q: torch.Tensor, target: torch.Tensor) -> 
     with torch.no_grad():
         return {"loss_q": loss.item(), "q_mean": q.mean().item(), "q_max": q.max().item(),
                 "target_mean": target.mean().item()}
+
+
+def window_means(window: list[Mapping[str, float]]) -> dict[str, float]:
+    """Each statistic's mean over the updates that have it, NaN skipped (NaN if none is a number), in
+    the order the statistics first appear: pandas' DataFrame(window).mean(), the same float64 sum
+    (NumPy's) and count, without building a DataFrame (a few ms, at every step of a CBO run whose
+    epochs are one step)."""
+    names = dict.fromkeys(name for stats in window for name in stats)
+    means = {}
+    for name in names:
+        values = np.array([stats.get(name, math.nan) for stats in window], dtype=np.float64)  # pandas' column
+        numbers = ~np.isnan(values)
+        count = int(numbers.sum())
+        means[name] = float(np.where(numbers, values, 0.0).sum() / count) if count else math.nan
+    return means
 
 
 class DiagnosticsLog:
@@ -73,8 +90,7 @@ class DiagnosticsLog:
         """Close the open window (if it holds any update) into a row."""
         if not self.window:
             return
-        means = pd.DataFrame(self.window).mean().to_dict()
-        row = {x_name: int(x), **{k: float(v) for k, v in means.items()}, **running}
+        row = {x_name: int(x), **window_means(self.window), **running}
         self.rows.append(row)
         self.window = []
         if self.writer is not None:

@@ -50,6 +50,27 @@ def test_a_row_holds_the_windows_means_then_the_running_values():
     assert math.isnan(frame.iloc[1]["loss_policy"]) and len(log) == 0
 
 
+def test_a_windows_means_are_pandas_means_bit_for_bit():
+    """window_means (the log's rows, without a DataFrame per row) gives what DataFrame(window).mean()
+    gave before it: the same float64 sums, NaN skipped, a statistic some updates lack, infinities."""
+    from rlstudy.core.diagnostics import window_means
+
+    rng = np.random.default_rng(0)
+    for size in (1, 2, 7, 8, 9, 16, 17, 100, 257, 1000):
+        window = [{"loss": float(rng.normal() * 10.0 ** rng.integers(-8, 8)), "ess": float(rng.random())}
+                  for _ in range(size)]
+        for stats in window[::3]:
+            stats["actor"] = float(rng.normal())
+        window[size // 2]["loss"] = float("nan")
+        if size > 8:
+            window[3]["ess"] = float("inf")
+        expected = {name: float(value) for name, value in pd.DataFrame(window).mean().items()}
+        ours = window_means(window)
+        assert list(ours) == list(expected)
+        assert np.array(list(ours.values())).tobytes() == np.array(list(expected.values())).tobytes(), size
+    assert math.isnan(window_means([{"loss": float("nan")}])["loss"])
+
+
 def test_a_restored_log_continues_after_the_rows_it_was_given():
     first = DiagnosticsLog()
     first.add({"loss_q": 1.0})

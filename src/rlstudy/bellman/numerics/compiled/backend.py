@@ -4,10 +4,11 @@ reference.py, computed fast. What it adds to the equations, and why:
   * batch (residuals.make_batch): the transitions as network inputs, the features (sin s, cos s) of
     every state computed once per trajectory and gathered, the rows [s; s^] stacked so that one
     forward pass serves Q(s_m, a_m) and V(s^_{m+1}) (residuals.ResidualBatch);
-  * sgd_direction: mean(j * grad j^) by the chain rule written out (residuals.sgd_grad_q gives
-    d mean(j j^)/dQ with j fixed, qnet.backward carries it through the network), the network's
-    passes by trig.py's Numba kernels, the mini-batch in parts that stay in the cache;
-  * particle_losses: each particle's Q by the compiled forward pass, every particle's residuals at once.
+  * sgd_direction: mean(j * grad j^) by the chain rule written out (d mean(j j^)/dQ with j fixed
+    and the output layer's backward pass in residual_kernels.py's one pass, the layers below by
+    qnet.hidden_backward), the network's passes by trig.py's Numba kernels, the mini-batch in parts
+    that stay in the cache;
+  * particle_losses: each particle's Q by the compiled forward pass, its loss by residual_kernels.py.
 
 The budget's sampled residual has its compiled pass in budget_kernel.py. tests/unit/bellman/test_numerics.py
 checks every function here against reference.py's.
@@ -15,9 +16,11 @@ checks every function here against reference.py's.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from .qnet import Network, backward, forward_cached, forward_no_grad
+from . import residual_kernels
+from .qnet import SHAPE, GradientSums, Network, backward, forward_cached, forward_no_grad, hidden_backward
 from ..loss import bellman_loss
 from .residuals import ResidualBatch, make_batch, residual_pair, sgd_grad_q
 
@@ -36,17 +39,56 @@ def sgd_direction(theta: torch.Tensor, batch: ResidualBatch, gamma: float):
     The mini-batch goes through the network TRANSITIONS_PER_PASS transitions at a time, each part's
     gradient added up: a part's activations (a few hundred KB each) stay in the cache between the
     forward and the backward pass, where the whole batch's (MB each) went to memory and back, and
-    two runs side by side competed for it. The sum is the same gradient up to float32 rounding."""
+    two runs side by side competed for it. The sum is the same gradient up to float32 rounding.
+    Where the compiled passes run, each part's residuals, their gradient in Q and the output
+    layer's backward pass are one compiled pass (residual_kernels.py) and the gradient's sums are float64
+    across the parts; else the residuals are residual_pair's and sgd_grad_q's tensor operations."""
     m = len(batch.action_indices)
-    grad = torch.zeros_like(theta)
-    parts = []
     net = Network(theta)
+    if net.layers is None or not _compiled_rows(batch):
+        return _tensor_direction(net, batch, gamma)
+    (_, _), (w2, _), (w3, _) = net.layers
+    sums = GradientSums.zeros()
+    j, j_hat, q_taken = (np.empty(m, np.float32) for _ in range(3))
+    kern = residual_kernels.kernels().residual_backward
+    for start in range(0, m, TRANSITIONS_PER_PASS):
+        stop = min(start + TRANSITIONS_PER_PASS, m)
+        part = batch.transitions(start, stop)
+        q_main, cache = forward_cached(net, part.feats)
+        q_next = _NONE if part.next_feats is None else forward_no_grad(net, part.next_feats).numpy()
+        grad_z2 = np.empty_like(cache.h2)
+        kern(q_main.numpy(), q_next, part.action_indices.numpy(), part.rewards.numpy(), part.alt_rewards.numpy(),
+             _rows(part.alt_probs), _rows(part.next_probs), np.float32(gamma), np.float32(m), w3, cache.h2,
+             cache.dcos2, j[start:stop], j_hat[start:stop], q_taken[start:stop], grad_z2, sums.w3, sums.b3, sums.b2)
+        hidden_backward(w2, cache, grad_z2, sums)
+    return sums.flat(), torch.from_numpy(j), torch.from_numpy(j_hat), torch.from_numpy(q_taken)
+
+
+_NONE = np.empty((0, 0), np.float32)  # an absent operand of residual_kernels' passes
+
+
+def _rows(values: torch.Tensor | None) -> np.ndarray:
+    return _NONE if values is None else np.ascontiguousarray(values.numpy())
+
+
+def _compiled_rows(batch: ResidualBatch) -> bool:
+    """Whether the batch's rows are the compiled passes' inputs: float32 on the CPU."""
+    return batch.feats.device.type == "cpu" and batch.feats.dtype == torch.float32 and all(
+        values.dtype == torch.float32 for values in (batch.rewards, batch.alt_rewards))
+
+
+def _tensor_direction(net: Network, batch: ResidualBatch, gamma: float):
+    """sgd_direction by residual_pair, sgd_grad_q and backward (the library's passes: a network beyond
+    the compiled cosine's range, or tensors that are not float32 on the CPU)."""
+    m = len(batch.action_indices)
+    grad = torch.zeros_like(net.theta)
+    parts = []
     for start in range(0, m, TRANSITIONS_PER_PASS):
         part = batch.transitions(start, min(start + TRANSITIONS_PER_PASS, m))
         q_main, cache = forward_cached(net, part.feats)
         q_next = None if part.next_feats is None else forward_no_grad(net, part.next_feats)
         j, j_hat = residual_pair(q_main, q_next, part, gamma)
-        grad += backward(theta, cache, sgd_grad_q(j, q_main, part, gamma, batch_size=m))
+        grad += backward(net.theta, cache, sgd_grad_q(j, q_main, part, gamma, batch_size=m))
         parts.append((j, j_hat, q_main[:len(j)].gather(1, part.action_indices.view(-1, 1)).squeeze(1)))
     j, j_hat, q_taken = (torch.cat(values) for values in zip(*parts))
     return grad, j, j_hat, q_taken
@@ -54,10 +96,23 @@ def sgd_direction(theta: torch.Tensor, batch: ResidualBatch, gamma: float):
 
 def particle_losses(particles: torch.Tensor, batch: ResidualBatch, gamma: float) -> torch.Tensor:
     """L_i for each particle: each particle's Q by a loop of ordinary matmuls (measured faster here than
-    one batched matmul over all particles, whose large intermediates make it memory-bound), then
-    every particle's residuals at once."""
+    one batched matmul over all particles, whose large intermediates make it memory-bound), on the
+    rows of [s; s^'] and s' at once; then its loss in one compiled pass (residual_kernels.py), or
+    every particle's residuals at once by tensor operations where the compiled passes do not run."""
+    rows = batch.feats if batch.next_feats is None else torch.cat([batch.feats, batch.next_feats])
+    main = len(batch.feats)
     nets = [Network(theta) for theta in particles]
-    q_main = torch.stack([forward_no_grad(net, batch.feats) for net in nets])
-    q_next = None if batch.next_feats is None else torch.stack([forward_no_grad(net, batch.next_feats)
-                                                                 for net in nets])
-    return bellman_loss(*residual_pair(q_main, q_next, batch, gamma))
+    if all(net.layers is not None for net in nets) and _compiled_rows(batch):
+        q = torch.empty(len(rows), SHAPE.actions)
+        q_main, q_next = q[:main].numpy(), _NONE if batch.next_feats is None else q[main:].numpy()
+        arguments = (batch.action_indices.numpy(), batch.rewards.numpy(), batch.alt_rewards.numpy(),
+                     _rows(batch.alt_probs), _rows(batch.next_probs), np.float32(gamma))
+        loss = residual_kernels.kernels().particle_loss
+        losses = np.empty(len(nets))
+        for i, net in enumerate(nets):
+            forward_no_grad(net, rows, out=q)
+            losses[i] = loss(q_main, q_next, *arguments)
+        return torch.from_numpy(losses).to(torch.float32)
+    q = torch.stack([forward_no_grad(net, rows) for net in nets])
+    q_next = None if batch.next_feats is None else q[:, main:]
+    return bellman_loss(*residual_pair(q[:, :main], q_next, batch, gamma))

@@ -79,9 +79,9 @@ def _loss_and_grad(q, lower, upper, fraction, rest, actions, rewards, alt_reward
 @functools.cache
 def kernel():
     """The compiled pass (fastmath off: no reassociation, so the bits do not depend on the SIMD unit)."""
-    from numba import njit
+    from .trig import njit
 
-    return njit(cache=True, fastmath=False, boundscheck=False, nogil=True)(_loss_and_grad)
+    return njit()(cache=True, fastmath=False, boundscheck=False, nogil=True)(_loss_and_grad)
 
 
 def warm_up() -> None:

@@ -126,24 +126,51 @@ class Cache:
     dcos2: object
 
 
-def _compiled_forward(layers: list, feats: torch.Tensor, keep_derivatives: bool):
-    """Q (a tensor) and the Cache, by trig's kernels: each cosine layer one pass over its rows (the input
-    layer's two-column product summed inside it), the 50x50 and output products by NumPy's BLAS."""
+ROWS_PER_PART = 2048  # forward_no_grad's rows per part: a part's activations (400 KB each) stay in L2
+
+
+def _compiled_forward(layers: list, feats: torch.Tensor, keep_derivatives: bool, out: torch.Tensor | None = None):
+    """Q (a tensor: out, where given) and the Cache, by trig's kernels: each cosine layer one pass over
+    its rows (the input layer's two-column product summed inside it), the 50x50 and output products
+    by NumPy's BLAS."""
     kern = trig.kernels()
     (w1, b1), (w2, b2), (w3, b3) = layers
     x = feats.numpy()
+    w1_t = np.ascontiguousarray(w1.T)
+    if not keep_derivatives:
+        q = np.empty((len(x), len(b3)), np.float32) if out is None else out.numpy()
+        _forward_by_parts(kern, x, w1_t, b1, w2, b2, w3, b3, q)
+        return torch.from_numpy(q) if out is None else out, None
 
     def cos_layer(inputs, weight_t, bias, product):
         h = np.empty((len(x), len(bias)), np.float32)
-        dcos = np.empty_like(h) if keep_derivatives else _NONE
+        dcos = np.empty_like(h)
         kern.cos_layer(inputs, weight_t, bias, product, dcos, h)
         return h, dcos
 
-    h1, dcos1 = cos_layer(x, np.ascontiguousarray(w1.T), b1, _NONE)
+    h1, dcos1 = cos_layer(x, w1_t, b1, _NONE)
     h2, dcos2 = cos_layer(_NONE, _NONE, b2, h1 @ w2.T)
-    q = h2 @ w3.T
+    q = h2 @ np.ascontiguousarray(w3.T)  # BLAS's narrow product runs twice as fast on a contiguous operand
     q += b3
     return torch.from_numpy(q), Cache(True, x, h1, dcos1, h2, dcos2)
+
+
+def _forward_by_parts(kern, x, w1_t, b1, w2, b2, w3, b3, q: np.ndarray) -> None:
+    """Q of every row of x into q, ROWS_PER_PART rows at a time through buffers made once: a part's
+    activations stay in the cache from one layer to the next (CBO's 3e4 rows a particle went to
+    memory and back between every pass)."""
+    rows, width = len(x), len(b1)
+    part = max(1, min(rows, ROWS_PER_PART))
+    h1, z2, h2 = (np.empty((part, width), np.float32) for _ in range(3))
+    w2_t, w3_t = w2.T, np.ascontiguousarray(w3.T)
+    for start in range(0, rows, part):
+        stop = min(start + part, rows)
+        n = stop - start
+        kern.cos_layer(x[start:stop], w1_t, b1, _NONE, _NONE, h1[:n])
+        np.matmul(h1[:n], w2_t, out=z2[:n])
+        kern.cos_layer(_NONE, _NONE, b2, z2[:n], _NONE, h2[:n])
+        np.matmul(h2[:n], w3_t, out=q[start:stop])
+    q += b3
 
 
 def _library_forward(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape):
@@ -155,15 +182,19 @@ def _library_forward(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape)
     return torch.addmm(b3, h2, w3.t()), Cache(False, feats, h1, torch.sin(z1).neg_(), h2, torch.sin(z2).neg_())
 
 
-def forward_no_grad(theta: torch.Tensor | Network, feats: torch.Tensor, shape: QNetShape = SHAPE) -> torch.Tensor:
+def forward_no_grad(theta: torch.Tensor | Network, feats: torch.Tensor, shape: QNetShape = SHAPE,
+                    out: torch.Tensor | None = None) -> torch.Tensor:
     """forward() for inference (CBO's hot loop, SGD's next states): the compiled passes where they
-    apply, no autograd bookkeeping. theta: a parameter vector, or a Network made of one."""
+    apply, no autograd bookkeeping. theta: a parameter vector, or a Network made of one; out: a
+    contiguous float32 tensor of Q's shape to write Q into (CBO's stack of particles), or None."""
     net = _network(theta, shape)
     layers = _compiled_layers(net, feats)
-    if layers is not None:
-        return _compiled_forward(layers, feats, False)[0]
+    if layers is not None and (out is None or (out.dtype == torch.float32 and out.is_contiguous()
+                                               and out.device.type == "cpu")):
+        return _compiled_forward(layers, feats, False, out)[0]
     with torch.no_grad():
-        return forward(net.theta, feats, net.shape)
+        q = forward(net.theta, feats, net.shape)
+    return q if out is None else out.copy_(q)
 
 
 def q_values(theta: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
@@ -215,6 +246,28 @@ def forward_cached(theta: torch.Tensor | Network, feats: torch.Tensor,
     return _library_forward(net.theta, feats, net.shape)
 
 
+@dataclass(frozen=True)
+class GradientSums:
+    """d(sum(grad_q * Q))/d(theta) by layer, summed over rows in float64: the compiled passes add each
+    part of a mini-batch's rows to the same sums. flat() is the parameter vector's gradient."""
+    w1_t: np.ndarray  # (fan_in, width): the input layer's weights, transposed
+    b1: np.ndarray
+    w2: np.ndarray
+    b2: np.ndarray
+    w3: np.ndarray
+    b3: np.ndarray
+
+    @classmethod
+    def zeros(cls, shape: QNetShape = SHAPE) -> "GradientSums":
+        (fan_in, width), _, (_, actions) = shape.layers
+        return cls(*(np.zeros(size) for size in ((fan_in, width), width, (width, width), width, (actions, width),
+                                                 actions)))
+
+    def flat(self) -> torch.Tensor:
+        return torch.from_numpy(np.concatenate([self.w1_t.T.ravel(), self.b1, self.w2.ravel(), self.b2,
+                                                self.w3.ravel(), self.b3]).astype(np.float32))
+
+
 def backward(theta: torch.Tensor, cache: Cache, grad_q: torch.Tensor, shape: QNetShape = SHAPE) -> torch.Tensor:
     """d(sum(grad_q * Q))/d(theta) as a flat vector: the chain rule of forward(), written out (the
     tests check it against autograd). Compiled: the narrow layers' products and every bias's sum are
@@ -222,16 +275,19 @@ def backward(theta: torch.Tensor, cache: Cache, grad_q: torch.Tensor, shape: QNe
     if not cache.compiled:
         return _library_backward(theta, cache, grad_q, shape)
     (_, _), (w2, _), (w3, _) = unflatten(theta.numpy(), shape)
-    kern = trig.kernels()
-    (fan_in, width), _, (_, actions) = shape.layers
-    gw3, gb3 = np.zeros((actions, width)), np.zeros(actions)
-    gz2, gb2 = np.empty_like(cache.h2), np.zeros(width)
-    kern.output_backward(np.ascontiguousarray(grad_q.numpy()), w3, cache.h2, cache.dcos2, gz2, gw3, gb3, gb2)
-    gw2 = gz2.T @ cache.h1
-    gw1_t, gb1 = np.zeros((fan_in, width)), np.zeros(width)
-    kern.input_backward(gz2 @ w2, cache.dcos1, cache.feats, gw1_t, gb1)
-    return torch.from_numpy(np.concatenate([gw1_t.T.ravel(), gb1, gw2.ravel(), gb2, gw3.ravel(), gb3])
-                            .astype(np.float32))
+    sums = GradientSums.zeros(shape)
+    grad_z2 = np.empty_like(cache.h2)
+    trig.kernels().output_backward(np.ascontiguousarray(grad_q.numpy()), w3, cache.h2, cache.dcos2, grad_z2,
+                                   sums.w3, sums.b3, sums.b2)
+    hidden_backward(w2, cache, grad_z2, sums)
+    return sums.flat()
+
+
+def hidden_backward(w2: np.ndarray, cache: Cache, grad_z2: np.ndarray, sums: GradientSums) -> None:
+    """The compiled backward pass below the output layer, from dL/dz2 (grad_z2, a row per row of the
+    cache): the 50x50 layer's products by BLAS, the input layer's in one pass; added to sums."""
+    np.add(sums.w2, grad_z2.T @ cache.h1, out=sums.w2)
+    trig.kernels().input_backward(grad_z2 @ w2, cache.dcos1, cache.feats, sums.w1_t, sums.b1)
 
 
 def _library_backward(theta: torch.Tensor, cache: Cache, grad_q: torch.Tensor, shape: QNetShape) -> torch.Tensor:
