@@ -24,6 +24,7 @@ PyTorch's profiler (matrix products with their shapes, transcendental ops with t
     PYTHONPATH=src python benchmarks/floor.py              # print the table
     PYTHONPATH=src python benchmarks/floor.py --write      # and write it into docs/speed.md
     PYTHONPATH=src python benchmarks/floor.py --quick      # fewer repeats (a smoke test)
+    PYTHONPATH=src python benchmarks/floor.py --only DQN BCQ   # the kernels whose names hold any of these
 
 --write replaces the block between the `floor:begin` and `floor:end` markers of docs/speed.md,
 with the commit, the date and the machine read at run time.
@@ -292,27 +293,36 @@ def mlp_arithmetic(arith: Arithmetic, sizes: list[int], rows: int, backward: boo
                 arith.add_gemm(rows, n_out, n_in)
 
 
-def agent_kernels(updates: int):
-    """(name, seconds per update, arithmetic) of DQN, DDPG, MPO and BCQ as their loops run them."""
+def agent_kernels(updates: int, wanted=lambda name: True):
+    """(name, seconds per update, arithmetic) of DQN, DDPG, MPO, BCQ and the offline DQN as their loops
+    run them: those whose names are `wanted`."""
+    gen = torch.Generator().manual_seed(0)
+    rows = [row(updates, gen) for name, row in (("DQN update", dqn_row), ("DDPG", ddpg_row), ("MPO", mpo_row))
+            if wanted(ROW_NAMES[name])]
+    return rows + offline_rows(updates, wanted)
+
+
+ROW_NAMES = {"DQN update": "DQN update (CartPole, batch 128, 120-84)",
+             "DDPG": "DDPG critic+actor update (Pendulum, batch 256, 256-256)",
+             "MPO": "MPO update (Pendulum, batch 128, 20 actions, 128-128)"}
+
+
+def batch_of(obs_dim, act, size, discrete):
+    from rlstudy.agents.replay import Batch
+    g = torch.Generator().manual_seed(1)
+    actions = torch.randint(act, (size,), generator=g) if discrete else torch.rand(size, act, generator=g) * 2 - 1
+    return Batch(torch.rand(size, obs_dim, generator=g), actions, torch.rand(size, generator=g),
+                 torch.rand(size, obs_dim, generator=g), torch.zeros(size))
+
+
+def dqn_row(updates: int, gen: torch.Generator):
+    """DQN, CartPole (4 -> 120 -> 84 -> 2), the update of dqn.train_dqn."""
     import gymnasium as gym
     from bellman_problem import shipped  # each learner's parameters as the shipped config gives them
 
-    from rlstudy.agents import ddpg, dqn
-    from rlstudy.agents.mpo.config import MPOParams
-    from rlstudy.agents.mpo.learner import MPO
+    from rlstudy.agents import dqn
     from rlstudy.core.dense import dense_layers
-    from rlstudy.agents.replay import Batch, ReplayBuffer
 
-    gen = torch.Generator().manual_seed(0)
-    out = []
-
-    def batch_of(obs_dim, act, size, discrete):
-        g = torch.Generator().manual_seed(1)
-        actions = torch.randint(act, (size,), generator=g) if discrete else torch.rand(size, act, generator=g) * 2 - 1
-        return Batch(torch.rand(size, obs_dim, generator=g), actions, torch.rand(size, generator=g),
-                     torch.rand(size, obs_dim, generator=g), torch.zeros(size))
-
-    # DQN, CartPole (4 -> 120 -> 84 -> 2), the update of dqn.train_dqn
     env = gym.make("CartPole-v1")
     p = shipped(dqn.DQNParams, "dqn", "params")
     network, target = dqn.q_network(env, p, gen), dqn.q_network(env, p, gen)
@@ -327,10 +337,16 @@ def agent_kernels(updates: int):
     sizes = [4, *p.hidden, 2]
     mlp_arithmetic(arith, sizes, p.batch_size)  # the target network on s'
     mlp_arithmetic(arith, sizes, p.batch_size, backward=True)
-    out.append(("DQN update (CartPole, batch 128, 120-84)", best_time(lambda: [dqn_update() for _ in range(updates)], 3)
-                / updates, arith))
+    return ROW_NAMES["DQN update"], best_time(lambda: [dqn_update() for _ in range(updates)], 3) / updates, arith
 
-    # DDPG, Pendulum (256-256), critic and actor update of ddpg.train_ddpg (actor every policy_every)
+
+def ddpg_row(updates: int, gen: torch.Generator):
+    """DDPG, Pendulum (256-256), critic and actor update of ddpg.train_ddpg (actor every policy_every)."""
+    import gymnasium as gym
+    from bellman_problem import shipped  # each learner's parameters as the shipped config gives them
+
+    from rlstudy.agents import ddpg
+
     env = gym.make("Pendulum-v1")
     p = shipped(ddpg.DDPGParams, "ddpg", "params")
     model, tgt = ddpg.ActorCritic(env, p, gen), ddpg.ActorCritic(env, p, gen)
@@ -352,10 +368,19 @@ def agent_kernels(updates: int):
     mlp_arithmetic(arith, actor_sizes, p.batch_size, backward=True)  # the actor's, through the critic
     mlp_arithmetic(arith, critic_sizes, p.batch_size, backward=True, parameters=False, inputs=True)
     arith.calls["tanh"] += 2 * p.batch_size
-    out.append(("DDPG critic+actor update (Pendulum, batch 256, 256-256)",
-                best_time(lambda: [ddpg_update() for _ in range(updates)], 3) / updates, arith))
+    return ROW_NAMES["DDPG"], best_time(lambda: [ddpg_update() for _ in range(updates)], 3) / updates, arith
 
-    # MPO, Pendulum (128-128, 20 action samples)
+
+def mpo_row(updates: int, gen: torch.Generator):
+    """MPO, Pendulum (128-128, 20 action samples)."""
+    import gymnasium as gym
+    from bellman_problem import shipped  # each learner's parameters as the shipped config gives them
+
+    from rlstudy.agents.mpo.config import MPOParams
+    from rlstudy.agents.mpo.learner import MPO
+    from rlstudy.agents.replay import ReplayBuffer
+
+    env = gym.make("Pendulum-v1")
     p = shipped(MPOParams, "mpo")
     agent = MPO(3, 1, env.action_space.low, env.action_space.high, p, torch.device("cpu"), gen)
     replay = ReplayBuffer(2000, (3,), (1,), extras={"actions_raw": (1,), "ends": (), "behaviour_log_probs": ()})
@@ -367,26 +392,33 @@ def agent_kernels(updates: int):
         replay.add(obs, action, reward, nxt, term, actions_raw=raw, ends=term or trunc, behaviour_log_probs=logp)
         obs = env.reset()[0] if term or trunc else nxt
     mpo_batch = replay.sample_sequences(p.batch_size, 1, rng)  # as mpo/loop.py samples without Retrace
-    out.append(("MPO update (Pendulum, batch 128, 20 actions, 128-128)",
-                best_time(lambda: [agent.update(mpo_batch) for _ in range(updates)], 3) / updates,
-                profiled_arithmetic(lambda: agent.update(mpo_batch))))
+    return (ROW_NAMES["MPO"], best_time(lambda: [agent.update(mpo_batch) for _ in range(updates)], 3) / updates,
+            profiled_arithmetic(lambda: agent.update(mpo_batch)))
 
-    # BCQ, CartPole (offline/bcq.py with the regular parameters)
+
+def offline_rows(updates: int, wanted) -> list:
+    """BCQ and the offline DQN, CartPole (offline/bcq.py, double_dqn.py with the regular parameters)."""
+    from bellman_problem import shipped
+
     from rlstudy.offline.bcq import BCQ
     from rlstudy.offline.double_dqn import DQN, LearnerParams
     from rlstudy.offline.envs import AtariPreprocessing, make_env
     from rlstudy.offline.training import generate_buffer
     params = shipped(LearnerParams, "offline", "regular")
+    names = {name: f"{name} update (CartPole, batch {params.batch_size})" for name in ("BCQ", "offline DQN")}
+    if not any(map(wanted, names.values())):
+        return []
     env, info = make_env("CartPole-v1", shipped(AtariPreprocessing, "offline", "atari_preprocessing"))
     buffer, _ = generate_buffer(DQN(info, params, torch.device("cpu")), env, info, 2000, 0, np.random.default_rng(0),
                                 0.2, 0.2, 0.0, "floor buffer")
     sample = buffer.sample(params.batch_size, np.random.default_rng(1))
+    rows = []
     for name, learner, heads in (("BCQ", BCQ(info, params, 0.3, torch.device("cpu")), 2),
                                  ("offline DQN", DQN(info, params, torch.device("cpu")), 1)):
-        out.append((f"{name} update (CartPole, batch {params.batch_size})",
-                    best_time(lambda: [learner.update(sample) for _ in range(updates)], 3) / updates,
-                    offline_arithmetic(info.observation_shape[0], info.num_actions, params.batch_size, heads)))
-    return out
+        if wanted(names[name]):
+            rows.append((names[name], best_time(lambda: [learner.update(sample) for _ in range(updates)], 3) / updates,
+                         offline_arithmetic(info.observation_shape[0], info.num_actions, params.batch_size, heads)))
+    return rows
 
 
 def offline_arithmetic(inputs: int, actions: int, rows: int, heads: int) -> Arithmetic:
@@ -439,6 +471,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--write", action="store_true", help=f"write the table into {DOC.relative_to(ROOT)}")
     p.add_argument("--quick", action="store_true", help="fewer repeats and steps (a smoke test of this script)")
+    p.add_argument("--only", nargs="+", metavar="SUBSTRING",
+                   help="time only the kernels whose names hold one of these (not with --write)")
     p.add_argument("--numpy-gemms", help=argparse.SUPPRESS)  # the child of time_unpinned_gemms: shapes as JSON
     p.add_argument("--repeats", type=int, default=5, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -449,18 +483,25 @@ def main() -> None:
         print(json.dumps({"kernels": openblas_kernels(),
                           "times": [[shape, gemm_times(*shape, args.repeats)[1]] for shape in shapes]}))
         return
+    if args.write and args.only:
+        p.error("--write writes the whole table: not with --only")
+
+    def wanted(name: str) -> bool:
+        return not args.only or any(part in name for part in args.only)
     load_before = os.getloadavg()[0]
     repeats = 2 if args.quick else 5
     prims = Primitives(repeats)
     rows = []
     for estimator in ("DS", "UR", "BFF"):
-        seconds, arith = sgd_kernel(estimator, 10_000, 2 if args.quick else 8)
-        rows.append((f"SGD mini-batch, {estimator}, batch 10000 (train_sgd, with the error meter)", seconds, arith))
+        name = f"SGD mini-batch, {estimator}, batch 10000 (train_sgd, with the error meter)"
+        if wanted(name):
+            rows.append((name, *sgd_kernel(estimator, 10_000, 2 if args.quick else 8)))
     for setting, label, steps in (("cbo", "notebook", 1 if args.quick else 3),
                                   ("cbo-adaptive", "cbo-adaptive", 5 if args.quick else 40)):
-        seconds, arith, what = cbo_kernel(setting, steps)
-        rows.append((f"CBO step, {label} ({what}; train_cbo)", seconds, arith))
-    for name, seconds, arith in agent_kernels(5 if args.quick else 50):
+        if wanted(f"CBO step, {label}"):
+            seconds, arith, what = cbo_kernel(setting, steps)
+            rows.append((f"CBO step, {label} ({what}; train_cbo)", seconds, arith))
+    for name, seconds, arith in agent_kernels(5 if args.quick else 50, wanted):
         rows.append((name, seconds, arith))
     prims.time_unpinned_gemms({shape for _, _, arith in rows for shape in arith.gemms})
     text = (f"Generated by `python benchmarks/floor.py --write` at commit {commit()}, {now()}, on {machine()}, "
