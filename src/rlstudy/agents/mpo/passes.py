@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from torch import nn
 
 from rlstudy.core.dense import Dense
@@ -23,31 +24,34 @@ from rlstudy.core.dense import Dense
 from .networks import MAX_LOG_STD, MIN_LOG_STD, Critic, GaussianPolicy
 
 LAYER_NORM_EPS = 1e-5  # nn.LayerNorm's default, as networks.layer_norm_mlp builds it
-BLOCK_ROWS = 1024  # rows of the critic evaluation per block: a few 0.5 MB activations, inside the L2 cache
+BLOCK_ROWS = 512  # rows of the critic evaluation per block: its 0.25 MB activations stay in the L2 cache
 
 
 class Torso:
-    """A layer_norm_mlp's parameters as NumPy views: the first Linear, its LayerNorm, the ELU layers."""
+    """A layer_norm_mlp's parameters as NumPy views: the first Linear, its LayerNorm (and its tensors,
+    for torch's LayerNorm kernels: one call each way where NumPy takes ten), the ELU layers."""
 
     def __init__(self, torso: nn.Sequential):
         linears = [module for module in torso if isinstance(module, nn.Linear)]
         norm = next(module for module in torso if isinstance(module, nn.LayerNorm))
         self.first, self.norm, self.rest = Dense(linears[0]), Dense(norm), [Dense(layer) for layer in linears[1:]]
+        self.norm_tensors = norm.weight.detach(), norm.bias.detach()
 
 
 @dataclass
 class TorsoCache:
-    """What the backward pass reads: the input, the normalised first layer and its 1/std, and every
-    layer's activation (tanh, then ELUs)."""
+    """What the backward pass reads: the input, the first layer's output and its mean and 1/std over
+    the features (torch tensors: the LayerNorm's), and every layer's activation (tanh, then ELUs)."""
     inputs: np.ndarray
-    normalised: np.ndarray
-    inverse_std: np.ndarray
+    pre: torch.Tensor
+    mean: torch.Tensor
+    inverse_std: torch.Tensor
     activations: list[np.ndarray]
 
 
-def elu_(z: np.ndarray) -> np.ndarray:
-    """ELU in place: max(z, expm1(min(z, 0)))."""
-    negative = np.minimum(z, 0.0)
+def elu_(z: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
+    """ELU in place: max(z, expm1(min(z, 0))); `scratch` an array of z's shape to work in."""
+    negative = np.minimum(z, 0.0, out=scratch)
     np.expm1(negative, out=negative)
     return np.maximum(z, negative, out=z)
 
@@ -56,18 +60,14 @@ def torso_forward(torso: Torso, x: np.ndarray) -> TorsoCache:
     """Linear -> LayerNorm -> tanh, then Linear -> ELU per further layer, keeping what backward needs."""
     pre = x @ torso.first.weight.T
     pre += torso.first.bias
-    pre -= pre.mean(axis=1, keepdims=True)
-    inverse_std = 1.0 / np.sqrt(np.einsum("ij,ij->i", pre, pre)[:, None] / np.float32(pre.shape[1])
-                                + np.float32(LAYER_NORM_EPS))
-    normalised = pre * inverse_std
-    activation = normalised * torso.norm.weight
-    activation += torso.norm.bias
-    activations = [np.tanh(activation, out=activation)]
+    pre = torch.from_numpy(pre)
+    normalised, mean, inverse_std = torch.native_layer_norm(pre, pre.shape[1:], *torso.norm_tensors, LAYER_NORM_EPS)
+    activations = [np.tanh(normalised.numpy(), out=normalised.numpy())]
     for layer in torso.rest:
         z = activations[-1] @ layer.weight.T
         z += layer.bias
         activations.append(elu_(z))
-    return TorsoCache(x, normalised, inverse_std, activations)
+    return TorsoCache(x, pre, mean, inverse_std, activations)
 
 
 def torso_backward(torso: Torso, cache: TorsoCache, grad: np.ndarray) -> None:
@@ -81,15 +81,12 @@ def torso_backward(torso: Torso, cache: TorsoCache, grad: np.ndarray) -> None:
         grad = grad @ layer.weight
     tanh = cache.activations[0]
     grad = grad * (np.float32(1.0) - tanh * tanh)
-    normalised = cache.normalised
-    np.sum(grad * normalised, axis=0, out=torso.norm.weight_grad)
-    np.sum(grad, axis=0, out=torso.norm.bias_grad)
-    grad *= torso.norm.weight
-    # LayerNorm's backward: 1/std * (g - mean(g) - x_hat * mean(g * x_hat)), means over the features
-    width = np.float32(grad.shape[1])
-    grad_pre = grad - grad.mean(axis=1, keepdims=True)
-    grad_pre -= normalised * (np.einsum("ij,ij->i", grad, normalised)[:, None] / width)
-    grad_pre *= cache.inverse_std
+    grad_pre, grad_weight, grad_bias = torch.ops.aten.native_layer_norm_backward(
+        torch.from_numpy(grad), cache.pre, cache.pre.shape[1:], cache.mean, cache.inverse_std, *torso.norm_tensors,
+        [True, True, True])
+    torso.norm.weight_grad[:] = grad_weight.numpy()
+    torso.norm.bias_grad[:] = grad_bias.numpy()
+    grad_pre = grad_pre.numpy()
     np.matmul(grad_pre.T, cache.inputs, out=torso.first.weight_grad)
     np.sum(grad_pre, axis=0, out=torso.first.bias_grad)
 
@@ -103,7 +100,7 @@ class CriticPasses:
 
     def forward(self, observations: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, TorsoCache]:
         """Q(s, a) of (B, .) rows, shape (B,), and the cache of backward."""
-        inputs = np.concatenate([observations, np.clip(actions, self.low, self.high)], axis=1)
+        inputs = np.concatenate([observations, np.minimum(np.maximum(actions, self.low), self.high)], axis=1)
         cache = torso_forward(self.torso, inputs)
         return (cache.activations[-1] @ self.head.weight[0]) + self.head.bias[0], cache
 
@@ -121,7 +118,7 @@ class CriticPasses:
         obs_dim = first.weight.shape[1] - act_dim
         centred = first.weight - first.weight.mean(axis=0)  # rows centred: the product's mean over features is 0
         centred_bias = first.bias - first.bias.mean()
-        actions = np.clip(actions, self.low, self.high)
+        actions = np.minimum(np.maximum(actions, self.low), self.high)
         # the variance over features of  p_s + W_a a  (p_s the state's part): |p|^2 + 2 a.(W_a^T p) + a^T W_a^T W_a a
         state_part = (states @ centred[:, :obs_dim].T + centred_bias).astype(np.float64)
         action_weight = centred[:, obs_dim:].astype(np.float64)
@@ -145,13 +142,15 @@ class CriticPasses:
         rows = rows.reshape(count * samples, -1)
         q = np.empty(count * samples, dtype=np.float32)
         head, head_bias = self.head.weight[0], self.head.bias[0]
+        scratch = {}  # ELU's, by shape
         for start in range(0, len(rows), BLOCK_ROWS):
             block = rows[start:start + BLOCK_ROWS]
             activation = block @ weights
             np.tanh(activation, out=activation)
             for i, layer in enumerate(layers):
                 activation[:, -1] = 1.0
-                z = elu_(activation @ layer)
+                z = activation @ layer
+                elu_(z, scratch.setdefault(z.shape, np.empty_like(z)))
                 if i + 1 < len(layers):
                     z = np.concatenate([z, np.empty((len(z), 1), dtype=np.float32)], axis=1)
                 activation = z
@@ -176,7 +175,7 @@ class PolicyPasses:
         mean += self.mean.bias
         raw = features @ self.log_std.weight.T
         raw += self.log_std.bias
-        return mean, np.clip(raw, MIN_LOG_STD, MAX_LOG_STD), (cache, raw)
+        return mean, np.minimum(np.maximum(raw, MIN_LOG_STD), MAX_LOG_STD), (cache, raw)
 
     def backward(self, cache: tuple[TorsoCache, np.ndarray], grad_mean: np.ndarray, grad_log_std: np.ndarray) -> None:
         """Every parameter's gradient, given d loss / d mean and d loss / d log std (clamped: no gradient outside)."""
