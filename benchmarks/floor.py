@@ -18,8 +18,9 @@ a kernel at 100 % would be arithmetic and nothing else.
 
 The SGD and CBO kernels are timed inside train_sgd and train_cbo (so the error meter, the batch
 draw and the diagnostics are in); their arithmetic is counted from the network's shapes. The
-agents' updates are timed as the training loops call them, and their arithmetic is read from
-PyTorch's profiler (matrix products with their shapes, transcendental ops with their sizes).
+agents' updates are timed as the training loops call them, and their arithmetic is counted from
+the layers' shapes too (their passes run in NumPy or compiled code, which PyTorch's profiler does
+not see): matrix products with their shapes, transcendental calls with their counts.
 
     PYTHONPATH=src python benchmarks/floor.py              # print the table
     PYTHONPATH=src python benchmarks/floor.py --write      # and write it into docs/speed.md
@@ -39,7 +40,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import collections  # noqa: E402
-import math  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
@@ -251,30 +251,6 @@ def cbo_kernel(setting: str, steps: int):
     meter_arithmetic(arith)
     arith.calls["sin+cos"] += params.samples  # features of UR's s^'
     return seconds, arith, f"{estimator}, N={params.particles}, m={params.samples}"
-
-
-def profiled_arithmetic(fn) -> Arithmetic:
-    """Matrix products and transcendental calls of one call of fn, read from PyTorch's profiler."""
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
-        fn()
-    arith = Arithmetic()
-    names = {"aten::exp": "exp", "aten::log": "log", "aten::tanh": "tanh", "aten::cos": "cos", "aten::sin": "sin+cos",
-             "aten::_softmax": "exp", "aten::_log_softmax": "exp", "aten::softplus": "exp",
-             "aten::tanh_backward": None, "aten::log1p": "log", "aten::expm1": "exp"}
-    for event in prof.events():
-        shapes = event.input_shapes
-        if event.name == "aten::mm" and len(shapes) >= 2 and len(shapes[0]) == 2 and len(shapes[1]) == 2:
-            arith.add_gemm(shapes[0][0], shapes[0][1], shapes[1][1])
-        elif event.name == "aten::addmm" and len(shapes) >= 3 and len(shapes[1]) == 2 and len(shapes[2]) == 2:
-            arith.add_gemm(shapes[1][0], shapes[1][1], shapes[2][1])
-        elif event.name == "aten::bmm" and len(shapes) >= 2 and len(shapes[0]) == 3:
-            b, m, k = shapes[0]
-            arith.add_gemm(m, k, shapes[1][2], b)
-        elif names.get(event.name) and shapes and shapes[0]:
-            arith.calls[names[event.name]] += math.prod(shapes[0])
-    return arith
 
 
 def mlp_arithmetic(arith: Arithmetic, sizes: list[int], rows: int, backward: bool = False,
