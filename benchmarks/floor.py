@@ -18,8 +18,9 @@ a kernel at 100 % would be arithmetic and nothing else.
 
 The SGD and CBO kernels are timed inside train_sgd and train_cbo (so the error meter, the batch
 draw and the diagnostics are in); their arithmetic is counted from the network's shapes. The
-agents' updates are timed as the training loops call them, and their arithmetic is read from
-PyTorch's profiler (matrix products with their shapes, transcendental ops with their sizes).
+agents' updates are timed as the training loops call them, and their arithmetic is counted from
+the layers' shapes too (their passes run in NumPy or compiled code, which PyTorch's profiler does
+not see): matrix products with their shapes, transcendental calls with their counts.
 
     PYTHONPATH=src python benchmarks/floor.py              # print the table
     PYTHONPATH=src python benchmarks/floor.py --write      # and write it into docs/speed.md
@@ -39,7 +40,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import collections  # noqa: E402
-import math  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
@@ -253,30 +253,6 @@ def cbo_kernel(setting: str, steps: int):
     return seconds, arith, f"{estimator}, N={params.particles}, m={params.samples}"
 
 
-def profiled_arithmetic(fn) -> Arithmetic:
-    """Matrix products and transcendental calls of one call of fn, read from PyTorch's profiler."""
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
-        fn()
-    arith = Arithmetic()
-    names = {"aten::exp": "exp", "aten::log": "log", "aten::tanh": "tanh", "aten::cos": "cos", "aten::sin": "sin+cos",
-             "aten::_softmax": "exp", "aten::_log_softmax": "exp", "aten::softplus": "exp",
-             "aten::tanh_backward": None, "aten::log1p": "log", "aten::expm1": "exp"}
-    for event in prof.events():
-        shapes = event.input_shapes
-        if event.name == "aten::mm" and len(shapes) >= 2 and len(shapes[0]) == 2 and len(shapes[1]) == 2:
-            arith.add_gemm(shapes[0][0], shapes[0][1], shapes[1][1])
-        elif event.name == "aten::addmm" and len(shapes) >= 3 and len(shapes[1]) == 2 and len(shapes[2]) == 2:
-            arith.add_gemm(shapes[1][0], shapes[1][1], shapes[2][1])
-        elif event.name == "aten::bmm" and len(shapes) >= 2 and len(shapes[0]) == 3:
-            b, m, k = shapes[0]
-            arith.add_gemm(m, k, shapes[1][2], b)
-        elif names.get(event.name) and shapes and shapes[0]:
-            arith.calls[names[event.name]] += math.prod(shapes[0])
-    return arith
-
-
 def mlp_arithmetic(arith: Arithmetic, sizes: list[int], rows: int, backward: bool = False,
                    parameters: bool = True, inputs: bool = False) -> None:
     """A forward pass of Linear layers of `sizes` over `rows` inputs and, with `backward`, the
@@ -388,7 +364,52 @@ def mpo_row(updates: int, gen: torch.Generator):
         obs = env.reset()[0] if term or trunc else nxt
     mpo_batch = replay.sample_sequences(p.batch_size, 1, rng)  # as mpo/loop.py samples without Retrace
     return (ROW_NAMES["MPO"], best_time(lambda: [agent.update(mpo_batch) for _ in range(updates)], 3) / updates,
-            profiled_arithmetic(lambda: agent.update(mpo_batch)))
+            mpo_arithmetic(p, 3, 1))
+
+
+def mpo_arithmetic(p, obs_dim: int, act_dim: int) -> Arithmetic:
+    """MPO's update (agents/mpo/learner.py, its passes in NumPy, which the profiler does not see),
+    counted from the shapes: the target policy at s' and s, the target critic over their sampled
+    actions (passes.CriticPasses.values: the first layer's product with the LayerNorm folded in, a
+    bias column in each later product, the head's), the online critic's TD step and the policy's
+    M-step, forward and backward. Transcendentals: the first layers' tanh, every ELU's exp (one per
+    element, as expm1 computes it), the E-step's softmax exp and log."""
+    arith = Arithmetic()
+    rows, samples = p.batch_size, p.action_samples
+    policy_sizes = [obs_dim, *p.policy_layer_sizes]
+    critic_sizes = [obs_dim + act_dim, *p.critic_layer_sizes]
+
+    def torso(sizes, count, backward=False):
+        mlp_arithmetic(arith, sizes, count, backward=backward)
+        arith.calls["tanh"] += count * sizes[1]
+        arith.calls["exp"] += count * sum(sizes[2:])
+
+    def policy_heads(count, backward=False):
+        arith.add_gemm(count, policy_sizes[-1], act_dim, 2)
+        if backward:
+            arith.add_gemm(act_dim, count, policy_sizes[-1], 2)  # the heads' weight gradients
+            arith.add_gemm(count, act_dim, policy_sizes[-1], 2)  # their gradients in the features
+
+    torso(policy_sizes, 2 * rows)  # the target policy at s' and s
+    policy_heads(2 * rows)
+    evaluated = 2 * rows * samples
+    hidden = p.critic_layer_sizes
+    arith.add_gemm(2 * rows, obs_dim, hidden[0])  # the states' part of the first layer (its variance)
+    arith.add_gemm(evaluated, obs_dim + act_dim + 2, hidden[0] + 1)
+    for width_in, width_out in zip(hidden[:-1], hidden[1:]):
+        arith.add_gemm(evaluated, width_in + 1, width_out)
+    arith.add_gemm(evaluated, hidden[-1], 1)
+    arith.calls["tanh"] += evaluated * (hidden[0] + 1)
+    arith.calls["exp"] += evaluated * sum(hidden[1:]) + rows * samples  # ELUs, the E-step's softmax
+    arith.calls["log"] += rows
+    torso(critic_sizes, rows, backward=True)  # the TD step
+    arith.add_gemm(rows, hidden[-1], 1)
+    arith.add_gemm(1, rows, hidden[-1])
+    arith.add_gemm(rows, 1, hidden[-1])
+    for _ in range(p.m_steps):
+        torso(policy_sizes, rows, backward=True)
+        policy_heads(rows, backward=True)
+    return arith
 
 
 def offline_rows(updates: int, wanted) -> list:

@@ -54,7 +54,7 @@ def main() -> None:
           f"+- {evaluation['return'].std():.1f} over {len(evaluation)} episodes; "
           f"{result.agent.skipped_nonfinite_batches} non-finite batches skipped")
     record = provenance({"env": args.env, "run_seed": args.run_seed, "params": dataclasses.asdict(params),
-                         "device": device_record(args.device, device)}, args.seed, {})
+                         "device": device_record(args.device, result.agent.device)}, args.seed, {})
     out = Path(args.out_dir)
     save_csv(out / "returns.csv", result.returns, record)
     save_csv(out / "evaluation.csv", evaluation, record)

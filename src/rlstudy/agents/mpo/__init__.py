@@ -15,8 +15,10 @@ Acme-style MPO with decoupled KL constraints, reimplemented from the seed `mpo_a
 Dual variables are stored unconstrained and mapped through softplus (as in the seed).
 
 The agent is one folder, in the manner of Acme: `config` (its hyper-parameters), `environment`,
-`networks`, `losses` (the KL terms, the E-step, Retrace, the duals), `learner` (one update per
-replay batch) and `loop` (acting, replay, logging). The replay buffer, the environment set-up and
+`networks` (the torch modules), `passes` (their forward and backward passes by hand in NumPy),
+`losses` (the KL terms, the E-step, Retrace, the duals, with their gradients), `flat` (each
+optimiser's parameters in one flat array, and Adam's and SGD's steps on it), `learner` (one update
+per replay batch) and `loop` (acting, replay, logging). The replay buffer, the environment set-up and
 the greedy evaluation are the other agents' (agents/replay.py, agents/episodes.py). This file
 imports nothing, so that a step imports only the parts it runs (and reruns when they change).
 """

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 import torch.nn as nn
@@ -55,26 +53,6 @@ class GaussianPolicy(nn.Module):
 
     def clip(self, action: torch.Tensor) -> torch.Tensor:
         return torch.clamp(action, self.low, self.high)
-
-    def sample(self, obs: torch.Tensor, n: int, generator: torch.Generator) -> torch.Tensor:
-        """n raw actions per state, shape (B, n, D), drawn with the run's generator."""
-        return sample_gaussian(*self(obs), n, generator)
-
-
-def sample_gaussian(mean: torch.Tensor, log_std: torch.Tensor, n: int, generator: torch.Generator) -> torch.Tensor:
-    """n draws per row of (B, D) means and log-stds, shape (B, n, D); noise drawn on the CPU, so
-    every device draws the same numbers."""
-    noise = torch.randn((mean.shape[0], n, mean.shape[-1]), generator=generator).to(mean.device)
-    return mean.unsqueeze(1) + log_std.exp().unsqueeze(1) * noise
-
-
-HALF_LOG_TWO_PI = 0.5 * math.log(2 * math.pi)
-
-
-def gaussian_log_prob(action: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
-    """log N(action; mean, diag(std^2)), summed over the last (action) dimension: the density's
-    formula, without torch.distributions' argument checks and broadcasting (a sizeable share of an update)."""
-    return (-0.5 * ((action - mean) / std).square() - std.log() - HALF_LOG_TWO_PI).sum(-1)
 
 
 def policy_from_state_dict(state: dict[str, torch.Tensor], sizes: tuple[int, ...]) -> GaussianPolicy:
