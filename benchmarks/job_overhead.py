@@ -211,7 +211,8 @@ def step_phases(args: list[str]) -> dict[str, float]:
 
 def phases_in_forks(workdir: Path, repeats: int, warm: bool) -> dict[str, list[float]]:
     """step_phases in `repeats` forks of this process, readied as a cold job's (the step imported) or as
-    the warm-start server readies itself (preload)."""
+    the warm-start server readies itself (preload), and told, as the server is, of the files each fork
+    hashed (runtime/warmstart/reports.py)."""
     os.chdir(workdir)
     sys.argv = ["-m"]  # as `python -m` leaves it while the step imports (core/process.py)
     import rlstudy.bellman.cli.run_method  # noqa: F401
@@ -233,7 +234,8 @@ def phases_in_forks(workdir: Path, repeats: int, warm: bool) -> dict[str, list[f
                 with open(os.devnull, "w") as quiet:
                     os.dup2(quiet.fileno(), 1)
                     phases = step_phases(job_args(f"out/phases-{'warm' if warm else 'cold'}{i}", 1))
-                os.write(write, json.dumps(phases).encode())
+                with open(write, "w") as pipe:
+                    json.dump({"phases": phases, "hashed": learned_digests()}, pipe)
                 status = 0
             finally:
                 os._exit(status)
@@ -243,9 +245,24 @@ def phases_in_forks(workdir: Path, repeats: int, warm: bool) -> dict[str, list[f
         _, status = os.waitpid(pid, 0)
         if status != 0:
             raise SystemExit(f"a timed run of the step failed (wait status {status})")
-        for label, seconds in json.loads(text).items():
+        report = json.loads(text)
+        if warm:
+            remember_digests(report["hashed"])
+        for label, seconds in report["phases"].items():
             runs.setdefault(label, []).append(seconds)
     return runs
+
+
+def learned_digests() -> list:
+    from rlstudy.core import digests
+
+    return digests.take_learned()
+
+
+def remember_digests(rows: list) -> None:
+    from rlstudy.core import digests
+
+    digests.remember(rows)
 
 
 # ---- the table ------------------------------------------------------------------------------------------
