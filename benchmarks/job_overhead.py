@@ -6,24 +6,27 @@ warm-start server, runtime/warmstart/) and cold (`RLSTUDY_WARM_START=0`: a new i
 Two measures, each the median of `--repeats`:
 
 - the whole job, as Snakemake's shell runs it (`python -m rlstudy.runtime.warmstart
-  rlstudy.bellman.cli.run_method ...`), timed from outside: with the sweep's budget (300 CBO steps)
-  and with a budget of one step, whose wall is almost all fixed cost; and the step's `--help`, a job
-  that only starts, parses and ends;
-- the phases of the one-step job inside the step, each timed by a stopwatch put around the functions
-  that do it (exclusive times: a load's sha256 counts as sha256, not as reading): reading the inputs,
+  rlstudy.bellman.cli.run_method ...`), its wall timed from outside: with the sweep's budget (300 CBO
+  steps) and with a budget of one step, whose wall is almost all fixed cost; and the step's `--help`,
+  a job that only starts, parses and ends. The load average is printed beside them: on a shared
+  machine the walls measure the machine as much as the job;
+- the phases of the one-step job inside the step, in CPU time (the thread's, and that of the
+  subprocesses it waited for: git), which other processes on the machine hardly change, each timed by
+  a stopwatch put around the functions that do it (exclusive times: a load's sha256 counts as sha256,
+  not as reading): reading the inputs,
   the sha256 of the inputs (the loads' checks against their records and the record's own list), the
   git commit, the package versions, the rest of the provenance record, the work, writing the four
   outputs and their records, and what is left of the step's main() (its arguments, the parameters,
   the tensors' set-up). They run in forks of a process that has done what a job's process has done
   when its main() starts: imported the step (cold), or also readied everything as the server does
-  (warm: preload and its caches). What the whole job's wall holds beyond them is its start and end:
-  the client, the connection and the fork (warm), or the interpreter, the imports and the exit (cold).
+  (warm: preload and its caches).
 
 The inputs are made in a temporary folder: the trajectory by make_trajectory (`--steps`, the paper
 scale's short trajectory by default: what a job's sha256 reads), the exact Q by solve_exact, and a
 stand-in for the learned Q* (a fresh network of the same shape, with its record).
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/job_overhead.py [--repeats 7] [--steps 1000000]
+        [--only phases|jobs]
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -140,7 +144,7 @@ def whole_jobs(workdir: Path, repeats: int, epochs: int, warm: bool) -> dict[str
         for i in range(repeats):
             walls["--help"].append(whole_job(workdir, ["--help"], warm))
             walls["one step"].append(whole_job(workdir, job_args(f"out/{mode}/short{i}", 1), warm))
-            walls[f"{epochs} steps"].append(whole_job(workdir, job_args(f"out/{mode}/full{i}", None), warm))
+            walls[f"{epochs} steps"].append(whole_job(workdir, job_args(f"out/{mode}/full{i}", epochs), warm))
     finally:
         if warm:
             client.end()
@@ -152,8 +156,14 @@ def whole_jobs(workdir: Path, repeats: int, epochs: int, warm: bool) -> dict[str
 
 # ---- the phases inside the step: stopwatches in forks of a readied process ------------------------------
 
+def cpu_now() -> float:
+    """CPU seconds of this thread and of the subprocesses this process has waited for."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.thread_time() + children.ru_utime + children.ru_stime
+
+
 class Stopwatches:
-    """Exclusive time per label: a timed call inside another counts for its own label only."""
+    """Exclusive CPU time per label: a timed call inside another counts for its own label only."""
 
     def __init__(self) -> None:
         self.total: dict[str, float] = {}
@@ -161,12 +171,12 @@ class Stopwatches:
 
     def wrap(self, label: str, function):
         def timed(*args, **kwargs):
-            self.stack.append([time.perf_counter(), 0.0])
+            self.stack.append([cpu_now(), 0.0])
             try:
                 return function(*args, **kwargs)
             finally:
                 start, inside = self.stack.pop()
-                spent = time.perf_counter() - start
+                spent = cpu_now() - start
                 self.total[label] = self.total.get(label, 0.0) + spent - inside
                 if self.stack:
                     self.stack[-1][1] += spent
@@ -202,9 +212,9 @@ def step_phases(args: list[str]) -> dict[str, float]:
             setattr(module, name, watches.wrap(label, getattr(module, name)))
     step.OPTIMIZERS = {name: TimedOptimizer(optimizer, watches) for name, optimizer in step.OPTIMIZERS.items()}
     sys.argv = [STEP, *args]
-    start = time.perf_counter()
+    start = cpu_now()
     run(step.main)
-    whole = time.perf_counter() - start
+    whole = cpu_now() - start
     return {**watches.total, "arguments, parameters, set-up (the rest of main)": whole - sum(watches.total.values()),
             "the step's main(), in all": whole}
 
@@ -271,10 +281,16 @@ def median_ms(values: list[float]) -> str:
     return f"{1000 * statistics.median(values):8.1f}"
 
 
+def load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--steps", type=int, default=1_000_000, help="steps of the short trajectory (paper scale: 1e6)")
+    p.add_argument("--only", choices=("jobs", "phases"), help="one of the two measures")
+    p.add_argument("--epochs", type=int, help="the full job's CBO steps (default: the sweep's, config.yaml)")
     p.add_argument("--reference-into", help=argparse.SUPPRESS)  # make_inputs' own use
     p.add_argument("--phases-in", nargs=2, metavar=("FOLDER", "MODE"), help=argparse.SUPPRESS)  # main's own use
     args = p.parse_args()
@@ -285,30 +301,28 @@ def main() -> None:
         folder, mode = args.phases_in
         print(json.dumps(phases_in_forks(Path(folder), args.repeats, mode == "warm")))
         return
-    epochs = sweep_params(None)["epochs"]
+    epochs = args.epochs or sweep_params(None)["epochs"]
+    print(f"One sweep job (run_method, CBO, {args.steps:g}-step trajectory), median of {args.repeats} "
+          f"(milliseconds; OMP_NUM_THREADS=1); load average {load()} at the start")
+    print(f"{'':58s} {'warm':>8s} {'cold':>8s}")
     with tempfile.TemporaryDirectory(prefix="job-overhead-") as folder:
         workdir = Path(folder)
         make_inputs(workdir, args.steps)
-        walls = {mode: whole_jobs(workdir, args.repeats, epochs, mode == "warm") for mode in ("warm", "cold")}
-        phases = {}
-        for mode in ("warm", "cold"):
-            result = subprocess.run([sys.executable, __file__, "--repeats", str(args.repeats), "--phases-in",
-                                     str(workdir), mode], env=step_env(warm=False), check=True,
-                                    capture_output=True, text=True)
-            phases[mode] = json.loads(result.stdout.strip().splitlines()[-1])
-    print(f"One sweep job (run_method, CBO, {args.steps:g}-step trajectory), median of {args.repeats} "
-          f"(milliseconds; OMP_NUM_THREADS=1):")
-    print(f"{'':58s} {'warm':>8s} {'cold':>8s}")
-    print("the whole job, timed from outside:")
-    for label in walls["warm"]:
-        print(f"  {label:56s} {median_ms(walls['warm'][label])} {median_ms(walls['cold'][label])}")
-    print("the one-step job's phases inside the step:")
-    for label in phases["warm"]:
-        print(f"  {label:56s} {median_ms(phases['warm'][label])} {median_ms(phases['cold'][label])}")
-    label = "its start and end (the one-step job less its main())"
-    start_end = {mode: statistics.median(walls[mode]["one step"]) - statistics.median(
-        phases[mode]["the step's main(), in all"]) for mode in ("warm", "cold")}
-    print(f"  {label:56s} {1000 * start_end['warm']:8.1f} {1000 * start_end['cold']:8.1f}")
+        if args.only != "phases":
+            walls = {mode: whole_jobs(workdir, args.repeats, epochs, mode == "warm") for mode in ("warm", "cold")}
+            print(f"the whole job, its wall timed from outside (load average {load()} at the end):")
+            for label in walls["warm"]:
+                print(f"  {label:56s} {median_ms(walls['warm'][label])} {median_ms(walls['cold'][label])}")
+        if args.only != "jobs":
+            phases = {}
+            for mode in ("warm", "cold"):
+                result = subprocess.run([sys.executable, __file__, "--repeats", str(args.repeats), "--phases-in",
+                                         str(workdir), mode], env=step_env(warm=False), check=True,
+                                        capture_output=True, text=True)
+                phases[mode] = json.loads(result.stdout.strip().splitlines()[-1])
+            print("the one-step job's phases inside the step, CPU time:")
+            for label in phases["warm"]:
+                print(f"  {label:56s} {median_ms(phases['warm'][label])} {median_ms(phases['cold'][label])}")
 
 
 if __name__ == "__main__":
