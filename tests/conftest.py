@@ -2,9 +2,16 @@ import os
 import signal
 import subprocess
 
-import numpy as np
-import pytest
-import torch
+# One thread for NumPy's OpenBLAS and PyTorch, as every job of the workflow runs (core/process.py), set
+# before either loads: the tests' networks and products are small, and on a machine whose cores the
+# session's smoke build keeps busy, OpenBLAS's threads wait on each other (a smoke-scale DQN run took 18 s
+# of CPU with two threads, 5.7 with one). A count set by the caller is kept; the tests of the thread
+# defaults run their steps with an environment of their own (test_process.py).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
 from project_copy import SMOKE, SNAKEMAKE, copy_project
 
 from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors

@@ -27,6 +27,7 @@ QUICK = {
     "trajectory_speed.py": ["1000"],
     "interval_coverage.py": ["--repetitions", "10"],
     "startup.py": ["--repeats", "1", "rlstudy.bellman.cli.plot_sweep"],
+    "job_overhead.py": ["--repeats", "1", "--steps", "1000", "--epochs", "2"],
     # the study's profile: the setting that reads a file of the project; its jobs do not sleep
     "snakemake_overhead.py": ["--jobs", "2", "--inputs", "1", "--sleep", "0", "--window", "20",
                               "--settings", "the study's profile"],

@@ -6,17 +6,17 @@ changed or cut short since its rule wrote it is named, not used; a run read as a
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import json
 import os
 import platform
-import re
 import shlex
 import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
 
+from .digests import SHA256_HEX, sha256_file
 from .errors import InputError
 from .process import openblas_kernels, thread_counts
 from .regular_files import MAX_RECORD_BYTES, read_json, shown
@@ -28,14 +28,10 @@ PACKAGES = ("torch", "numpy", "pandas", "matplotlib", "seaborn", "snakemake")
 PROVENANCE_SUFFIX = ".provenance.json"
 
 
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
+# The checkout and the package versions are looked up once per process (a few tens of milliseconds with
+# the two git commands), and the warm-start server looks them up before it forks any job: a job records
+# the checkout and the libraries its process loaded its code from.
+@functools.cache
 def git_commit() -> str:
     """The commit of the checkout holding this package, with '+dirty' for uncommitted changes."""
     here = Path(__file__).resolve().parent
@@ -50,6 +46,11 @@ def git_commit() -> str:
 
 
 def package_versions(packages=PACKAGES) -> dict[str, str]:
+    return dict(_package_versions(tuple(packages)))
+
+
+@functools.cache
+def _package_versions(packages: tuple[str, ...]) -> dict[str, str]:
     versions = {"python": platform.python_version()}
     for name in packages:
         try:
@@ -135,9 +136,6 @@ def provenance_path(path: str | Path) -> Path:
 
 
 # A record lists a few hundred inputs at most (a few hundred KB): a bigger file is not one of ours.
-
-
-SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 def read_record(path: str | Path, what: str) -> dict | None:

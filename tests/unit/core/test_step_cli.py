@@ -19,6 +19,7 @@ from rlstudy.core.provenance import module_of_file
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = str(ROOT / "config.yaml")
+SMOKE_SCALE = str(ROOT / "workflow" / "profiles" / "smoke" / "scale.yaml")
 STEPS = sorted(f"{p.parent.parent.name}.cli.{p.stem}" for p in (ROOT / "src" / "rlstudy").glob("*/cli/*.py")
                if p.stem not in ("__init__", "args"))
 DYNAMICS = json.dumps({"dt": 0.19634954084936207, "reward_of": "current", "sigma": 0.2})
@@ -125,15 +126,18 @@ def test_gamma_reaches_the_steps_only_inside_problem():
 
 
 def test_an_option_comes_whole_from_the_command_line_or_from_the_config(cli, tmp_path, one_thread):
+    """At smoke scale (config.yaml, then the smoke profile's scale.yaml over it): a DQN run of seconds,
+    with every value but the one given from the merged config."""
     out = tmp_path / "dqn"
-    status, err = cli("agents.cli.train_agent", "--agent", "dqn", "--from-config", CONFIG, "--run-seed", "0",
-                      "--evaluation-episodes", "1", "--out-dir", out)
+    status, err = cli("agents.cli.train_agent", "--agent", "dqn", "--from-config", CONFIG, SMOKE_SCALE,
+                      "--run-seed", "0", "--evaluation-episodes", "1", "--out-dir", out)
     assert status == 0, err
     record = json.loads((out / "returns.csv.provenance.json").read_text())
     import yaml
 
-    config = yaml.safe_load(Path(CONFIG).read_text())
-    assert record["parameters"]["params"] == config["dqn"]["params"]
+    config, smoke = (yaml.safe_load(Path(path).read_text()) for path in (CONFIG, SMOKE_SCALE))
+    assert smoke["dqn"]["params"] and "env" not in smoke["dqn"] and "seed" not in smoke
+    assert record["parameters"]["params"] == {**config["dqn"]["params"], **smoke["dqn"]["params"]}
     assert record["parameters"]["env"] == config["dqn"]["env"] and record["seed"] == config["seed"]
     assert record["parameters"]["evaluation_episodes"] == 1  # given: the config's is not used
     # --params given is taken whole: the config does not fill the keys it lacks

@@ -323,7 +323,8 @@ def test_a_server_whose_source_was_edited_keeping_size_and_mtime_refuses_and_exi
 
 
 def test_the_cost_of_the_content_fingerprint_is_milliseconds():
-    """Every request digests every source (not a size and mtime per file): a few milliseconds, against the
+    """Every request digests every source by content (a size and mtime per file would miss `touch -r`; a
+    file's sha256 is read again whenever its stat moved: core/digests.py): a few milliseconds, against the
     second or more a warm start saves; the bound leaves room for a loaded machine."""
     warm_preload.source_fingerprint()
     timings = []

@@ -201,3 +201,44 @@ def test_import_steps_imports_each_step_module_of_a_study():
     folder = warm_preload.PACKAGE / "claims" / "cli"
     assert names == [f"rlstudy.claims.cli.{p.stem}" for p in sorted(folder.glob("*.py")) if p.stem != "__init__"]
     assert names and all(name in sys.modules for name in names)
+
+
+def test_the_files_a_job_hashed_reach_the_server_and_a_report_that_is_not_one_is_dropped(tmp_path, monkeypatch,
+                                                                                         capsys):
+    """reports.py, in one process: the job's end of its pipe is a copy, as a fork's would be."""
+    import selectors
+
+    from rlstudy.core import digests
+    from rlstudy.runtime.warmstart import reports
+
+    monkeypatch.setattr(digests, "_remembered", {})
+    monkeypatch.setattr(digests, "_learned", {})
+    monkeypatch.setattr(digests, "SETTLED_NS", -10**18)  # as if written long ago
+    selector = selectors.PollSelector()
+    server = reports.Reports(selector)
+
+    def job(work) -> None:
+        ours, theirs = os.pipe()
+        jobs_end = os.dup(theirs)
+        server.started(ours, theirs)
+        work(jobs_end)
+        while server.received:
+            for key, _ in selector.select(5):
+                server.read(key.fd)
+
+    path = tmp_path / "states.npy"
+    path.write_bytes(b"1" * 3000)
+    digest = digests.sha256_file(path)
+    digests._remembered.clear()  # the server's memory, which the fork's copy added to
+    job(reports.send_report)
+    assert list(digests._remembered.values()) == [digest]
+
+    def malformed(fd):
+        os.write(fd, b'[[1, 2, 3]]')
+        os.close(fd)
+
+    job(malformed)
+    job(os.close)  # a job that ended before it reported
+    assert len(digests._remembered) == 1
+    assert capsys.readouterr().out.count("a job's report of the files it hashed is not one") == 1
+    selector.close()

@@ -30,5 +30,6 @@ its keys, or with keys of the wrong type, is refused; staleness is judged by the
 
 The package: protocol.py (the variables, where the socket may be, the wire), client.py (every job's
 command; begin and end for the Snakefile), server.py (the forks), preload.py (what the server loads
-and what makes it stale); `python -m rlstudy.runtime.warmstart` is __main__.py.
+and what makes it stale), reports.py (the sha256 of the files a job hashed, handed back to the server
+for the jobs after it); `python -m rlstudy.runtime.warmstart` is __main__.py.
 """

@@ -1,14 +1,16 @@
 """What the warm-start server loads before it forks any job (every study's steps and warm-up hook,
-found by their files), and what makes it stale (the sha256 of the package's sources and the config
-schema): a server whose files changed exits, and its jobs run cold."""
+found by their files, and what every job's provenance records of the checkout and the libraries), and
+what makes it stale (the sha256 of the package's sources and the config schema): a server whose files
+changed exits, and its jobs run cold."""
 
 from __future__ import annotations
 
 import hashlib
 import importlib
 import os
-import struct
 from pathlib import Path
+
+from rlstudy.core.digests import sha256_file
 
 
 PACKAGE = Path(__file__).resolve().parents[2]  # src/rlstudy
@@ -41,15 +43,18 @@ def warm_up(study: str, steps: bool, hook: bool) -> None:
 
 
 def preload() -> None:
-    """Ready every study (warmed_studies, warm_up) and read the config schema."""
+    """Ready every study (warmed_studies, warm_up), read the config schema, and look up what a record
+    says of the checkout and the libraries (core/provenance.py: once per process)."""
     import matplotlib
 
     matplotlib.use("Agg")  # the figure steps' backend (plotting/style.py), before any step imports pyplot
     for study, steps, hook in warmed_studies():
         warm_up(study, steps, hook)
-    from rlstudy.core import config
+    from rlstudy.core import config, provenance
 
     config.schema()
+    provenance.git_commit()
+    provenance.package_versions()
 
 
 def source_files() -> list[Path]:
@@ -62,12 +67,11 @@ def source_files() -> list[Path]:
 
 def source_fingerprint() -> str:
     """The sha256 of those files' names and contents: a server whose files changed is stale. By content,
-    not size and mtime, which an edit can keep (`touch -r`); reading them all costs a few milliseconds."""
+    not size and mtime, which an edit can keep (`touch -r`): each file's sha256, read again whenever its
+    stat moved (core/digests.py), so that a request costs a stat per file, not a read."""
     digest = hashlib.sha256()
     for path in source_files():
-        data = path.read_bytes()
-        digest.update(os.fsencode(path) + b"\0" + struct.pack("!Q", len(data)))
-        digest.update(data)
+        digest.update(os.fsencode(path) + b"\0" + bytes.fromhex(sha256_file(path)))
     return digest.hexdigest()
 
 

@@ -15,6 +15,8 @@ import time
 import traceback
 from pathlib import Path
 
+from rlstudy.core import digests
+
 from .preload import preload, source_fingerprint, threads
 from .protocol import (
     IDLE_EXIT_S,
@@ -31,6 +33,7 @@ from .protocol import (
     send,
     socket_path_refusal,
 )
+from .reports import Reports, send_report
 
 
 REQUEST_TYPES = {"module": str, "args": list, "cwd": str, "env": dict}
@@ -85,11 +88,13 @@ def end_with_client(conn: socket.socket) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def run_child(conn: socket.socket, request: dict, fds: list[int], imported_env: dict[str, str]) -> None:
+def run_child(conn: socket.socket, request: dict, fds: list[int], imported_env: dict[str, str], report: int) -> None:
     """In the fork: become `python -m MODULE ARGS` in the job's streams, directory and environment (and
-    what the server's imports set in it, as the job's own would have); send the exit status back. Never
-    returns: whatever fails ends the fork, which must not go on as a second server."""
+    what the server's imports set in it, as the job's own would have); report the files it hashed to the
+    server (reports.py), and send the exit status back. Never returns: whatever fails ends the fork, which
+    must not go on as a second server."""
     status = 1
+    digests.take_learned()  # (the server's own: it has them)
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # subprocesses (git, for provenance) are waited for
         send(conn, {"pid": os.getpid()})
@@ -116,6 +121,7 @@ def run_child(conn: socket.socket, request: dict, fds: list[int], imported_env: 
         try:
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
+            send_report(report)
             send(conn, {"status": status})
         finally:
             os._exit(status)
@@ -192,6 +198,7 @@ class Server:
         self.socket_inode = os.lstat(path).st_ino
         self.selector = selectors.PollSelector()  # no kernel state that a fork would share (epoll's)
         self.pending: dict[int, Pending] = {}
+        self.reports = Reports(self.selector)
         self.served, self.stale = 0, False
         self.last = time.monotonic()
 
@@ -206,6 +213,8 @@ class Server:
                     self.accept()
                 elif key.fd in self.pending:
                     self.read(self.pending[key.fd])
+                elif key.fd in self.reports.received:
+                    self.reports.read(key.fd)
             now = time.monotonic()
             for client in [c for c in self.pending.values() if c.deadline <= now]:
                 self.refuse(client, f"no whole request within {REQUEST_DEADLINE_S:g} s")
@@ -215,6 +224,7 @@ class Server:
                 next_check = now + POLL_S
         for client in list(self.pending.values()):  # their jobs run cold
             self.forget(client)
+        self.reports.close_all()
         self.selector.close()
 
     def should_exit(self) -> bool:
@@ -279,8 +289,14 @@ class Server:
         sys.stdout.flush()
         client.conn.setblocking(True)
         try:
+            ours, theirs = os.pipe()
+        except OSError as error:
+            return f"cannot make a pipe: {error}"
+        try:
             pid = os.fork()
         except OSError as error:
+            os.close(ours)
+            os.close(theirs)
             return f"cannot fork: {error}"
         if pid == 0:
             try:
@@ -289,9 +305,11 @@ class Server:
                 for other in self.pending.values():
                     if other is not client:
                         other.close()
-                run_child(client.conn, request, client.inbox.fds, self.imported_env)
+                self.reports.in_fork(ours)
+                run_child(client.conn, request, client.inbox.fds, self.imported_env, theirs)
             finally:
                 os._exit(1)
+        self.reports.started(ours, theirs)
         self.served += 1
         return None
 
@@ -329,6 +347,7 @@ def serve() -> None:
     from rlstudy.core.process import imports_done
 
     imports_done()
+    digests.take_learned()  # (the forks report only what they learn)
     # What the imports set (gymnasium's PYGAME_HIDE_SUPPORT_PROMPT, say): a cold job's imports set it too.
     imported_env = {k: v for k, v in os.environ.items() if k not in SHELL_OWN and env.get(k) != v}
     print(f"warmstart: server {os.getpid()} serving {path} after {time.perf_counter() - started:.1f} s of imports "
