@@ -68,8 +68,7 @@ use rule figure_template as toy_figure with:
     log:
         "logs/figures/ours/toy.log",
     params:
-        **figure(),
-        args=["--trajectory", "data/trajectories/ours/control/short"],
+        args=options(trajectory="data/trajectories/ours/control/short"),
 '''
 
 # 4. A target: its files in rule `figures`.

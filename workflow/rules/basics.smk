@@ -10,10 +10,7 @@ use rule step as train_agent with:
     input:
         code=lambda w: agent_sources("agents.cli.train_agent", w.agent),
     output:
-        returns="results/agents/{agent}/seed{seed}/returns.csv",
-        evaluation="results/agents/{agent}/seed{seed}/evaluation.csv",
-        diagnostics="results/agents/{agent}/seed{seed}/diagnostics.csv",
-        model="results/agents/{agent}/seed{seed}/model.pt",
+        **agent_run_outputs(AGENT_RUN, "model.pt"),
     log:
         "logs/agents/{agent}/seed{seed}.log",
     benchmark:
@@ -26,32 +23,21 @@ use rule step as train_agent with:
         mem_mb=2000,
         runtime=lambda w: AGENTS[w.agent].runtime_minutes,
     params:
-        **STEP,
-        args=lambda w, output: [
-            "--agent",
-            w.agent,
-            "--env",
-            config[w.agent]["env"],
-            "--params",
-            as_json(config[w.agent]["params"]),
-            "--evaluation-episodes",
-            config[w.agent]["evaluation_episodes"],
-            "--run-seed",
-            w.seed,
-            "--seed",
-            config["seed"],
-            "--out-dir",
-            os.path.dirname(output.returns),
-            *tensorboard_args(f"agents/{w.agent}/seed{w.seed}"),
-        ],
+        args=lambda w, output: options(
+            agent=w.agent,
+            env=config[w.agent]["env"],
+            params=as_json(config[w.agent]["params"]),
+            evaluation_episodes=config[w.agent]["evaluation_episodes"],
+            run_seed=w.seed,
+            seed=config["seed"],
+            out_dir=os.path.dirname(output.returns),
+            tensorboard=tensorboard_dir(f"agents/{w.agent}/seed{w.seed}"),
+        ),
 
 
 use rule train_agent as train_qtable with:
     output:
-        returns="results/agents/{agent}/seed{seed}/returns.csv",
-        evaluation="results/agents/{agent}/seed{seed}/evaluation.csv",
-        diagnostics="results/agents/{agent}/seed{seed}/diagnostics.csv",
-        model="results/agents/{agent}/seed{seed}/q_table.npy",
+        **agent_run_outputs(AGENT_RUN, "q_table.npy"),
     wildcard_constraints:
         agent=agents_named(model_file="q_table.npy"),
 
@@ -62,12 +48,6 @@ use rule figure_template as agent_figures with:
         code=lambda w: agent_sources("agents.cli.plot_basics", w.agent),
     output:
         agent_figure_outputs("{agent}_value_policy"),
-        gif=report(
-            "figures/agents/{agent}_rollout.gif",
-            caption="../report/rollout.rst",
-            category="5. Agents",
-            subcategory="{agent}",
-        ),
     log:
         "logs/figures/agents/{agent}.log",
     wildcard_constraints:
@@ -76,34 +56,21 @@ use rule figure_template as agent_figures with:
         mem_mb=2000,
         runtime=5,
     params:
-        **figure(outputs=["--out-dir", "figures/agents"]),
-        args=lambda w: [
-            "--agent",
-            w.agent,
-            "--env",
-            config[w.agent]["env"],
-            "--params",
-            as_json(config[w.agent]["params"]),
-            "--runs",
-            *agent_run_dirs(w.agent),
-            "--seed",
-            config["seed"],
-            "--rollout-steps",
-            config[w.agent]["rollout_steps"],
-            "--solved-return",
-            config[w.agent]["solved_return"],
-        ],
+        outputs=options(out_dir="figures/agents"),
+        args=lambda w: options(
+            agent=w.agent,
+            env=config[w.agent]["env"],
+            params=as_json(config[w.agent]["params"]),
+            runs=agent_run_dirs(w.agent),
+            seed=config["seed"],
+            rollout_steps=config[w.agent]["rollout_steps"],
+            solved_return=config[w.agent]["solved_return"],
+        ),
 
 
 use rule agent_figures as dqn_figures with:
     output:
         agent_figure_outputs("{agent}_max_q"),
-        gif=report(
-            "figures/agents/{agent}_rollout.gif",
-            caption="../report/rollout.rst",
-            category="5. Agents",
-            subcategory="{agent}",
-        ),
     wildcard_constraints:
         agent=agents_drawing("max_q"),
 
@@ -117,12 +84,8 @@ use rule step as agents_summary with:
     log:
         "logs/agents/summary.log",
     params:
-        **STEP,
-        args=[
-            "--runs",
-            *agents_summary_runs(),
-            "--agents",
-            as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")} for agent in AGENTS}),
-            "--out",
-            "results/agents/summary.csv",
-        ],
+        args=options(
+            runs=agents_summary_runs(),
+            agents=as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")} for agent in AGENTS}),
+            out="results/agents/summary.csv",
+        ),

@@ -6,7 +6,9 @@ import os
 from rlstudy.agents.registry import AGENTS, BASICS
 
 BASICS_AGENTS = list(BASICS)
-RUN_FILES = ("returns.csv", "evaluation.csv", "diagnostics.csv")
+AGENT_RUN = "results/agents/{agent}/seed{seed}"
+# The files of every agent's run by name, besides its model.
+RUN_FILES = {"returns": "returns.csv", "evaluation": "evaluation.csv", "diagnostics": "diagnostics.csv"}
 
 
 def agent_sources(step, agent):
@@ -30,7 +32,12 @@ def agent_run_dirs(agent):
 
 
 def agent_run_files(agent):
-    return [f"{d}/{f}" for d in agent_run_dirs(agent) for f in (*RUN_FILES, AGENTS[agent].model_file)]
+    return [f"{d}/{f}" for d in agent_run_dirs(agent) for f in (*RUN_FILES.values(), AGENTS[agent].model_file)]
+
+
+def agent_run_outputs(folder, model_file):
+    """A training job's files by name: RUN_FILES and its model."""
+    return files_in(folder, {**RUN_FILES, "model": model_file})
 
 
 def agents_summary_runs():
@@ -55,9 +62,17 @@ def basics_targets():
 
 
 def agent_figure_outputs(value_figure):
-    """plot_basics's figures of an agent ({agent} wildcard), its value/policy figure named `value_figure`."""
+    """plot_basics's figures of an agent ({agent} wildcard), its value/policy figure named `value_figure`,
+    then its rollout GIF."""
     return [
         *figure_output("figures/agents/{agent}_learning_curve", "agent_figures.rst", "5. Agents", "{agent}"),
         *figure_output("figures/agents/{agent}_diagnostics", "diagnostics.rst", "5. Agents", "{agent}"),
         *figure_output(f"figures/agents/{value_figure}", "agent_figures.rst", "5. Agents", "{agent}"),
+        rollout_gif("{agent}"),
     ]
+
+
+def rollout_gif(agent):
+    """An agent's rollout GIF, in the report beside its figures."""
+    path = f"figures/agents/{agent}_rollout.gif"
+    return report(path, caption="../report/rollout.rst", category="5. Agents", subcategory=agent)

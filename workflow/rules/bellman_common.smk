@@ -141,25 +141,26 @@ def density_of(dataset, task):
 def run_method_args(run, params, problem):
     """run_method's options (rules run_method and sweep_run): the run's own (`run`: --optimizer to
     --trajectory), its --params and --problem, each a function of the wildcards, then those every run shares."""
-    return lambda w, input, output: [
+    return lambda w, input, output: options(
         *run(w),
-        "--params",
-        as_json(params(w)),
-        "--problem",
-        problem(w),
-        "--seed",
-        config["seed"],
-        "--device",
-        config["device"],
-        "--numerics",
-        config["numerics"],
-        "--reference",
-        input.reference,
-        "--exact",
-        input.exact,
-        "--out-dir",
-        str(Path(output.curve).parent),
-    ]
+        params=as_json(params(w)),
+        problem=problem(w),
+        seed=config["seed"],
+        device=config["device"],
+        numerics=config["numerics"],
+        reference=input.reference,
+        exact=input.exact,
+        out_dir=str(Path(output.curve).parent),
+    )
+
+
+# The files of a run of run_method (rules run_method and sweep_run), by name.
+METHOD_RUN_FILES = {
+    "network": "q.pt",
+    "curve": "errors.csv",
+    "diagnostics": "diagnostics.csv",
+    "wall_time": "wall_time.csv",
+}
 
 
 def run_dirs(dataset, task, setting):
@@ -258,6 +259,8 @@ def recorded_sweep():
 # The error budget (budget.smk): its config section, folders and files.
 BUDGET = config["budget"]
 BUDGET_DIR = "results/budget/{task}"
+# The files of each fitted part of the budget, by name.
+FIT_FILES = {"network": "q.pt", "error": "error.csv", "fit": "fit.csv"}
 
 
 def budget_weights(task):
@@ -266,11 +269,6 @@ def budget_weights(task):
     if BUDGET["weights"] == "uniform":
         return []
     return [density_of("ours", task)]
-
-
-def budget_weights_args(task):
-    """--weights PATH, or nothing; a list of arguments, each quoted by the rule's `{params.weights:q}`."""
-    return ["--weights", *budget_weights(task)] if budget_weights(task) else []
 
 
 def budget_parts():
@@ -288,7 +286,7 @@ def budget_parts():
 
 def budget_outputs():
     """Every file of the fitted parts (the default target asks for them: targets.smk explains why)."""
-    return [path.replace("error.csv", f) for path in budget_parts() for f in ("q.pt", "error.csv", "fit.csv")]
+    return [path.replace("error.csv", f) for path in budget_parts() for f in FIT_FILES.values()]
 
 
 def budget_targets():

@@ -14,9 +14,7 @@ use rule step as budget_reach with:
         start=lambda w: [f"results/budget/{w.task}/reach/q.pt"] if w.reach == "reach_weighted" else [],
         code=sources("bellman.cli.budget_reach"),
     output:
-        network=f"{BUDGET_DIR}/{{reach}}/q.pt",
-        error=f"{BUDGET_DIR}/{{reach}}/error.csv",
-        fit=f"{BUDGET_DIR}/{{reach}}/fit.csv",
+        **files_in(f"{BUDGET_DIR}/{{reach}}", FIT_FILES),
     log:
         "logs/budget/{task}/{reach}.log",
     benchmark:
@@ -25,23 +23,17 @@ use rule step as budget_reach with:
         mem_mb=1000,
         runtime=10,
     params:
-        **STEP,
-        args=lambda w, input, output: [
-            "--task",
-            w.task,
-            "--exact",
-            input.exact,
-            "--points",
-            BUDGET["points"],
-            "--fit",
-            as_json(BUDGET["fit"]),
-            "--seed",
-            config["seed"],
-            *budget_weights_args(w.task),
-            *(["--fit-weights", "--start", *input.start] if w.reach == "reach_weighted" else []),
-            "--out-dir",
-            str(Path(output.error).parent),
-        ],
+        args=lambda w, input, output: options(
+            task=w.task,
+            exact=input.exact,
+            points=BUDGET["points"],
+            fit=as_json(BUDGET["fit"]),
+            seed=config["seed"],
+            weights=input.weights or None,
+            fit_weights=w.reach == "reach_weighted",
+            start=input.start or None,
+            out_dir=str(Path(output.error).parent),
+        ),
 
 
 use rule step as budget_population with:
@@ -51,9 +43,7 @@ use rule step as budget_population with:
         weights=lambda w: budget_weights(w.task),
         code=sources("bellman.cli.budget_population"),
     output:
-        network=f"{BUDGET_DIR}/population/{{estimator}}/q.pt",
-        error=f"{BUDGET_DIR}/population/{{estimator}}/error.csv",
-        fit=f"{BUDGET_DIR}/population/{{estimator}}/fit.csv",
+        **files_in(f"{BUDGET_DIR}/population/{{estimator}}", FIT_FILES),
     log:
         "logs/budget/{task}/population_{estimator}.log",
     benchmark:
@@ -62,28 +52,18 @@ use rule step as budget_population with:
         mem_mb=1000,
         runtime=10,
     params:
-        **STEP,
-        args=lambda w, input, output: [
-            "--task",
-            w.task,
-            "--estimator",
-            w.estimator,
-            "--exact",
-            input.exact,
-            "--start",
-            input.start,
-            "--points",
-            BUDGET["points"],
-            "--fit",
-            as_json(BUDGET["fit"]),
-            "--problem",
-            problem_of("ours"),
-            "--ur-action",
-            BUDGET["ur_action"],
-            *budget_weights_args(w.task),
-            "--out-dir",
-            str(Path(output.error).parent),
-        ],
+        args=lambda w, input, output: options(
+            task=w.task,
+            estimator=w.estimator,
+            exact=input.exact,
+            start=input.start,
+            points=BUDGET["points"],
+            fit=as_json(BUDGET["fit"]),
+            problem=problem_of("ours"),
+            ur_action=BUDGET["ur_action"],
+            weights=input.weights or None,
+            out_dir=str(Path(output.error).parent),
+        ),
 
 
 use rule step as budget_finite with:
@@ -94,9 +74,7 @@ use rule step as budget_finite with:
         weights=lambda w: budget_weights(w.task),
         code=sources("bellman.cli.budget_finite"),
     output:
-        network=f"{BUDGET_DIR}/finite_data/{{estimator}}/q.pt",
-        error=f"{BUDGET_DIR}/finite_data/{{estimator}}/error.csv",
-        fit=f"{BUDGET_DIR}/finite_data/{{estimator}}/fit.csv",
+        **files_in(f"{BUDGET_DIR}/finite_data/{{estimator}}", FIT_FILES),
     log:
         "logs/budget/{task}/finite_data_{estimator}.log",
     benchmark:
@@ -105,36 +83,22 @@ use rule step as budget_finite with:
         mem_mb=3000,
         runtime=15,
     params:
-        **STEP,
-        args=lambda w, input, output: [
-            "--task",
-            w.task,
-            "--estimator",
-            w.estimator,
-            "--trajectory",
-            str(Path(input[0]).parent),
-            "--exact",
-            input.exact,
-            "--start",
-            input.start,
-            "--points",
-            BUDGET["interpolation_points"],
-            "--max-transitions",
-            BUDGET["max_transitions"],
-            "--fit",
-            as_json(BUDGET["finite_fit"]),
-            "--problem",
-            problem_of("ours"),
-            "--ur-action",
-            BUDGET["ur_action"],
-            "--seed",
-            config["seed"],
-            *budget_weights_args(w.task),
-            "--numerics",
-            config["numerics"],
-            "--out-dir",
-            str(Path(output.error).parent),
-        ],
+        args=lambda w, input, output: options(
+            task=w.task,
+            estimator=w.estimator,
+            trajectory=str(Path(input[0]).parent),
+            exact=input.exact,
+            start=input.start,
+            points=BUDGET["interpolation_points"],
+            max_transitions=BUDGET["max_transitions"],
+            fit=as_json(BUDGET["finite_fit"]),
+            problem=problem_of("ours"),
+            ur_action=BUDGET["ur_action"],
+            seed=config["seed"],
+            weights=input.weights or None,
+            numerics=config["numerics"],
+            out_dir=str(Path(output.error).parent),
+        ),
 
 
 use rule step as budget_table with:
@@ -147,17 +111,9 @@ use rule step as budget_table with:
     log:
         "logs/budget/budget.log",
     params:
-        **STEP,
-        args=lambda w, input, output: [
-            "--parts",
-            *input.parts,
-            "--summary",
-            input.summary,
-            "--tasks",
-            *config["tasks"],
-            "--out",
-            output[0],
-        ],
+        args=lambda w, input, output: options(
+            parts=input.parts, summary=input.summary, tasks=config["tasks"], out=output[0]
+        ),
 
 
 use rule figure_template as budget_figure with:
@@ -169,5 +125,4 @@ use rule figure_template as budget_figure with:
     log:
         "logs/figures/ours/budget_{task}.log",
     params:
-        **figure(),
-        args=lambda w: ["--table", "results/budget/budget.csv", "--task", w.task],
+        args=lambda w: options(table="results/budget/budget.csv", task=w.task),

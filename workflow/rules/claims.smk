@@ -25,16 +25,10 @@ use rule step as claims with:
     log:
         "logs/claims.log",
     params:
-        **STEP,
-        args=lambda w, input, output: [
-            "--claims",
-            input.claims,
-            "--schema",
-            input.schema,
-            "--table",
-            *[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
-            "--out",
-            output.claims,
-            "--seed-power",
-            output.seed_power,
-        ],
+        args=lambda w, input, output: options(
+            claims=input.claims,
+            schema=input.schema,
+            table=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
+            out=output.claims,
+            seed_power=output.seed_power,
+        ),

@@ -1,7 +1,7 @@
-# Helpers shared by every study's rules: parameters as JSON, the code a step runs, the figures'
-# files and options, the defaults of every rule (ENV, STEP, figure(); their templates are in templates.smk).
-# Each study's own helpers are in its *_common.smk (bellman_common.smk, basics_common.smk,
-# offline_common.smk).
+# Helpers shared by every study's rules: a step's command line (options), parameters as JSON, a rule's
+# named files (files_in), the code a step runs (sources, step_of), the figures' files. The templates every
+# rule derives from are in templates.smk; each study's own helpers in its *_common.smk
+# (bellman_common.smk, basics_common.smk, offline_common.smk).
 import json
 import re
 
@@ -15,6 +15,30 @@ def one_of(names):
 
 wildcard_constraints:
     seed=r"\d+",
+
+
+def options(*words, **values):
+    """A step's command line: `words` as they are, then each option in the order given: `name=value` is
+    `--name value` (underscores as dashes), a list or tuple `--name` and then each item, True `--name`
+    alone, None and False nothing. The rule's command quotes every word ({params.args:q})."""
+    words = list(words)
+    for name, value in values.items():
+        flag = "--" + name.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            words.append(flag)
+        elif isinstance(value, (list, tuple)):
+            words += [flag, *value]
+        else:
+            words += [flag, value]
+    return words
+
+
+def files_in(folder, names):
+    """A rule's named files in one folder, {name: folder/file} for each name: file of `names` (`output:
+    **files_in(...)`)."""
+    return {name: f"{folder}/{file}" for name, file in names.items()}
 
 
 def as_json(values):
@@ -36,11 +60,10 @@ def step_of(wildcards, input):
     return ".".join(Path(input.code[0]).with_suffix("").parts[1:])
 
 
-def tensorboard_args(run):
-    """The training step's --tensorboard option when config `tensorboard` is on: event files of the
-    run's diagnostics in logs/tensorboard/<run> (logs, not results: they hold wall times); a list of
-    arguments, each quoted by the rule's `{params.tensorboard:q}`."""
-    return ["--tensorboard", f"logs/tensorboard/{run}"] if config["tensorboard"] else []
+def tensorboard_dir(run):
+    """The training step's --tensorboard folder when config `tensorboard` is on, else None (no option):
+    event files of the run's diagnostics in logs/tensorboard/<run> (logs, not results: they hold wall times)."""
+    return f"logs/tensorboard/{run}" if config["tensorboard"] else None
 
 
 def figure_output(prefix, caption, category, subcategory=None):
@@ -59,23 +82,3 @@ def gpus_of_training_job():
     the SLURM executor adds --gpus=1; none otherwise (0 adds nothing, and a local run without
     --resources gpu=N does not limit it)."""
     return 1 if config["device"] == "cuda" else 0
-
-
-# Defaults of every rule. conda stays a directive of each rule (or of the template it
-# derives from): Snakemake's workflow-level `conda:` injects an environment into Snakemake itself, not
-# into the jobs, and `snakemake --lint` asks for one per rule.
-ENV = "../../envs.yaml"
-# The module a job runs, in the params of every step (**STEP, then its args).
-STEP = {"step": step_of}
-
-
-def figure(outputs=None):
-    """A figure rule's params besides its args: its step, the formats and resolution (config `figures`),
-    and the options that say where it writes (by default --out-prefix: its first output without the
-    extension; a step that writes several figures names its own)."""
-    return {
-        **STEP,
-        "formats": config["figures"]["formats"],
-        "dpi": config["figures"]["dpi"],
-        "outputs": outputs or (lambda wildcards, output: ["--out-prefix", str(Path(output[0]).with_suffix(""))]),
-    }

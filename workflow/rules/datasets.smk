@@ -15,21 +15,14 @@ use rule step as trajectory with:
         mem_mb=lambda w: 4000 if w.size == "long" else 1000,
         runtime=10,
     params:
-        **STEP,
-        args=lambda w: [
-            "--task",
-            w.task,
-            "--size",
-            w.size,
-            "--steps",
-            config["trajectories"][w.size],
-            "--dynamics",
-            as_json(config["problem"]["dynamics"]),
-            "--seed",
-            config["seed"],
-            "--out-dir",
-            f"data/trajectories/ours/{w.task}/{w.size}",
-        ],
+        args=lambda w: options(
+            task=w.task,
+            size=w.size,
+            steps=config["trajectories"][w.size],
+            dynamics=as_json(config["problem"]["dynamics"]),
+            seed=config["seed"],
+            out_dir=f"data/trajectories/ours/{w.task}/{w.size}",
+        ),
 
 
 use rule step as authors_trajectory with:
@@ -44,18 +37,13 @@ use rule step as authors_trajectory with:
         mem_mb=1000,
         runtime=10,
     params:
-        **STEP,
         digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
-        args=lambda w: [
-            "--task",
-            w.task,
-            "--source",
-            config["authors_data"],
-            "--steps",
-            config["trajectories"]["authors"],
-            "--trajectory-out",
-            f"data/trajectories/authors/{w.task}/short",
-        ],
+        args=lambda w: options(
+            task=w.task,
+            source=config["authors_data"],
+            steps=config["trajectories"]["authors"],
+            trajectory_out=f"data/trajectories/authors/{w.task}/short",
+        ),
 
 
 use rule step as authors_reference with:
@@ -70,15 +58,10 @@ use rule step as authors_reference with:
         mem_mb=1000,
         runtime=10,
     params:
-        **STEP,
         digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
-        args=[
-            "--task",
-            "control",
-            "--source",
-            config["authors_data"],
-            "--steps",
-            config["trajectories"]["authors"],
-            "--reference-out",
-            AUTHORS_REFERENCE,
-        ],
+        args=options(
+            task="control",
+            source=config["authors_data"],
+            steps=config["trajectories"]["authors"],
+            reference_out=AUTHORS_REFERENCE,
+        ),

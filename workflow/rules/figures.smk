@@ -16,31 +16,21 @@ use rule figure_template as q_figure with:
     log:
         "logs/figures/{dataset}/q_{task}_{setting}.log",
     params:
-        **figure(),
         # for the caption (workflow/report/q_figure.rst)
         setting=lambda w: setting_caption(w.task, w.setting),
         note=lambda w: reference_note(w.dataset, w.task),
         scale=lambda w: SCALE.name,
-        args=lambda w, input: [
-            "--task",
-            w.task,
-            "--setting",
-            w.setting,
-            "--reference",
-            input.reference,
-            "--exact",
-            input.exact,
-            "--density",
-            input.density,
-            "--reference-note",
-            reference_note(w.dataset, w.task),
-            "--runs",
-            *run_dirs(w.dataset, w.task, w.setting),
-            "--problem",
-            problem_of(w.dataset),
-            "--converged-below",
-            config["summary"]["converged_below"],
-        ],
+        args=lambda w, input: options(
+            task=w.task,
+            setting=w.setting,
+            reference=input.reference,
+            exact=input.exact,
+            density=input.density,
+            reference_note=reference_note(w.dataset, w.task),
+            runs=run_dirs(w.dataset, w.task, w.setting),
+            problem=problem_of(w.dataset),
+            converged_below=config["summary"]["converged_below"],
+        ),
 
 
 use rule figure_template as diagnostics_figure with:
@@ -59,19 +49,13 @@ use rule figure_template as diagnostics_figure with:
     log:
         "logs/figures/{dataset}/diagnostics_{task}_{setting}.log",
     params:
-        **figure(),
-        args=lambda w: [
-            "--task",
-            w.task,
-            "--optimizer",
-            SETTINGS[w.setting].optimizer,
-            "--setting",
-            w.setting,
-            "--runs",
-            *run_dirs(w.dataset, w.task, w.setting),
-            "--converged-below",
-            config["summary"]["converged_below"],
-        ],
+        args=lambda w: options(
+            task=w.task,
+            optimizer=SETTINGS[w.setting].optimizer,
+            setting=w.setting,
+            runs=run_dirs(w.dataset, w.task, w.setting),
+            converged_below=config["summary"]["converged_below"],
+        ),
 
 
 use rule figure_template as trajectory_figure with:
@@ -87,15 +71,9 @@ use rule figure_template as trajectory_figure with:
         mem_mb=2000,
         runtime=5,
     params:
-        **figure(),
-        args=lambda w, input: [
-            "--task",
-            w.task,
-            "--trajectory",
-            f"data/trajectories/{w.dataset}/{w.task}/short",
-            "--density",
-            input.density,
-        ],
+        args=lambda w, input: options(
+            task=w.task, trajectory=f"data/trajectories/{w.dataset}/{w.task}/short", density=input.density
+        ),
 
 
 use rule figure_template as reference_figure with:
@@ -111,17 +89,12 @@ use rule figure_template as reference_figure with:
     log:
         "logs/figures/ours/reference_error.log",
     params:
-        **figure(),
-        args=[
-            "--reference-curves",
-            *[f"results/reference/{task}/errors.csv" for task in config["tasks"]],
-            "--exact",
-            *[f"{task}={exact_of('ours', task)}" for task in config["tasks"]],
-            "--runs",
-            *[d for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
-            "--note",
-            reference_note("ours", "control").removeprefix("Q*: "),
-        ],
+        args=options(
+            reference_curves=[f"results/reference/{task}/errors.csv" for task in config["tasks"]],
+            exact=[f"{task}={exact_of('ours', task)}" for task in config["tasks"]],
+            runs=[d for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
+            note=reference_note("ours", "control").removeprefix("Q*: "),
+        ),
 
 
 use rule figure_template as fourier_error_figure with:
@@ -138,8 +111,7 @@ use rule figure_template as fourier_error_figure with:
     log:
         "logs/figures/{dataset}/fourier_error_{task}.log",
     params:
-        **figure(),
-        args=lambda w, input: ["--table", input.table, "--dataset", w.dataset, "--task", w.task],
+        args=lambda w, input: options(table=input.table, dataset=w.dataset, task=w.task),
 
 
 rule figures:

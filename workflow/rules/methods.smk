@@ -11,10 +11,7 @@ use rule step as run_method with:
         exact=lambda w: exact_of(w.dataset, w.task),
         code=sources("bellman.cli.run_method"),
     output:
-        network=f"{RUN}/q.pt",
-        curve=f"{RUN}/errors.csv",
-        diagnostics=f"{RUN}/diagnostics.csv",
-        wall_time=f"{RUN}/wall_time.csv",
+        **files_in(RUN, METHOD_RUN_FILES),
     log:
         "logs/runs/{dataset}/{task}/{setting}/{estimator}/seed{seed}.log",
     benchmark:
@@ -25,24 +22,16 @@ use rule step as run_method with:
         runtime=lambda w: optimizer_of(w.setting).runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
-        **STEP,
         args=run_method_args(
-            run=lambda w: [
-                "--optimizer",
-                SETTINGS[w.setting].optimizer,
-                "--setting",
-                w.setting,
-                "--dataset",
-                w.dataset,
-                "--task",
-                w.task,
-                "--estimator",
-                w.estimator,
-                "--run-seed",
-                w.seed,
-                "--trajectory",
-                f"data/trajectories/{w.dataset}/{w.task}/short",
-            ],
+            run=lambda w: options(
+                optimizer=SETTINGS[w.setting].optimizer,
+                setting=w.setting,
+                dataset=w.dataset,
+                task=w.task,
+                estimator=w.estimator,
+                run_seed=w.seed,
+                trajectory=f"data/trajectories/{w.dataset}/{w.task}/short",
+            ),
             params=lambda w: setting_params(w.task, w.setting),
             problem=lambda w: problem_of(w.dataset),
         ),
@@ -61,21 +50,14 @@ use rule step as summary with:
     log:
         "logs/summary.log",
     params:
-        **STEP,
-        args=lambda w, input, output: [
-            "--curves",
-            *input.curves,
-            "--exact",
-            as_json({"rows": exact_entries()}),
-            "--problem",
-            as_json(config["problem"]),
-            "--converged-below",
-            config["summary"]["converged_below"],
-            "--out",
-            output.table,
-            "--stats-out",
-            output.stats,
-        ],
+        args=lambda w, input, output: options(
+            curves=input.curves,
+            exact=as_json({"rows": exact_entries()}),
+            problem=as_json(config["problem"]),
+            converged_below=config["summary"]["converged_below"],
+            out=output.table,
+            stats_out=output.stats,
+        ),
 
 
 use rule step as fourier_error with:
@@ -89,15 +71,10 @@ use rule step as fourier_error with:
     log:
         "logs/fourier_error.log",
     params:
-        **STEP,
         # the density is not the step's input: left out, so that its provenance names only what it read
-        args=lambda w, input, output: [
-            "--curves",
-            *input.curves,
-            "--exact",
-            as_json({"rows": [{k: v for k, v in entry.items() if k != "density"} for entry in exact_entries()]}),
-            "--problem",
-            as_json(config["problem"]),
-            "--out",
-            output[0],
-        ],
+        args=lambda w, input, output: options(
+            curves=input.curves,
+            exact=as_json({"rows": [{k: v for k, v in entry.items() if k != "density"} for entry in exact_entries()]}),
+            problem=as_json(config["problem"]),
+            out=output[0],
+        ),

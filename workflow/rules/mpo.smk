@@ -24,10 +24,7 @@ use rule step as mpo_train with:
     input:
         code=sources("agents.cli.train_mpo"),
     output:
-        returns=f"{MPO_RUN}/returns.csv",
-        evaluation=f"{MPO_RUN}/evaluation.csv",
-        diagnostics=f"{MPO_RUN}/diagnostics.csv",
-        model=f"{MPO_RUN}/{AGENTS['mpo'].model_file}",
+        **agent_run_outputs(MPO_RUN, AGENTS["mpo"].model_file),
     log:
         "logs/agents/mpo/seed{seed}.log",
     benchmark:
@@ -39,27 +36,20 @@ use rule step as mpo_train with:
         runtime=AGENTS["mpo"].runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
-        **STEP,
-        args=lambda w, output: [
-            "--env",
-            config["mpo"]["env"],
-            "--run-seed",
-            w.seed,
-            "--seed",
-            config["seed"],
-            "--params",
-            MPO_PARAMS,
-            "--device",
-            config["device"],
-            "--out-dir",
-            os.path.dirname(output.returns),
-            *tensorboard_args(f"agents/mpo/seed{w.seed}"),
-        ],
+        args=lambda w, output: options(
+            env=config["mpo"]["env"],
+            run_seed=w.seed,
+            seed=config["seed"],
+            params=MPO_PARAMS,
+            device=config["device"],
+            out_dir=os.path.dirname(output.returns),
+            tensorboard=tensorboard_dir(f"agents/mpo/seed{w.seed}"),
+        ),
 
 
 use rule figure_template as mpo_figures with:
     input:
-        mpo=expand(f"{MPO_RUN}/{{f}}", seed=MPO_SEEDS, f=RUN_FILES),
+        mpo=expand(f"{MPO_RUN}/{{f}}", seed=MPO_SEEDS, f=RUN_FILES.values()),
         ddpg=expand("results/agents/ddpg/seed{seed}/{f}", seed=DDPG_SEEDS, f=["returns.csv", "evaluation.csv"]),
         code=sources("agents.cli.plot_mpo"),
     output:
@@ -68,26 +58,17 @@ use rule figure_template as mpo_figures with:
     log:
         "logs/figures/agents/mpo.log",
     params:
-        **figure(
-            outputs=[
-                "--curve-prefix",
-                "figures/agents/mpo_vs_ddpg_learning_curve",
-                "--diagnostics-prefix",
-                "figures/agents/mpo_diagnostics",
-            ]
+        outputs=options(
+            curve_prefix="figures/agents/mpo_vs_ddpg_learning_curve",
+            diagnostics_prefix="figures/agents/mpo_diagnostics",
         ),
-        args=[
-            "--env",
-            config["mpo"]["env"],
-            "--mpo-runs",
-            *expand(MPO_RUN, seed=MPO_SEEDS),
-            "--ddpg-runs",
-            *expand("results/agents/ddpg/seed{seed}", seed=DDPG_SEEDS),
-            "--kl-bound",
-            config["mpo"]["mstep_kl_epsilon"],
-            "--solved-return",
-            config["mpo"]["solved_return"],
-        ],
+        args=options(
+            env=config["mpo"]["env"],
+            mpo_runs=expand(MPO_RUN, seed=MPO_SEEDS),
+            ddpg_runs=expand("results/agents/ddpg/seed{seed}", seed=DDPG_SEEDS),
+            kl_bound=config["mpo"]["mstep_kl_epsilon"],
+            solved_return=config["mpo"]["solved_return"],
+        ),
 
 
 use rule step as mpo_rollout with:
@@ -95,24 +76,15 @@ use rule step as mpo_rollout with:
         model=expand(f"{MPO_RUN}/{AGENTS['mpo'].model_file}", seed=MPO_SEEDS[0]),
         code=agent_sources("agents.cli.rollout_mpo", "mpo"),
     output:
-        report(
-            "figures/agents/mpo_rollout.gif", caption="../report/rollout.rst", category="5. Agents", subcategory="mpo"
-        ),
+        rollout_gif("mpo"),
     log:
         "logs/figures/agents/mpo_rollout.log",
     params:
-        **STEP,
-        args=lambda w, input, output: [
-            "--env",
-            config["mpo"]["env"],
-            "--model",
-            *input.model,
-            "--params",
-            MPO_PARAMS,
-            "--seed",
-            config["seed"],
-            "--run-seed",
-            MPO_SEEDS[0],
-            "--out",
-            *output,
-        ],
+        args=lambda w, input, output: options(
+            env=config["mpo"]["env"],
+            model=input.model,
+            params=MPO_PARAMS,
+            seed=config["seed"],
+            run_seed=MPO_SEEDS[0],
+            out=output,
+        ),

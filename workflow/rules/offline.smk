@@ -15,9 +15,7 @@ use rule step as offline_behavioural with:
     input:
         code=sources("offline.cli.train_behavioural"),
     output:
-        q=f"{OFFLINE_RUN}/behavioural/q.pt",
-        evaluations=f"{OFFLINE_RUN}/behavioural/evaluations.csv",
-        diagnostics=f"{OFFLINE_RUN}/behavioural/diagnostics.csv",
+        **files_in(f"{OFFLINE_RUN}/behavioural", LEARNER_FILES),
     log:
         "logs/offline/{env}/seed{seed}/behavioural.log",
     benchmark:
@@ -28,15 +26,12 @@ use rule step as offline_behavioural with:
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
     params:
-        **STEP,
-        args=lambda w, output: [
+        args=lambda w, output: options(
             *offline_run_args(w),
-            "--steps",
-            offline_budget(w.env, "behavioural"),
-            "--out-dir",
-            os.path.dirname(output.q),
-            *tensorboard_args(f"offline/{w.env}/seed{w.seed}/behavioural"),
-        ],
+            steps=offline_budget(w.env, "behavioural"),
+            out_dir=os.path.dirname(output.q),
+            tensorboard=tensorboard_dir(f"offline/{w.env}/seed{w.seed}/behavioural"),
+        ),
 
 
 use rule step as offline_buffer with:
@@ -57,22 +52,15 @@ use rule step as offline_buffer with:
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
     params:
-        **STEP,
-        args=lambda w, input, output: [
+        args=lambda w, input, output: options(
             *offline_run_args(w),
-            "--policy",
-            input.policy,
-            "--steps",
-            offline_budget(w.env, "buffer"),
-            "--low-noise-p",
-            OFFLINE["low_noise_p"],
-            "--rand-action-p",
-            OFFLINE["rand_action_p"],
-            "--buffer-dir",
-            os.path.dirname(output[0]),
-            "--out-dir",
-            os.path.dirname(output.performance),
-        ],
+            policy=input.policy,
+            steps=offline_budget(w.env, "buffer"),
+            low_noise_p=OFFLINE["low_noise_p"],
+            rand_action_p=OFFLINE["rand_action_p"],
+            buffer_dir=os.path.dirname(output[0]),
+            out_dir=os.path.dirname(output.performance),
+        ),
 
 
 use rule step as offline_train with:
@@ -80,9 +68,7 @@ use rule step as offline_train with:
         BUFFER_FILES,
         code=lambda w: learner_sources(w.algorithm),
     output:
-        q=f"{OFFLINE_RUN}/{{algorithm}}/q.pt",
-        evaluations=f"{OFFLINE_RUN}/{{algorithm}}/evaluations.csv",
-        diagnostics=f"{OFFLINE_RUN}/{{algorithm}}/diagnostics.csv",
+        **files_in(f"{OFFLINE_RUN}/{{algorithm}}", LEARNER_FILES),
     log:
         "logs/offline/{env}/seed{seed}/{algorithm}.log",
     benchmark:
@@ -93,21 +79,15 @@ use rule step as offline_train with:
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
     params:
-        **STEP,
-        args=lambda w, input, output: [
+        args=lambda w, input, output: options(
             *offline_run_args(w),
-            "--algorithm",
-            w.algorithm,
-            "--options",
-            offline_options(w.algorithm),
-            "--iterations",
-            offline_budget(w.env, "offline"),
-            "--buffer-dir",
-            os.path.dirname(input[0]),
-            "--out-dir",
-            os.path.dirname(output.q),
-            *tensorboard_args(f"offline/{w.env}/seed{w.seed}/{w.algorithm}"),
-        ],
+            algorithm=w.algorithm,
+            options=offline_options(w.algorithm),
+            iterations=offline_budget(w.env, "offline"),
+            buffer_dir=os.path.dirname(input[0]),
+            out_dir=os.path.dirname(output.q),
+            tensorboard=tensorboard_dir(f"offline/{w.env}/seed{w.seed}/{w.algorithm}"),
+        ),
 
 
 use rule figure_template as offline_figure with:
@@ -121,15 +101,7 @@ use rule figure_template as offline_figure with:
     log:
         "logs/figures/offline_{env}.log",
     params:
-        **figure(),
-        args=lambda w: [
-            "--env",
-            w.env,
-            "--runs",
-            *offline_run_dirs(w.env),
-            "--diagnostics-prefix",
-            f"figures/offline/{w.env}",
-        ],
+        args=lambda w: options(env=w.env, runs=offline_run_dirs(w.env), diagnostics_prefix=f"figures/offline/{w.env}"),
 
 
 use rule step as offline_summary with:
@@ -141,13 +113,10 @@ use rule step as offline_summary with:
     log:
         "logs/offline/summary.log",
     params:
-        **STEP,
-        args=[
-            "--runs",
-            *[d for env in OFFLINE["environments"] for d in offline_run_dirs(env)],
-            "--out",
-            "results/offline/summary.csv",
-        ],
+        args=options(
+            runs=[d for env in OFFLINE["environments"] for d in offline_run_dirs(env)],
+            out="results/offline/summary.csv",
+        ),
 
 
 rule offline_all:

@@ -38,21 +38,19 @@ def offline_runtime(env):
 
 
 def offline_run_args(wildcards):
-    """The arguments every stage of a run takes (offline/run_arguments.py), as a list for {params.args:q}."""
-    return [
-        "--env",
-        wildcards.env,
-        "--run-seed",
-        wildcards.seed,
-        "--seed",
-        config["seed"],
-        "--device",
-        config["device"],
-        "--params",
-        offline_params(wildcards.env),
-        "--atari",
-        as_json(OFFLINE["atari_preprocessing"]),
-    ]
+    """The arguments every stage of a run takes (offline/run_arguments.py)."""
+    return options(
+        env=wildcards.env,
+        run_seed=wildcards.seed,
+        seed=config["seed"],
+        device=config["device"],
+        params=offline_params(wildcards.env),
+        atari=as_json(OFFLINE["atari_preprocessing"]),
+    )
+
+
+# The files of a learner's run (the behavioural DQN's too), by name.
+LEARNER_FILES = {"q": "q.pt", "evaluations": "evaluations.csv", "diagnostics": "diagnostics.csv"}
 
 
 def offline_run_dirs(env):

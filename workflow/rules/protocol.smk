@@ -17,12 +17,6 @@ use rule step as seed_plan with:
         mem_mb=500,
         runtime=5,
     params:
-        **STEP,
-        args=lambda w, output: [
-            "--block",
-            config.get("seed_block", EXPLORATORY),
-            "--plan",
-            as_json(seed_lists(config)),
-            "--out",
-            output[0],
-        ],
+        args=lambda w, output: options(
+            block=config.get("seed_block", EXPLORATORY), plan=as_json(seed_lists(config)), out=output[0]
+        ),

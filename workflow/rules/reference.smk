@@ -11,17 +11,12 @@ use rule step as exact_q with:
     log:
         "logs/exact/{task}_{reward_of}.log",
     params:
-        **STEP,
-        args=lambda w: [
-            "--task",
-            w.task,
-            "--problem",
-            problem_of("ours", reward_of=w.reward_of),
-            "--rtol",
-            config["exact"]["rtol"],
-            "--out-dir",
-            f"results/exact/{w.task}/reward_{w.reward_of}",
-        ],
+        args=lambda w: options(
+            task=w.task,
+            problem=problem_of("ours", reward_of=w.reward_of),
+            rtol=config["exact"]["rtol"],
+            out_dir=f"results/exact/{w.task}/reward_{w.reward_of}",
+        ),
 
 
 use rule step as stationary_density with:
@@ -32,15 +27,7 @@ use rule step as stationary_density with:
     log:
         "logs/exact/{task}_stationary_density.log",
     params:
-        **STEP,
-        args=lambda w, output: [
-            "--task",
-            w.task,
-            "--dynamics",
-            as_json(config["problem"]["dynamics"]),
-            "--out",
-            output[0],
-        ],
+        args=lambda w, output: options(task=w.task, dynamics=as_json(config["problem"]["dynamics"]), out=output[0]),
 
 
 use rule step as reference with:
@@ -61,29 +48,18 @@ use rule step as reference with:
         runtime=30,
         gpu=gpus_of_training_job(),
     params:
-        **STEP,
-        args=lambda w, input, output: [
-            "--task",
-            w.task,
-            "--estimator",
-            config["reference"]["estimator"],
-            "--trajectory",
-            f"data/trajectories/ours/{w.task}/long",
-            "--params",
-            as_json({k: v for k, v in config["reference"].items() if k != "estimator"}),
-            "--problem",
-            problem_of("ours"),
-            "--seed",
-            config["seed"],
-            "--device",
-            config["device"],
-            "--exact",
-            input.exact,
-            "--out",
-            output.network,
-            "--curve-out",
-            output.curve,
-        ],
+        args=lambda w, input, output: options(
+            task=w.task,
+            estimator=config["reference"]["estimator"],
+            trajectory=f"data/trajectories/ours/{w.task}/long",
+            params=as_json({k: v for k, v in config["reference"].items() if k != "estimator"}),
+            problem=problem_of("ours"),
+            seed=config["seed"],
+            device=config["device"],
+            exact=input.exact,
+            out=output.network,
+            curve_out=output.curve,
+        ),
 
 
 use rule step as reference_table with:
@@ -95,12 +71,6 @@ use rule step as reference_table with:
     log:
         "logs/reference/error_exact.log",
     params:
-        **STEP,
-        args=lambda w, output: [
-            "--entries",
-            as_json({"rows": reference_entries()}),
-            "--problem",
-            as_json(config["problem"]),
-            "--out",
-            output[0],
-        ],
+        args=lambda w, output: options(
+            entries=as_json({"rows": reference_entries()}), problem=as_json(config["problem"]), out=output[0]
+        ),

@@ -14,10 +14,7 @@ use rule run_method as sweep_run with:
         exact=exact_of("ours", SWEEP["task"]),
         code=sources("bellman.cli.run_method"),
     output:
-        network=f"{SWEEP_RUN}/q.pt",
-        curve=f"{SWEEP_RUN}/errors.csv",
-        diagnostics=f"{SWEEP_RUN}/diagnostics.csv",
-        wall_time=f"{SWEEP_RUN}/wall_time.csv",
+        **files_in(SWEEP_RUN, METHOD_RUN_FILES),
     log:
         "logs/sweep/{grid}/{point}/seed{seed}.log",
     benchmark:
@@ -28,25 +25,17 @@ use rule run_method as sweep_run with:
         runtime=OPTIMIZERS["cbo"].runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
-        **STEP,
         args=run_method_args(
-            run=lambda w: [
-                "--optimizer",
-                "cbo",
-                "--setting",
-                "cbo-sweep",
-                "--dataset",
-                "ours",
-                "--task",
-                SWEEP["task"],
-                "--estimator",
-                SWEEP["estimator"],
-                "--run-seed",
-                w.seed,
-                "--stop-on-divergence",
-                "--trajectory",
-                f"data/trajectories/ours/{SWEEP['task']}/short",
-            ],
+            run=lambda w: options(
+                optimizer="cbo",
+                setting="cbo-sweep",
+                dataset="ours",
+                task=SWEEP["task"],
+                estimator=SWEEP["estimator"],
+                run_seed=w.seed,
+                stop_on_divergence=True,
+                trajectory=f"data/trajectories/ours/{SWEEP['task']}/short",
+            ),
             params=lambda w: SWEEP_POINTS[(w.grid, w.point)].params,
             problem=lambda w: problem_of("ours"),
         ),
@@ -61,19 +50,14 @@ use rule step as sweep_table with:
     log:
         "logs/sweep/table.log",
     params:
-        **STEP,
         # In config order, not sorted: a grid's first parameter is the heatmap's columns, and the
         # table must enumerate the points (and so find their folders) exactly as SWEEP_POINTS does.
-        args=lambda w, output: [
-            "--sweep",
-            json.dumps(recorded_sweep()),
-            "--results-dir",
-            "results/sweep",
-            "--converged-below",
-            config["summary"]["converged_below"],
-            "--out",
-            output[0],
-        ],
+        args=lambda w, output: options(
+            sweep=json.dumps(recorded_sweep()),
+            results_dir="results/sweep",
+            converged_below=config["summary"]["converged_below"],
+            out=output[0],
+        ),
 
 
 use rule figure_template as sweep_figure with:
@@ -85,8 +69,7 @@ use rule figure_template as sweep_figure with:
     log:
         "logs/figures/ours/cbo_sweep.log",
     params:
-        **figure(),
-        args=lambda w, input: ["--table", input.table, "--converged-below", config["summary"]["converged_below"]],
+        args=lambda w, input: options(table=input.table, converged_below=config["summary"]["converged_below"]),
 
 
 use rule figure_template as cost_figure with:
@@ -98,15 +81,11 @@ use rule figure_template as cost_figure with:
     log:
         "logs/figures/{dataset}/cost_{cost}.log",
     params:
-        **figure(),
-        args=lambda w: [
-            "--cost",
-            w.cost,
-            "--runs",
-            *dataset_run_dirs(w.dataset),
-            "--optimizers",
-            *sorted({setting.optimizer for setting in SETTINGS.values()}),
-        ],
+        args=lambda w: options(
+            cost=w.cost,
+            runs=dataset_run_dirs(w.dataset),
+            optimizers=sorted({setting.optimizer for setting in SETTINGS.values()}),
+        ),
 
 
 # The equal-cost table: per main run, its evaluations and the evaluations to the convergence bound.
@@ -119,12 +98,6 @@ use rule step as cost_table with:
     log:
         "logs/cost_table.log",
     params:
-        **STEP,
-        args=lambda w, input, output: [
-            "--curves",
-            *input.curves,
-            "--bound",
-            config["summary"]["converged_below"],
-            "--out",
-            output[0],
-        ],
+        args=lambda w, input, output: options(
+            curves=input.curves, bound=config["summary"]["converged_below"], out=output[0]
+        ),

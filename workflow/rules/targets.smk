@@ -2,12 +2,8 @@
 # Snakemake deleted its outputs (a forced rerun), the next plain `snakemake` sees them missing and
 # rebuilds them, though everything downstream still exists (docs/reliability.md, "Interrupted runs").
 def run_outputs():
-    runs = [f"{d}/{f}" for d in all_run_dirs() for f in ("q.pt", "errors.csv", "diagnostics.csv", "wall_time.csv")]
-    sweep = [
-        c.replace("errors.csv", f)
-        for c in sweep_curves()
-        for f in ("q.pt", "errors.csv", "diagnostics.csv", "wall_time.csv")
-    ]
+    runs = [f"{d}/{f}" for d in all_run_dirs() for f in METHOD_RUN_FILES.values()]
+    sweep = [c.replace("errors.csv", f) for c in sweep_curves() for f in METHOD_RUN_FILES.values()]
     references = [f"results/reference/{task}/{f}" for task in config["tasks"] for f in ("q_star.pt", "errors.csv")]
     references += sorted(
         {
@@ -40,6 +36,6 @@ def run_outputs():
         for env in OFFLINE["environments"]
         for seed in OFFLINE["seeds"]
         for learner in OFFLINE_LEARNERS
-        for f in ("q.pt", "evaluations.csv", "diagnostics.csv")
+        for f in LEARNER_FILES.values()
     ]
     return [*runs, *sweep, *references, *trajectories, *agents, *offline]

@@ -1,6 +1,6 @@
 """Each claim's verdict in two runs, side by side (report/cli/compare_verdicts.py, report/verify.py):
 read from a run's results/claims.csv or from the published page docs/claims.md (its generated table),
-with whether the run could test the claim, and each side's scale (report/scale.py): verdicts of two
+with whether the run could test the claim, and each side's scale (report/table_scale.py): verdicts of two
 scales do not compare.
 """
 
@@ -15,7 +15,7 @@ from rlstudy.core.errors import InputError
 from rlstudy.core.loaders import load_csv
 from rlstudy.core.markdown import generated_block, markers
 from rlstudy.core.regular_files import read_regular, shown
-from rlstudy.report.scale import OTHER, PAPER, scale_problem, stated_scale
+from rlstudy.report.table_scale import OTHER, PAPER, scale_problem, stated_scale
 
 # A row of docs/claims.md's generated table: | `id` | statement | verdict mark | evidence |
 PAGE_ROW = re.compile(r"^\| `(?P<id>[^`]+)` \| .* \| (?P<mark>holds|\*\*fails\*\*|\*inconclusive\*) \| (?P<evidence>.*) \|$")

@@ -1,8 +1,4 @@
-"""`make lint`'s formatting check: the Snakefile and the rules files as snakefmt formats them.
-
-FAILS UNTIL THE REFORMAT (issue 40, item 5): snakefmt 2.1.0 was added to the dev extra with the
-Snakefile and every workflow/rules/*.smk unformatted; the reformat is one commit at the merge of the
-helpers' branches (`snakefmt Snakefile workflow/rules`), after which this test passes."""
+"""`make lint`'s formatting check: the Snakefile and the rules files as snakefmt formats them."""
 
 import subprocess
 import sys

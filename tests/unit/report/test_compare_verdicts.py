@@ -13,7 +13,7 @@ from rlstudy.report.verdict_comparison import compare, verdicts
 from rlstudy.core.atomic_writes import save_csv
 from rlstudy.core.provenance import sha256_file
 from rlstudy.core.markdown import generated_block, markers
-from rlstudy.report.scale import scale_line
+from rlstudy.report.table_scale import scale_line
 
 from hostile import ROOT, cli, one_line_error  # noqa: F401 (cli: a fixture)
 

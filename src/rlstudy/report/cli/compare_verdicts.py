@@ -9,7 +9,7 @@ runs on the authors' data), is listed as not compared. Prints a Markdown table o
 and a count; --check exits with status 1 when a compared verdict moved.
 
 Verdicts of two scales do not compare (a smoke run's smaller budgets move most of them): each side's
-scale is told the way render_readme tells it (rlstudy.report.scale): a claims.csv is paper-scale when
+scale is told the way render_readme tells it (rlstudy.report.table_scale): a claims.csv is paper-scale when
 every run it was computed from, followed through its provenance records from where this runs, was
 made with the parameters of --config; the claims page states the scale it was rendered from. A
 paper-scale side against one that is not, or a page that states no scale (or holds no one generated

@@ -19,7 +19,7 @@ These are tracked files, so the tables must come from the paper-scale profile (e
 summarise was made with the optimiser parameters config.yaml gives, which the smoke profile's
 scale.yaml changes) and from a clean commit of this repository (their records' git_commit, an
 ancestor of HEAD); --allow-any-results renders other results (e.g. to preview a smoke run), and the
-claims page then states that it is not of the paper's scale (rlstudy.report.scale: what
+claims page then states that it is not of the paper's scale (rlstudy.report.table_scale: what
 compare_verdicts reads). The verdicts are published by the seed block of their run (results/claims.csv's
 seed plan input; rlstudy.report.protocol): a confirmatory run's only against the committed protocol.lock
 (refused where its seed plan, shared claims settings or analysis code differ, or it predates the
@@ -45,7 +45,7 @@ from rlstudy.claims.loading import load_claims
 from rlstudy.core.markdown import cells_of, check_block, code, markers, markers_intact, text
 from rlstudy.report import claims_page, headline_figures
 from rlstudy.report.protocol import LOCK, Standing, block_note, foreign_seeds, judge
-from rlstudy.report.scale import scale_line, scale_problem
+from rlstudy.report.table_scale import scale_line, scale_problem
 from rlstudy.report.study_tables import STUDY_TABLES
 from rlstudy.report.verdicts import MARK, VERDICTS, verdict_counts
 from rlstudy.core.cli import parser, run
