@@ -52,6 +52,8 @@ def offline_run_args(wildcards):
         offline_params(wildcards.env),
         "--atari",
         as_json(OFFLINE["atari_preprocessing"]),
+        "--evaluation-episodes",
+        OFFLINE["evaluation_episodes"],
     ]
 
 

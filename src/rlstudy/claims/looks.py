@@ -7,12 +7,13 @@ seeds of its lists (those lie among the n_k the look ran: m_k <= n_k).
 
 - A paired test (the exact sign test) has exact boundaries at its own counts (core/sequential.
   binomial_design from the locked level, effect, power and spending): it holds when its p-value reaches
-  the hold boundary, fails when its reverse p-value does (the sign test's null is symmetric, so the fail
-  boundary is the hold boundary's mirror and spends the same alpha), stops for futility when its p-value
+  the hold boundary, fails when its reverse p-value reaches the fail boundary (the sign test's null is
+  symmetric, so that is the hold boundary of the same design at level / m for a claim of m planned
+  tests: Bonferroni over the tests, as claims.csv's reverse p), stops for futility when its p-value
   reaches the non-binding futility bound, and is open otherwise. At the last look the futility bound
   meets the hold boundary: every test is decided there.
-- Any other test (unpaired, share) is tested once, at the last look, on its maximum, at its level: a
-  fixed design; it is open before, and undecided at its maximum when neither p-value reaches the level.
+- Any other test (unpaired, share) is tested once, at the last look, on its maximum, at its level (its
+  reverse p at level / m): a fixed design; it is open before, and undecided at its maximum otherwise.
 
 A test decided stays decided. A claim holds once every planned test has held, fails once one has failed,
 stops once one has stopped (for futility, or undecided at its maximum), and is open otherwise
@@ -28,12 +29,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rlstudy.claims.rules import KINDS, FAILS, HOLDS as VERDICT_HOLDS, INCONCLUSIVE
+from rlstudy.claims.rules import FAILS, HOLDS as VERDICT_HOLDS, INCONCLUSIVE, KINDS, RANK_KINDS
 from rlstudy.claims.selection import check_test
 from rlstudy.core.errors import InputError
 from rlstudy.core.looks import MAX_LOOK_FILE_BYTES
 from rlstudy.core.regular_files import read_regular
 from rlstudy.core.sequential import binomial_design, look_counts, p_boundaries
+from rlstudy.core.statistics import compare
 
 HOLDS, FAILED, FUTILE, AT_MAXIMUM, OPEN = "holds", "fails", "stopped for futility", "undecided at its maximum", "open"
 STATUSES = (HOLDS, FAILED, FUTILE, AT_MAXIMUM, OPEN)
@@ -44,15 +46,16 @@ VERDICTS = {HOLDS: VERDICT_HOLDS, FAILED: FAILS, FUTILE: INCONCLUSIVE, AT_MAXIMU
 
 
 def test_status(boundaries: list[tuple[float, float]], look: int, p: float, before: str = OPEN,
-                reverse: float = 1.0) -> str:
+                reverse: float = 1.0, fail: float | None = None) -> str:
     """A sequential test's status after a look (0-based) at p-value p and reverse p-value `reverse`,
-    given its status before it (core/sequential.p_boundaries gives the boundaries)."""
+    given its status before it (core/sequential.p_boundaries gives the boundaries; `fail`: the fail
+    boundary on the reverse p-value, by default the hold boundary)."""
     if before != OPEN:
         return before
     hold, futile = boundaries[look]
     if p <= hold * (1 + 1e-9):
         return HOLDS
-    if reverse <= hold * (1 + 1e-9):
+    if reverse <= (hold if fail is None else fail) * (1 + 1e-9):
         return FAILED
     return FUTILE if p >= futile * (1 - 1e-9) else OPEN
 
@@ -105,11 +108,12 @@ def tables_read(design: dict, claims: dict) -> list[str]:
                    if plan.get("lists") and plan.get("claim") in by_id and 0 < int(plan["test"]) <= len(by_id[plan["claim"]]["tests"])})
 
 
-def boundaries(test: PlannedTest, spending: str) -> list[tuple[float, float]]:
-    """(hold, futility) thresholds on the p-value at each of the test's looks."""
+def boundaries(test: PlannedTest, spending: str, level: float | None = None) -> list[tuple[float, float]]:
+    """(hold, futility) thresholds on the p-value at each of the test's looks, at its level (or `level`)."""
+    level = test.level if level is None else level
     if test.kind == "paired":
-        return p_boundaries(binomial_design(test.counts, test.level, test.effect, spending, beta=1 - test.power))
-    return [(-1.0, 2.0)] * (len(test.counts) - 1) + [(test.level, test.level)]
+        return p_boundaries(binomial_design(test.counts, level, test.effect, spending, beta=1 - test.power))
+    return [(-1.0, 2.0)] * (len(test.counts) - 1) + [(level, level)]
 
 
 def first_seeds(table: pd.DataFrame, test: PlannedTest, plan: dict[str, list[int]], count: int) -> pd.DataFrame:
@@ -120,30 +124,46 @@ def first_seeds(table: pd.DataFrame, test: PlannedTest, plan: dict[str, list[int
     return table[table["seed"].isin(seeds)]
 
 
+def p_values(spec: dict, rows: pd.DataFrame, claim: str) -> tuple[float, float]:
+    """A test's one-sided p-value and reverse p-value on these rows, whatever its level (a rank test's p
+    where its smallest attainable p is above the level too: a look's boundary is not the level)."""
+    if spec["kind"] in RANK_KINDS:
+        compared = RANK_KINDS[spec["kind"]](spec, rows, claim)
+        if compared.groups.too_few(spec["min_n"]):
+            return 1.0, 1.0
+        result = compare(compared.first, compared.second, paired=spec.get("paired", False))
+        return result.p_below, result.p_above
+    outcome = KINDS[spec["kind"]](spec, rows, claim)
+    return outcome.p, outcome.reverse_p
+
+
 def decide(look: int, design: dict, list_looks: dict[str, list[int]], plan: dict[str, list[int]],
            claims: dict, tables: dict[str, pd.DataFrame], before: dict[tuple[str, int], dict]) -> list[dict]:
     """The claims.csv rows of a look (1-based): one per planned test, its statistic, boundaries and status,
     and its claim's status. `before`: the rows of the look before (read_claims_file; {} at look 1): a test
     decided there is carried as it was; an open test of a stopped claim is not tested again."""
     by_id = {claim["id"]: claim for claim in claims["claims"]}
+    tests = planned_tests(design, list_looks)
     rows = []
-    for test in planned_tests(design, list_looks):
+    for test in tests:
         if test.claim not in by_id or not 0 < test.number <= len(by_id[test.claim]["tests"]):
             raise InputError(f"the lock's design tests test {test.number} of claim {test.claim!r}, which claims.yaml "
                              "does not have")
-        spec = {**claims["defaults"], **by_id[test.claim]["tests"][test.number - 1]}
+        spec = {**claims["defaults"], **by_id[test.claim]["tests"][test.number - 1], "level": test.level}
         hold, futile = boundaries(test, design["spending"])[look - 1]
+        # A claim fails once one of its m tests fails: each test's fail side at level / m (Bonferroni).
+        others = sum(t.claim == test.claim for t in tests)
+        fail = boundaries(test, design["spending"], test.level / others)[look - 1][0]
         earlier = before.get((test.claim, test.number))
         if earlier and (earlier["test_status"] != OPEN or earlier["claim_status"] != OPEN):
             rows.append({**earlier, "look": look})  # a test decided, or of a claim stopped: not tested again
             continue
         status, n, p, reverse = OPEN, test.counts[look - 1], math.nan, math.nan
-        if hold >= 0:
+        if hold >= 0 or futile <= 1:  # a look of this test (a fixed test has its last only)
             rows_now = first_seeds(tables[spec["table"]], test, plan, n)
             check_test(spec, rows_now, test.claim)
-            outcome = KINDS[spec["kind"]](spec, rows_now, test.claim)
-            p, reverse = outcome.p, outcome.reverse_p
-            status = test_status([(hold, futile)], 0, p, OPEN, reverse)
+            p, reverse = p_values(spec, rows_now, test.claim)
+            status = test_status([(hold, futile)], 0, p, OPEN, reverse, fail)
             if status == FUTILE and test.kind != "paired":
                 status = AT_MAXIMUM
         rows.append({"look": look, "claim": test.claim, "test": test.number, "kind": test.kind,
