@@ -3,7 +3,7 @@ at smoke scale on a copy of the project with a toy lock: a design of 2 looks on 
 toy claims. `toy-qtable-below-dqn` (MountainCar's returns are never positive, CartPole's never below 8: the
 paired sign test sees 3 of 3 pairs in its direction, p = 0.125, Pocock's first boundary at level 0.25)
 holds at look 1 and stops both its lists there; `toy-linear-q-not-positive` is a share test, tested once at
-its maximum, so its list goes on to look 2, where it holds. The looks' driver (make figures) runs both looks;
+its maximum, so its list goes on to look 2, where it holds. The launcher (make figures) runs both looks;
 a rerun plans nothing; a look's file read back is checked, a hostile one stops the workflow in one line."""
 
 import json
@@ -77,10 +77,10 @@ def project(tmp_path_factory):
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     lock = {"protocol": 2, "seed_plan": plan_from(counts, START), "design": DESIGN}
     (workdir / "protocol.lock").write_text(json.dumps(lock, indent=1))
-    run = subprocess.run([sys.executable, "-m", "rlstudy.runtime.run_looks", "looks", *SMOKE], cwd=workdir,
+    run = subprocess.run([sys.executable, "-m", "rlstudy.runtime.launch", "looks", *SMOKE], cwd=workdir,
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "look 1 made; a seed list continues: running look 2" in run.stderr
+    assert "look 1 made and a seed list continues: running look 2" in run.stderr
     return workdir
 
 

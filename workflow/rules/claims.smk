@@ -18,7 +18,7 @@ use rule step as claims with:
         claims="claims.yaml",
         schema="workflow/schemas/claims.schema.yaml",
         tables=list(CLAIM_TABLES.values()),
-        looks=last_look(CLAIMS_FILE),  # the design's last look decides its claims (looks.smk)
+        looks=[str(folder / CLAIMS_FILE) for folder in LAST_LOOK],  # the design's last look decides its claims (looks.smk)
         code=sources("claims.cli.evaluate_claims"),
     output:
         claims=report("results/claims.csv", caption="../report/claims.rst", category="0. Claims and verdicts"),

@@ -11,7 +11,7 @@ One look per Snakemake run: when the Snakefile is parsed, `run_looks` reads the 
 lists.csv checked as data against the design: its lists, its counts, a stopped list staying stopped) and
 writes into the config the seeds of the look in progress (a continuing list: its next count; a stopped
 list: its count when it stopped; a list the design does not plan: all its seeds), so that every rule runs
-those seeds and no others. `python -m rlstudy.runtime.run_looks` (make figures) runs the workflow again
+those seeds and no others. `python -m rlstudy.runtime.launch` (every make target) runs the workflow again
 while the last look says a list continues; once the design has finished, a run plans nothing new.
 
 Elsewhere (the exploratory block, which the smoke profile runs; a confirmatory block whose seeds do not
