@@ -30,7 +30,6 @@ from pathlib import Path
 from .config import ConfigError
 from .errors import InputError
 from .regular_files import read_json, read_regular
-from .sequential import SPENDING
 from .seed_blocks import BLOCK_KEY, CONFIRMATORY, MAX_LOCK_BYTES, locked_start, place_list, seed_lists
 
 LOOKS_DIR = Path("results/looks")
@@ -63,6 +62,8 @@ def locked_design(lock: Path) -> dict:
             and all(a < b for a, b in zip(counts, counts[1:])) for counts in found.values()):
         raise ConfigError(f"{where}: 'lists' must give every seed list 'looks': {looks!r} increasing positive "
                           "counts; write the lock again with make protocol")
+    from .sequential import SPENDING  # here: the launcher reads the looks without SciPy
+
     if not isinstance(design.get("tests"), list) or design.get("spending") not in SPENDING:
         raise ConfigError(f"{where}: expected its 'tests' (a list) and 'spending' (one of {list(SPENDING)})")
     for test in design["tests"]:

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.claims.loading import load_claims
+from rlstudy.claims.loading import load_claims, named_tables
 from rlstudy.claims.looks import decide, lists_rows, planned_tests, read_claims_file
 from rlstudy.core.atomic_writes import save_csv
 from rlstudy.core.cli import parser, run
 from rlstudy.core.config import ConfigError
 from rlstudy.core.errors import InputError
-from rlstudy.core.loaders import load_csv
 from rlstudy.core.looks import CLAIMS_FILE, LISTS_FILE, design_lists, locked_design, look_dir, look_state
 from rlstudy.core.provenance import provenance
 from rlstudy.core.seed_blocks import locked_plan
@@ -42,13 +41,7 @@ def main() -> None:
         raise InputError(f"--look {args.look}: the looks under {root} make look {state.current} next "
                          "(None: the design has finished)")
     claims = load_claims(Path(args.claims), Path(args.schema))
-    paths = {}
-    for pair in args.table:
-        name, sep, path = pair.partition("=")
-        if not sep:
-            raise InputError(f"--table: expected NAME=CSV, got {pair!r}")
-        paths[name] = path
-    tables = {name: load_csv(path, f"the {name} table") for name, path in paths.items()}
+    paths, tables = named_tables(args.table)
     before = {}
     if args.look > 1:
         before = read_claims_file(look_dir(args.look - 1, root) / CLAIMS_FILE, planned_tests(design, list_looks))

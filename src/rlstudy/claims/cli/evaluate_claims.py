@@ -16,13 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.claims.loading import load_claims
+from rlstudy.claims.loading import load_claims, named_tables
 from rlstudy.claims.looks import apply_looks, read_claims_file
 from rlstudy.claims.rules import decide, seed_power, seed_power_columns
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.atomic_writes import save_csv
-from rlstudy.core.loaders import load_csv
 from rlstudy.core.provenance import provenance
 
 
@@ -38,13 +37,7 @@ def main() -> None:
     p.add_argument("--looks", help="the last look's claims.csv (results/looks/look<k>/claims.csv): its claims' verdicts")
     args = p.parse_args()
     claims = load_claims(Path(args.claims), Path(args.schema))
-    paths = {}
-    for pair in args.table:
-        name, sep, path = pair.partition("=")
-        if not sep:
-            raise InputError(f"--table: expected NAME=CSV, got {pair!r}")
-        paths[name] = path
-    tables = {name: load_csv(path, f"the {name} table") for name, path in paths.items()}
+    paths, tables = named_tables(args.table)
     table = pd.DataFrame(decide(claims["claims"], tables, claims["defaults"]))
     if args.looks:
         decisions = read_claims_file(args.looks)
