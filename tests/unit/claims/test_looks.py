@@ -121,3 +121,23 @@ def test_a_look_s_claims_file_read_back_is_checked(tmp_path):
     pd.DataFrame(rows[:1]).to_csv(path, index=False)
     with pytest.raises(InputError, match="its tests are not the design's"):
         read_claims_file(path, planned_tests(DESIGN, LISTS))
+
+
+def test_the_offline_evaluation_runs_the_episodes_its_comment_computes():
+    """config.yaml's offline.evaluation_episodes and its comment: a BCQ run 25 above a bar of 275 with an
+    episode sd of 100 on CartPole's [0, 500] decides at the study's smallest Holm level from 415."""
+    from pathlib import Path
+
+    import yaml
+
+    from rlstudy.claims.planning import planned_levels
+    from rlstudy.core.bounded_mean import episodes_needed
+
+    root = Path(__file__).resolve().parents[3]
+    claims = yaml.safe_load((root / "claims.yaml").read_text())
+    level = planned_levels(claims, study=True)["bcq-at-least-buffer"]
+    assert level == min(planned_levels(claims, study=True).values())
+    need = episodes_needed(275 / 500, level, mean_fraction=300 / 500, variance_fraction=(100 / 500) ** 2)
+    text = (root / "config.yaml").read_text()
+    assert need == 415 and "from 415 (core/bounded_mean.episodes_needed)" in " ".join(text.split())
+    assert yaml.safe_load(text)["offline"]["evaluation_episodes"] >= need
