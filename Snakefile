@@ -36,8 +36,9 @@ INTERPRETER = "" if IN_CONDA else f'export PATH={shlex.quote(str(Path(sys.execut
 from rlstudy.bellman.config_checks import CHECKS as BELLMAN_CHECKS  # noqa: E402
 from rlstudy.claims.loading import load_claims  # noqa: E402
 from rlstudy.core.config import missing_extras  # noqa: E402
+from rlstudy.core.looks import run_looks  # noqa: E402
 from rlstudy.core.provenance import SCALE_ENV, SEED_BLOCK_ENV  # noqa: E402
-from rlstudy.core.run_config import settle_config  # noqa: E402
+from rlstudy.core.run_config import LOCK, settle_config  # noqa: E402
 from rlstudy.core.scale import record_scale, recorded_scale  # noqa: E402
 from rlstudy.runtime.snakemake_exit import cancel_scheduling_timers  # noqa: E402
 from rlstudy.runtime.warmstart import client as warm_starts  # noqa: E402
@@ -55,6 +56,9 @@ settle_config(
     schema=Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml",
     checks=(*BELLMAN_CHECKS, *(() if IN_CONDA else (missing_extras,))),
 )
+# The confirmatory block's group-sequential design, one look per run: the lists every rule reads cut to
+# the seeds of the look in progress (core/looks.py, workflow/rules/looks.smk); None where no design runs.
+LOOKS = run_looks(config, Path(LOCK))
 # Every job's shell: src/ on the path, and the run's scale and seed block, which each artefact's
 # provenance record names (core/provenance.py RUN_ENV).
 shell.prefix(
@@ -63,7 +67,7 @@ shell.prefix(
     f"{INTERPRETER}"
 )
 # The claims file too, so that a broken claim stops the workflow before any job runs.
-load_claims(
+CLAIMS = load_claims(
     Path(workflow.basedir) / "claims.yaml", Path(workflow.basedir) / "workflow" / "schemas" / "claims.schema.yaml"
 )
 
@@ -104,6 +108,7 @@ include: "workflow/rules/mpo.smk"
 include: "workflow/rules/basics.smk"
 include: "workflow/rules/offline.smk"
 include: "workflow/rules/protocol.smk"
+include: "workflow/rules/looks.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/targets.smk"

@@ -22,7 +22,7 @@ from shipped_params import shipped
 from rlstudy.offline.training import generate_buffer, train_offline, train_online
 
 CPU = torch.device("cpu")
-RUN = Run("CartPole-v1", 0, 7, shipped(LearnerParams, "offline", "regular", batch_size=16, start_steps=50, eval_every=100), shipped(AtariPreprocessing, "offline", "atari_preprocessing"))
+RUN = Run("CartPole-v1", 0, 7, shipped(LearnerParams, "offline", "regular", batch_size=16, start_steps=50, eval_every=100), shipped(AtariPreprocessing, "offline", "atari_preprocessing"), 10)
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -121,7 +121,8 @@ def test_killed_cli_run_resumes_and_writes_the_same_artefacts(tmp_path):
 
     def command(cli, *args):
         return [sys.executable, "-m", f"rlstudy.offline.cli.{cli}", "--env", "CartPole-v1", "--run-seed", "0", "--seed", "7", "--device", "cpu",
-                "--params", json.dumps(params), "--atari", json.dumps(vars(RUN.atari)), *args]
+                "--params", json.dumps(params), "--atari", json.dumps(vars(RUN.atari)),
+                "--evaluation-episodes", str(RUN.evaluation_episodes), *args]
 
     subprocess.run(command("train_behavioural", "--steps", "400", "--out-dir", str(tmp_path / "behavioural")),
                    env=env, check=True, capture_output=True)

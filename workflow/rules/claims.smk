@@ -18,6 +18,7 @@ use rule step as claims with:
         claims="claims.yaml",
         schema="workflow/schemas/claims.schema.yaml",
         tables=list(CLAIM_TABLES.values()),
+        looks=[str(folder / CLAIMS_FILE) for folder in LAST_LOOK],  # the design's last look decides its claims (looks.smk)
         code=sources("claims.cli.evaluate_claims"),
     output:
         claims=report("results/claims.csv", caption="../report/claims.rst", category="0. Claims and verdicts"),
@@ -31,4 +32,5 @@ use rule step as claims with:
             table=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
             out=output.claims,
             seed_power=output.seed_power,
-        ),
+        )
+        + [option for path in input.looks for option in ("--looks", path)],

@@ -46,6 +46,7 @@ def offline_run_args(wildcards):
         device=config["device"],
         params=offline_params(wildcards.env),
         atari=as_json(OFFLINE["atari_preprocessing"]),
+        evaluation_episodes=OFFLINE["evaluation_episodes"],
     )
 
 

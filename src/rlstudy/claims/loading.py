@@ -1,13 +1,17 @@
 """Reading claims.yaml: checked against its schema, claim ids unique, each claim's family declared.
 The library's, so that the
-Snakefile (which checks the file before any job runs) and the evaluate_claims step share it."""
+Snakefile (which checks the file before any job runs) and the claims' steps share it; and the result
+tables the steps are given by name (`--table NAME=CSV`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from rlstudy.core.config import ConfigError, load_yaml, validate_config
 from rlstudy.core.errors import InputError
+from rlstudy.core.loaders import load_csv
 
 
 def load_claims(path: Path, schema: Path) -> dict:
@@ -26,3 +30,14 @@ def load_claims(path: Path, schema: Path) -> dict:
             raise InputError(f"{path}: claim {claim['id']!r}: family {claim['family']!r} is not one of "
                              f"families {sorted(claims['families'])}")
     return claims
+
+
+def named_tables(pairs: list[str]) -> tuple[dict[str, str], dict[str, pd.DataFrame]]:
+    """`--table`'s NAME=CSV pairs: the paths and the tables by name."""
+    paths = {}
+    for pair in pairs:
+        name, sep, path = pair.partition("=")
+        if not sep:
+            raise InputError(f"--table: expected NAME=CSV, got {pair!r}")
+        paths[name] = path
+    return paths, {name: load_csv(path, f"the {name} table") for name, path in paths.items()}

@@ -85,9 +85,11 @@ def bounded_mean_p_values(n, mean, variance, bar, low: float, high: float) -> tu
     return p_above(n, y, v, m), p_above(n, 1.0 - y, v, 1.0 - m)
 
 
-def episodes_needed(bar_fraction: float, level: float, limit: int = 100_000) -> int | None:
-    """The fewest episodes all at the top of the range that decide 'E[Y] > bar' at `level` (the best
-    case of a run: any noise asks for more); None beyond `limit`."""
+def episodes_needed(bar_fraction: float, level: float, limit: int = 100_000, mean_fraction: float = 1.0,
+                    variance_fraction: float = 0.0) -> int | None:
+    """The fewest episodes that decide 'E[Y] > bar' at `level` when their mean and (population) variance
+    are these, on the scale of the range [0, 1]; by default all at the top of the range (the best case of
+    a run: any noise asks for more). None beyond `limit`."""
     counts = np.arange(1, limit + 1)
-    decided = np.flatnonzero(p_above(counts, 1.0, 0.0, bar_fraction) <= level)
+    decided = np.flatnonzero(p_above(counts, mean_fraction, variance_fraction, bar_fraction) <= level)
     return int(counts[decided[0]]) if len(decided) else None

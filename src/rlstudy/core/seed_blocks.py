@@ -198,7 +198,7 @@ def replaced_lists(config: dict, written: dict) -> list[str]:
             for key, seeds in seed_lists(config).items() if own.get(key) != seeds]
 
 
-def _place(config: dict, key: str, seeds: list[int]) -> None:
+def place_list(config: dict, key: str, seeds: list[int]) -> None:
     *folders, last = key.split(".")
     section = config
     for folder in folders:
@@ -234,7 +234,7 @@ def resolve_seed_block(config: dict, lock: Path | None = None) -> dict:
         raise ConfigError(problems[0])
     resolved = copy.deepcopy(config)
     for key, seeds in confirmatory_plan(config, locked).items():
-        _place(resolved, key, seeds)
+        place_list(resolved, key, seeds)
     return resolved
 
 

@@ -145,7 +145,7 @@ def checked_progress(saved: dict, key: str, total: int, every: int) -> tuple[int
         raise ValueError(f"{key} {done!r} is not a checkpoint of {total} steps evaluated every {every}")
     expected = torch.arange(every, done + 1, every, dtype=torch.float64)
     if not (isinstance(evaluations, torch.Tensor) and evaluations.dtype == torch.float64
-            and evaluations.shape == (len(expected), 3) and torch.equal(evaluations[:, 0], expected)
+            and evaluations.shape == (len(expected), 4) and torch.equal(evaluations[:, 0], expected)
             and torch.isfinite(evaluations).all()):
         raise ValueError(f"evaluations are not those of {done} steps evaluated every {every}")
     return done, evaluations.tolist()

@@ -17,7 +17,7 @@ from rlstudy.core.loaders import load_csv
 
 from .envs import AtariPreprocessing, make_env
 
-EVALUATION_COLUMNS = ["iteration", "mean_return", "std_return"]
+EVALUATION_COLUMNS = ["iteration", "mean_return", "std_return", "episodes"]
 PERFORMANCE_SOURCES = ("buffer", "behavioural")  # the rows of a buffer's performance.csv
 
 

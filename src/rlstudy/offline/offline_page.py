@@ -14,7 +14,7 @@ def render_offline(summary: pd.DataFrame, commit: str, start: str, end: str) -> 
     over the evaluation episodes) and the best one, against the run's buffer episodes and behavioural
     policy; the BCQ paper's criterion, final >= buffer."""
     lines = [start, generated_note("results/offline/summary.csv", commit,
-                          "evaluation return (10 episodes) of each learner at the end of training and at its "
+                          "evaluation return (mean over its evaluation episodes) of each learner at the end of training and at its "
                           "best, and the run's references; *at least the buffer* is the BCQ paper's "
                           "criterion (final >= the buffer episodes' mean)."), "",
              "| environment | seed | learner | updates (behavioural: env steps) | final (sd) | best "

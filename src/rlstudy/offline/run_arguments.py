@@ -18,6 +18,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=integer_from(0), required=True, help="the master seed")
     p.add_argument("--params", type=json_arg, required=True, help="JSON of offline.dqn.LearnerParams")
     p.add_argument("--atari", type=json_arg, required=True, help="JSON of offline.envs.AtariPreprocessing")
+    p.add_argument("--evaluation-episodes", type=integer_from(1), required=True,
+                   help="episodes of every evaluation (config 'offline.evaluation_episodes')")
     add_device_argument(p)
 
 
@@ -25,4 +27,4 @@ def run_of(args: argparse.Namespace) -> tuple[Run, torch.device]:
     device = setup_torch(args.device)
     params = build(LearnerParams, args.params, "config 'offline.atari' or 'offline.regular'")
     atari = build(AtariPreprocessing, args.atari, "config 'offline.atari_preprocessing'")
-    return Run(args.env, args.run_seed, args.seed, params, atari), device
+    return Run(args.env, args.run_seed, args.seed, params, atari, args.evaluation_episodes), device

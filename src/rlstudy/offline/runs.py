@@ -14,8 +14,6 @@ from .double_dqn import Learner, LearnerParams
 from .envs import AtariPreprocessing, EnvInfo, make_env
 from .evaluation import evaluate
 
-EVALUATION_EPISODES = 10
-
 
 @dataclass(frozen=True)
 class Run:
@@ -24,6 +22,7 @@ class Run:
     master: int      # the config's master seed
     params: LearnerParams
     atari: AtariPreprocessing
+    evaluation_episodes: int  # config offline.evaluation_episodes: what the per-run claims need (config.yaml)
 
     def stream(self, *names: str) -> int:
         return seeding.stream_seed(self.master, "offline", self.env_id, str(self.seed), *names)
@@ -39,11 +38,11 @@ class Run:
         torch.manual_seed(self.stream("init", stage))
 
     def evaluate(self, learner: Learner) -> np.ndarray:
-        """Returns of EVALUATION_EPISODES episodes acting with eval_eps; the same episodes' seed
+        """Returns of `evaluation_episodes` episodes acting with eval_eps; the same episodes' seed
         (the notebook's seed + 100: a stream of its own) for every stage and algorithm."""
         eps = self.params.eval_eps
         return evaluate(lambda state, rng: learner.act(state, eps, rng), self.env_id, self.atari,
-                        self.stream("evaluation-env"), self.rng("evaluation-actions"), EVALUATION_EPISODES)
+                        self.stream("evaluation-env"), self.rng("evaluation-actions"), self.evaluation_episodes)
 
 
 def fingerprint(**values) -> str:

@@ -38,7 +38,7 @@ Evaluate = Callable[[Learner], np.ndarray]
 
 
 def _evaluation_row(iteration: int, returns: np.ndarray) -> list[float]:
-    return [iteration, float(returns.mean()), float(returns.std())]
+    return [iteration, float(returns.mean()), float(returns.std()), len(returns)]
 
 
 def _is_evaluation(done: int, every: int, total: int) -> bool:
@@ -168,5 +168,5 @@ def train_offline(learner: Learner, buffer: ReplayBuffer, iterations: int, rng: 
 
 def _evaluations(rows: list[list[float]]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=EVALUATION_COLUMNS)
-    frame["iteration"] = frame["iteration"].astype(int)
+    frame[["iteration", "episodes"]] = frame[["iteration", "episodes"]].astype(int)
     return frame

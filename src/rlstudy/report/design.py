@@ -15,10 +15,8 @@ mean job wall of one seed of each list measured in docs/speed.md); where the lis
 budget, each list's maximum is cut in proportion and every claim reading a cut list is planned as
 underpowered, in words, before the data.
 
-At each look (`look_statuses`) a test whose p-value crosses its hold boundary holds and is not tested
-again, one that crosses its futility bound stops; a claim holds once all its tests have held, stops for
-futility once one has stopped, and is open otherwise; a seed list continues while any claim that reads it
-is open (`lists_to_continue`), up to its maximum, where the last look decides.
+How the looks run and decide (a test holds, fails, stops for futility or stays open; a seed list continues
+while a claim that reads it is open, up to its maximum): core/looks.py and claims/looks.py.
 """
 
 from __future__ import annotations
@@ -28,8 +26,6 @@ import math
 from rlstudy.claims.planning import effect_of, kind_of, planned_seeds
 from rlstudy.core.seed_blocks import CONFIRMATORY_KEY, seed_lists
 from rlstudy.core.sequential import look_counts, sign_test_power, smallest_binomial_design
-
-HOLDS, FUTILE, OPEN = "holds", "stopped for futility", "open"
 
 AGENT_TABLES = ("agents",)
 
@@ -130,23 +126,3 @@ def protocol_design(claims: dict, config: dict) -> dict:
                                     f"its power {plan['power']:.2f} needs {plan['maximum']}{at}")
     return {"looks": looks, "spending": spending, "futility": "non-binding, beta spending of the same type",
             "budget_job_minutes": budget, "job_minutes_at_maximum": round(cost, 1), "lists": lists, "tests": plans}
-
-
-def test_status(boundaries: list[tuple[float, float]], look: int, p: float, before: str = OPEN) -> str:
-    """A test's status after a look (0-based) at p-value p, given its status before it."""
-    if before != OPEN:
-        return before
-    hold, futile = boundaries[look]
-    return HOLDS if p <= hold * (1 + 1e-9) else FUTILE if p >= futile * (1 - 1e-9) else OPEN
-
-
-def claim_status(tests: list[str]) -> str:
-    """A claim's status from its tests' (intersection-union: it holds once every test has held)."""
-    if all(status == HOLDS for status in tests):
-        return HOLDS
-    return FUTILE if FUTILE in tests else OPEN
-
-
-def lists_to_continue(claim_lists: dict[str, list[str]], statuses: dict[str, str]) -> list[str]:
-    """The seed lists some open claim reads: those that go on to their next look."""
-    return sorted({key for claim, lists in claim_lists.items() if statuses.get(claim, OPEN) == OPEN for key in lists})

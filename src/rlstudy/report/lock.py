@@ -5,8 +5,9 @@
 - the config values the claims read (`claim_config`): each agent's bar (`solved_return`) and episode
   count, the equal-cost bound, the confirmatory seed counts per list;
 - the verdict step's code (`verdict_code`): every file `python -m rlstudy.claims.cli.evaluate_claims`
-  executes (core/sources.py computes the import closure), its rule and the claims' schema, listed by
-  path, so that code can move between protocols without voiding what a lock meant;
+  and the looks' step `rlstudy.claims.cli.decide_look` execute (core/sources.py computes the import
+  closure), their rules and the claims' schema, listed by path, so that code can move between protocols
+  without voiding what a lock meant;
 - the group-sequential design (report/design.py), fixed before any of its data;
 - the confirmatory seeds, derived from the sha256 of all of the above (`derived_start`): no one can have
   run them before the lock existed; a block already run (spent_blocks.yaml) is refused.
@@ -27,10 +28,12 @@ LOCK = "protocol.lock"
 LOCK_VERSION = 2
 SPENT = "spent_blocks.yaml"
 VERDICT_STEP = "rlstudy.claims.cli.evaluate_claims"
-# What the verdict step reads beside its Python: its rule (the tables it is given) and the claims' grammar.
-VERDICT_RULE_FILES = ("workflow/rules/claims.smk", "workflow/schemas/claims.schema.yaml")
+# The step that decides the group-sequential design's looks, whose last look claims.csv reads (core/looks.py).
+LOOK_STEP = "rlstudy.claims.cli.decide_look"
+# What the verdict steps read beside their Python: their rules (the tables they are given) and the claims' grammar.
+VERDICT_RULE_FILES = ("workflow/rules/claims.smk", "workflow/rules/looks.smk", "workflow/schemas/claims.schema.yaml")
 # The config values the claims read through the result tables: the agents' bars and episode counts (the
-# agents' summary: solved_return, evaluation_episodes), the bound the cost table counts evaluations to
+# agents' summary: solved_return, evaluation_episodes; the offline summary: offline.evaluation_episodes), the bound the cost table counts evaluations to
 # (summary.converged_below); and every confirmatory seed count (the n of every test).
 CLAIM_CONFIG_ENDINGS = ("solved_return", "evaluation_episodes", "eval_episodes")
 CLAIM_CONFIG_KEYS = ("summary.converged_below",)
@@ -42,7 +45,7 @@ def verdict_code(root: Path) -> dict[str, str]:
     """path -> sha256 of every file that decides a verdict from the result tables, in a checkout."""
     src = root / "src"
     try:
-        modules = module_sources(VERDICT_STEP, src)
+        modules = sorted({*module_sources(VERDICT_STEP, src), *module_sources(LOOK_STEP, src)})
     except ValueError as err:
         raise InputError(f"--root {root}: {err}; no verdict step to lock") from err
     paths = [path.relative_to(root).as_posix() for path in modules]

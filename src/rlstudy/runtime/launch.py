@@ -13,15 +13,22 @@ a default profile), is first read with the project's strict loader (core.config:
 `__use_yte__`, no aliases, no key given twice, nesting bounded), and `--config`'s values are
 refused if they hold YAML aliases. A refusal is one line on stderr and exit status 2, before
 anything of the file ran. Every Makefile target that runs Snakemake runs it through here.
+
+Where the confirmatory block runs a group-sequential design, the workflow makes one look per run
+(core/looks.py): after a run that made a look saying a seed list continues, this starts itself again
+(`again`), so that `make figures` runs the design to its end; a run that made no look (no design, a dry
+run, a design already finished) ends it.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import sys
 from pathlib import Path
 
 from rlstudy.core.config import MAX_YAML_BYTES, ConfigError, load_yaml, parse_yaml
+from rlstudy.core.looks import continues
 
 PROGRAM = "rlstudy.runtime.launch"
 
@@ -102,14 +109,38 @@ def install_checks() -> None:
     snakemake.cli.parse_config = checked_parse_config(snakemake.cli.parse_config)
 
 
+def again(made: int) -> bool:
+    """Whether a run that found `made` looks made a new one that says a seed list continues (core/looks.py)."""
+    try:
+        now, more = continues()
+    except ConfigError as err:
+        refuse(str(err))
+    if now > made and more:
+        print(f"{PROGRAM}: look {now} made and a seed list continues: running look {now + 1}", file=sys.stderr)
+    return now > made and more
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
     install_checks()
     from snakemake.cli import main as snakemake_main
 
+    try:
+        made, _ = continues()
+    except ConfigError as err:
+        refuse(str(err))
     # As the `snakemake` command beside this interpreter: Snakemake records its command line.
     sys.argv = [str(Path(sys.executable).with_name("snakemake")), *argv]
-    snakemake_main(argv)
+    try:
+        snakemake_main(argv)
+    except SystemExit as finished:
+        if finished.code not in (0, None) or not again(made):
+            raise
+    else:
+        if not again(made):
+            return
+    # The next look in a fresh process: Snakemake reads the looks made when it parses the Snakefile.
+    os.execv(sys.executable, [sys.executable, "-m", PROGRAM, *argv])
 
 
 if __name__ == "__main__":

@@ -266,7 +266,8 @@ def write_offline_run(folder, env, seed):
     for learner in ("behavioural", "bcq", "dqn"):
         algorithm = {} if learner == "behavioural" else {"algorithm": learner}
         save_csv(folder / learner / "evaluations.csv",
-                 pd.DataFrame({"iteration": [100, 200], "mean_return": [40.0, 70.0], "std_return": [1.0, 2.0]}),
+                 pd.DataFrame({"iteration": [100, 200], "mean_return": [40.0, 70.0], "std_return": [1.0, 2.0],
+                              "episodes": [10, 10]}),
                  {"parameters": {**names, **algorithm}})
 
 

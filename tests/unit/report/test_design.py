@@ -62,7 +62,7 @@ def test_looks_stop_a_claim_at_its_boundary_and_a_list_once_no_open_claim_reads_
     from scipy import stats
 
     from rlstudy.core.sequential import binomial_design, look_counts, p_boundaries
-    from rlstudy.report.design import FUTILE, HOLDS, OPEN, claim_status, lists_to_continue, test_status
+    from rlstudy.claims.looks import FUTILE, HOLDS, OPEN, claim_status, lists_to_continue, test_status
 
     design = binomial_design(look_counts(33, 4), 0.025, 0.75)
     bounds = p_boundaries(design)

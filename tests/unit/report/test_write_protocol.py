@@ -12,7 +12,7 @@ import yaml
 from rlstudy.core.provenance import read_record, sha256_file
 from rlstudy.core.seed_blocks import DERIVED_FLOOR, TUNING_OFFSET, digest, read_spent, spent_problems
 from rlstudy.core.sources import module_sources
-from rlstudy.report.lock import SEED_FIELDS, VERDICT_STEP, derived_start
+from rlstudy.report.lock import LOOK_STEP, SEED_FIELDS, VERDICT_STEP, derived_start
 from rlstudy.report.protocol import protocol_1_files
 
 from hostile import ROOT, cli, one_line_error  # noqa: F401 (cli: a fixture)
@@ -42,12 +42,16 @@ def test_the_lock_holds_the_claims_the_seed_plan_and_the_analysis_code(tmp_path,
     assert written["seed_plan_sha256"] == digest(written["seed_plan"])
     assert spent_problems(written["seed_plan"], read_spent(ROOT / "spent_blocks.yaml")) == []
     # the verdict step's whole import closure, by path: core/loaders.py and core/config.py among them
-    closure = {path.relative_to(ROOT).as_posix() for path in module_sources(VERDICT_STEP, ROOT / "src")}
-    assert closure | {"workflow/rules/claims.smk", "workflow/schemas/claims.schema.yaml"} == set(written["analysis_code"])
+    closure = {path.relative_to(ROOT).as_posix() for step in (VERDICT_STEP, LOOK_STEP)
+               for path in module_sources(step, ROOT / "src")}
+    rules = {"workflow/rules/claims.smk", "workflow/rules/looks.smk", "workflow/schemas/claims.schema.yaml"}
+    assert closure | rules == set(written["analysis_code"])
+    assert {"src/rlstudy/claims/cli/decide_look.py", "src/rlstudy/core/looks.py"} <= closure
     assert {"src/rlstudy/core/loaders.py", "src/rlstudy/core/config.py", "src/rlstudy/claims/rules.py"} <= closure
     # the config values the claims read: every agent's bar and episodes, the cost bound, the counts
     assert written["config_values"]["dqn.solved_return"] == 475
     assert written["config_values"]["mpo.eval_episodes"] == SHIPPED["mpo"]["eval_episodes"]
+    assert written["config_values"]["offline.evaluation_episodes"] == SHIPPED["offline"]["evaluation_episodes"]
     assert written["config_values"]["summary.converged_below"] == 0.5
     assert written["config_values"]["confirmatory_block.counts.seeds.control"] == 40
     status, err = cli("report.cli.write_protocol", *args, "--check")

@@ -5,7 +5,10 @@ checked against its schema first; its tests are data, read by claims/rules.py, n
 
 With --seed-power, also every rank test's power at the stated effect (claims/planning.py: planned,
 not estimated from the results) at the claims file's `defaults.planning.sizes`, with the seeds its
-effect needs (rules.seed_power): results/seed_power.csv."""
+effect needs (rules.seed_power): results/seed_power.csv.
+
+With --looks (the last look's claims.csv, where the confirmatory block runs a group-sequential design:
+core/looks.py), every claim the design tests is decided by that look (claims/looks.apply_looks)."""
 
 from __future__ import annotations
 
@@ -13,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlstudy.claims.loading import load_claims
+from rlstudy.claims.loading import load_claims, named_tables
+from rlstudy.claims.looks import apply_looks, read_claims_file
 from rlstudy.claims.rules import decide, seed_power, seed_power_columns
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.atomic_writes import save_csv
-from rlstudy.core.loaders import load_csv
 from rlstudy.core.provenance import provenance
 
 
@@ -31,16 +34,18 @@ def main() -> None:
                         "on a table not given is inconclusive")
     p.add_argument("--out", required=True)
     p.add_argument("--seed-power", help="where to write every rank test's power at the power sizes (CSV)")
+    p.add_argument("--looks", help="the last look's claims.csv (results/looks/look<k>/claims.csv): its claims' verdicts")
     args = p.parse_args()
     claims = load_claims(Path(args.claims), Path(args.schema))
-    paths = {}
-    for pair in args.table:
-        name, sep, path = pair.partition("=")
-        if not sep:
-            raise InputError(f"--table: expected NAME=CSV, got {pair!r}")
-        paths[name] = path
-    tables = {name: load_csv(path, f"the {name} table") for name, path in paths.items()}
+    paths, tables = named_tables(args.table)
     table = pd.DataFrame(decide(claims["claims"], tables, claims["defaults"]))
+    if args.looks:
+        decisions = read_claims_file(args.looks)
+        unknown = sorted({claim for claim, _ in decisions} - set(table["id"]))
+        if unknown:
+            raise InputError(f"{args.looks}: claims {unknown[:3]} are not in {args.claims}")
+        table = apply_looks(table, decisions)
+        paths["looks"] = args.looks
     for row in table.itertuples():
         print(f"{row.verdict:>12}  {row.id}: {row.evidence}")
     power = None

@@ -2,7 +2,7 @@
 
 Writes the buffer (.npy arrays), the return of every complete episode in it (episodes.csv), and
 the performance table (performance.csv): the buffer's episodes, and the behavioural policy
-evaluated as every learner is (10 episodes, eval epsilon).
+evaluated as every learner is (the run's evaluation episodes, eval epsilon).
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def main() -> None:
     for source, (label, colour, dash) in REFERENCES.items():
         level = sum(table.loc[source, "mean_return"] for table in performance) / len(performance)
         ax.axhline(level, color=colour, linestyle=dash, linewidth=1.2, label=f"{label} ({level:.1f})")
-    ax.set(xlabel="training iterations (updates on the fixed buffer)", ylabel="evaluation return (10 episodes)",
+    ax.set(xlabel="training iterations (updates on the fixed buffer)", ylabel="evaluation return (mean over its episodes)",
            title=f"{args.env}: learning from the behavioural DQN's noisy buffer")
     fig.tight_layout()
     style.legend_below(fig, *ax.get_legend_handles_labels(), ncol=2)

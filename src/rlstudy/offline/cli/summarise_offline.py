@@ -42,6 +42,7 @@ def run_rows(folder: Path) -> list[dict]:
             "env": env, "seed": seed, "learner": learner,
             "iterations": int(curve["iteration"].iloc[-1]),
             "final_return": curve["mean_return"].iloc[-1], "final_std": curve["std_return"].iloc[-1],
+            "evaluation_episodes": int(curve["episodes"].iloc[-1]),
             "best_return": curve["mean_return"].max(),
             "buffer_return": performance.loc["buffer", "mean_return"],
             "behavioural_return": performance.loc["behavioural", "mean_return"],
