@@ -22,7 +22,7 @@ from shipped_params import shipped
 from rlstudy.offline.training import generate_buffer, train_offline, train_online
 
 CPU = torch.device("cpu")
-RUN = Run("CartPole-v1", 0, 7, shipped(LearnerParams, "offline", "regular", batch_size=16, start_steps=50, eval_every=100), shipped(AtariPreprocessing, "offline", "atari_preprocessing"), 10)
+RUN = Run("CartPole-v1", 0, 7, shipped(LearnerParams, "offline", "regular", batch_size=16, start_steps=50, eval_every=100), shipped(AtariPreprocessing, "offline", "atari_preprocessing"), 10, 3)
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -33,7 +33,7 @@ class Stop(Exception):
     pass
 
 
-def parameter_sums(learner):
+def parameter_sums(learner, final=True):
     """A cheap stand-in for the episodes of an evaluation: it sees every weight of the learner."""
     return np.array([float(p.detach().sum()) for p in learner.network.parameters()])
 
@@ -42,7 +42,7 @@ def stopping_at(evaluation):
     """An evaluation that stops the run at its `evaluation`-th call (after earlier checkpoints)."""
     calls = []
 
-    def evaluate(learner):
+    def evaluate(learner, final=True):
         calls.append(1)
         if len(calls) == evaluation:
             raise Stop
@@ -122,7 +122,8 @@ def test_killed_cli_run_resumes_and_writes_the_same_artefacts(tmp_path):
     def command(cli, *args):
         return [sys.executable, "-m", f"rlstudy.offline.cli.{cli}", "--env", "CartPole-v1", "--run-seed", "0", "--seed", "7", "--device", "cpu",
                 "--params", json.dumps(params), "--atari", json.dumps(vars(RUN.atari)),
-                "--evaluation-episodes", str(RUN.evaluation_episodes), *args]
+                "--evaluation-episodes", str(RUN.evaluation_episodes),
+                "--curve-episodes", str(RUN.curve_episodes), *args]
 
     subprocess.run(command("train_behavioural", "--steps", "400", "--out-dir", str(tmp_path / "behavioural")),
                    env=env, check=True, capture_output=True)

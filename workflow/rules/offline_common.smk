@@ -47,6 +47,7 @@ def offline_run_args(wildcards):
         params=offline_params(wildcards.env),
         atari=as_json(OFFLINE["atari_preprocessing"]),
         evaluation_episodes=OFFLINE["evaluation_episodes"],
+        curve_episodes=OFFLINE["curve_episodes"],
     )
 
 

@@ -19,7 +19,9 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", type=json_arg, required=True, help="JSON of offline.dqn.LearnerParams")
     p.add_argument("--atari", type=json_arg, required=True, help="JSON of offline.envs.AtariPreprocessing")
     p.add_argument("--evaluation-episodes", type=integer_from(1), required=True,
-                   help="episodes of every evaluation (config 'offline.evaluation_episodes')")
+                   help="episodes of a stage's last evaluation (config 'offline.evaluation_episodes')")
+    p.add_argument("--curve-episodes", type=integer_from(1), required=True,
+                   help="episodes of each evaluation before it (config 'offline.curve_episodes')")
     add_device_argument(p)
 
 
@@ -27,4 +29,5 @@ def run_of(args: argparse.Namespace) -> tuple[Run, torch.device]:
     device = setup_torch(args.device)
     params = build(LearnerParams, args.params, "config 'offline.atari' or 'offline.regular'")
     atari = build(AtariPreprocessing, args.atari, "config 'offline.atari_preprocessing'")
-    return Run(args.env, args.run_seed, args.seed, params, atari, args.evaluation_episodes), device
+    return Run(args.env, args.run_seed, args.seed, params, atari, args.evaluation_episodes,
+               args.curve_episodes), device

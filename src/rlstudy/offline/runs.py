@@ -22,7 +22,8 @@ class Run:
     master: int      # the config's master seed
     params: LearnerParams
     atari: AtariPreprocessing
-    evaluation_episodes: int  # config offline.evaluation_episodes: what the per-run claims need (config.yaml)
+    evaluation_episodes: int  # config offline.evaluation_episodes: a stage's last evaluation (the claims')
+    curve_episodes: int       # config offline.curve_episodes: the evaluations before it (the curves' points)
 
     def stream(self, *names: str) -> int:
         return seeding.stream_seed(self.master, "offline", self.env_id, str(self.seed), *names)
@@ -37,12 +38,14 @@ class Run:
         """Network initialisation of a stage draws from torch's generator, seeded per stage."""
         torch.manual_seed(self.stream("init", stage))
 
-    def evaluate(self, learner: Learner) -> np.ndarray:
-        """Returns of `evaluation_episodes` episodes acting with eval_eps; the same episodes' seed
+    def evaluate(self, learner: Learner, final: bool = True) -> np.ndarray:
+        """Returns of episodes acting with eval_eps: `evaluation_episodes` of them for a stage's last
+        evaluation, which the per-run claims test, `curve_episodes` before it; the same episodes' seed
         (the notebook's seed + 100: a stream of its own) for every stage and algorithm."""
         eps = self.params.eval_eps
+        episodes = self.evaluation_episodes if final else self.curve_episodes
         return evaluate(lambda state, rng: learner.act(state, eps, rng), self.env_id, self.atari,
-                        self.stream("evaluation-env"), self.rng("evaluation-actions"), self.evaluation_episodes)
+                        self.stream("evaluation-env"), self.rng("evaluation-actions"), episodes)
 
 
 def fingerprint(**values) -> str:

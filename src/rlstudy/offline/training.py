@@ -34,7 +34,7 @@ from .double_dqn import Learner
 from .envs import EnvInfo, learning_reward, newest_frame
 from .evaluation import EVALUATION_COLUMNS
 
-Evaluate = Callable[[Learner], np.ndarray]
+Evaluate = Callable[..., np.ndarray]  # (learner, final=...): the returns of an evaluation
 
 
 def _evaluation_row(iteration: int, returns: np.ndarray) -> list[float]:
@@ -92,7 +92,7 @@ def train_online(learner: Learner, env, info: EnvInfo, steps: int, env_seed: int
             buffer.start_episode(newest_frame(state, info))
             episode_return = 0.0
         if _is_evaluation(step + 1, params.eval_every, steps):
-            rows.append(_evaluation_row(step + 1, evaluate(learner)))
+            rows.append(_evaluation_row(step + 1, evaluate(learner, final=step + 1 == steps)))
             log.write("iteration", step + 1)
             bar.set_postfix(eval_return=rows[-1][1], refresh=False)
             if step + 1 < steps:
@@ -156,7 +156,7 @@ def train_offline(learner: Learner, buffer: ReplayBuffer, iterations: int, rng: 
         if stats:
             log.add(stats)
         if _is_evaluation(iteration + 1, params.eval_every, iterations):
-            rows.append(_evaluation_row(iteration + 1, evaluate(learner)))
+            rows.append(_evaluation_row(iteration + 1, evaluate(learner, final=iteration + 1 == iterations)))
             log.write("iteration", iteration + 1)
             bar.set_postfix(eval_return=rows[-1][1], refresh=False)
             if iteration + 1 < iterations:
