@@ -13,20 +13,19 @@ Two measures, each the median of `--repeats`:
 - the phases of the one-step job inside the step, in CPU time (the thread's, and that of the
   subprocesses it waited for: git), which other processes on the machine hardly change, each timed by
   a stopwatch put around the functions that do it (exclusive times: a load's sha256 counts as sha256,
-  not as reading): reading the inputs,
-  the sha256 of the inputs (the loads' checks against their records and the record's own list), the
-  git commit, the package versions, the rest of the provenance record, the work, writing the four
-  outputs and their records, and what is left of the step's main() (its arguments, the parameters,
-  the tensors' set-up). They run in forks of a process that has done what a job's process has done
-  when its main() starts: imported the step (cold), or also readied everything as the server does
-  (warm: preload and its caches).
+  not as reading): reading the inputs, the sha256 of the inputs (the loads' checks against their
+  records and the record's own list), the git commit, the package versions, the rest of the
+  provenance record, the work, writing the four outputs and their records, and what is left of the
+  step's main() (its arguments, the parameters, the tensors' set-up). They run in forks of a process
+  that has done what a job's process has done when its main() starts: imported the step (cold), or
+  also readied everything as the server does (warm: preload, and what each fork hashed handed back).
 
 The inputs are made in a temporary folder: the trajectory by make_trajectory (`--steps`, the paper
 scale's short trajectory by default: what a job's sha256 reads), the exact Q by solve_exact, and a
 stand-in for the learned Q* (a fresh network of the same shape, with its record).
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/job_overhead.py [--repeats 7] [--steps 1000000]
-        [--only phases|jobs]
+        [--only phases|jobs] [--epochs 300]
 """
 
 from __future__ import annotations

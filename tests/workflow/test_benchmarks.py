@@ -3,7 +3,9 @@ parameter dataclasses lost their defaults and five benchmarks built them bare un
 
 Each runs in a fresh process on one thread, from a temporary folder, and must exit with status 0;
 what it measures is not checked (no timing here). Nothing runs with --write: the scripts that write
-into docs/ (floor.py, timings.py, interval_coverage.py, platform_spread.py) only print."""
+into docs/ (floor.py, timings.py, interval_coverage.py, platform_spread.py) only print. A minute and
+a half of scripts in subprocesses, none of them the study's mathematics: with the workflow's tests in
+`make test`, out of `make test-fast`'s loop."""
 
 import importlib.util
 import os
