@@ -76,3 +76,41 @@ def rollout_gif(agent):
     """An agent's rollout GIF, in the report beside its figures."""
     path = f"figures/agents/{agent}_rollout.gif"
     return report(path, caption="../report/rollout.rst", category="5. Agents", subcategory=agent)
+
+
+# The steps' own options, one function a rule (`params: args=<rule>_options`, as in bellman_common.smk).
+
+
+def train_agent_options(wildcards, output):
+    w = wildcards
+    return options(
+        agent=w.agent,
+        env=config[w.agent]["env"],
+        params=as_json(config[w.agent]["params"]),
+        evaluation_episodes=config[w.agent]["evaluation_episodes"],
+        run_seed=w.seed,
+        seed=config["seed"],
+        out_dir=os.path.dirname(output.returns),
+        tensorboard=tensorboard_dir(f"agents/{w.agent}/seed{w.seed}"),
+    )
+
+
+def agent_figures_options(wildcards):
+    agent = wildcards.agent
+    return options(
+        agent=agent,
+        env=config[agent]["env"],
+        params=as_json(config[agent]["params"]),
+        runs=agent_run_dirs(agent),
+        seed=config["seed"],
+        rollout_steps=config[agent]["rollout_steps"],
+        solved_return=config[agent]["solved_return"],
+    )
+
+
+def agents_summary_options(wildcards):
+    return options(
+        runs=agents_summary_runs(),
+        agents=as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")} for agent in AGENTS}),
+        out="results/agents/summary.csv",
+    )

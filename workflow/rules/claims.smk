@@ -13,6 +13,17 @@ CLAIM_TABLES = {
 }
 
 
+def claims_options(wildcards, input, output):
+    """Every table by name, then the last look's decisions (none without a design)."""
+    return options(
+        claims=input.claims,
+        schema=input.schema,
+        table=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
+        out=output.claims,
+        seed_power=output.seed_power,
+    ) + [option for path in input.looks for option in ("--looks", path)]
+
+
 use rule step as claims with:
     input:
         claims="claims.yaml",
@@ -26,11 +37,4 @@ use rule step as claims with:
     log:
         "logs/claims.log",
     params:
-        args=lambda w, input, output: options(
-            claims=input.claims,
-            schema=input.schema,
-            table=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
-            out=output.claims,
-            seed_power=output.seed_power,
-        )
-        + [option for path in input.looks for option in ("--looks", path)],
+        args=claims_options,

@@ -26,12 +26,7 @@ use rule step as offline_behavioural with:
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
     params:
-        args=lambda w, output: options(
-            *offline_run_args(w),
-            steps=offline_budget(w.env, "behavioural"),
-            out_dir=os.path.dirname(output.q),
-            tensorboard=tensorboard_dir(f"offline/{w.env}/seed{w.seed}/behavioural"),
-        ),
+        args=offline_behavioural_options,
 
 
 use rule step as offline_buffer with:
@@ -52,15 +47,7 @@ use rule step as offline_buffer with:
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
     params:
-        args=lambda w, input, output: options(
-            *offline_run_args(w),
-            policy=input.policy,
-            steps=offline_budget(w.env, "buffer"),
-            low_noise_p=OFFLINE["low_noise_p"],
-            rand_action_p=OFFLINE["rand_action_p"],
-            buffer_dir=os.path.dirname(output[0]),
-            out_dir=os.path.dirname(output.performance),
-        ),
+        args=offline_buffer_options,
 
 
 use rule step as offline_train with:
@@ -79,15 +66,7 @@ use rule step as offline_train with:
         runtime=lambda w: offline_runtime(w.env),
         gpu=gpus_of_training_job(),
     params:
-        args=lambda w, input, output: options(
-            *offline_run_args(w),
-            algorithm=w.algorithm,
-            options=offline_options(w.algorithm),
-            iterations=offline_budget(w.env, "offline"),
-            buffer_dir=os.path.dirname(input[0]),
-            out_dir=os.path.dirname(output.q),
-            tensorboard=tensorboard_dir(f"offline/{w.env}/seed{w.seed}/{w.algorithm}"),
-        ),
+        args=offline_train_options,
 
 
 use rule figure_template as offline_figure with:
@@ -113,10 +92,7 @@ use rule step as offline_summary with:
     log:
         "logs/offline/summary.log",
     params:
-        args=options(
-            runs=[d for env in OFFLINE["environments"] for d in offline_run_dirs(env)],
-            out="results/offline/summary.csv",
-        ),
+        args=offline_summary_options,
 
 
 rule offline_all:
