@@ -297,9 +297,9 @@ def budget_targets():
     ]
 
 
-# The steps' own options, one function a rule (`params: args=<rule>_options`): each is called with the
-# job's wildcards, and its inputs and outputs where it names them, and gives the step's command line
-# (options, common.smk).
+# The steps' own options, one function for each rule, <rule>_options, its params `args`. Snakemake calls
+# it with the job's wildcards, and its inputs and outputs where it names them; it gives the step's
+# command line (options, common.smk).
 
 
 def trajectory_options(wildcards):

@@ -13,17 +13,6 @@ CLAIM_TABLES = {
 }
 
 
-def claims_options(wildcards, input, output):
-    """Every table by name, then the last look's decisions (none without a design)."""
-    return options(
-        claims=input.claims,
-        schema=input.schema,
-        table=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
-        out=output.claims,
-        seed_power=output.seed_power,
-    ) + [option for path in input.looks for option in ("--looks", path)]
-
-
 use rule step as claims with:
     input:
         claims="claims.yaml",
@@ -37,4 +26,11 @@ use rule step as claims with:
     log:
         "logs/claims.log",
     params:
-        args=claims_options,
+        args=lambda w, input, output: options(
+            claims=input.claims,
+            schema=input.schema,
+            table=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
+            out=output.claims,
+            seed_power=output.seed_power,
+        )
+        + [option for path in input.looks for option in ("--looks", path)],

@@ -14,17 +14,6 @@ NEXT_LOOK = (LOOKS.current or LOOKS.made + 1) if LOOKS else 1
 LAST_LOOK = [look_dir(LOOKS.last)] if LOOKS else []
 
 
-def look_options(wildcards, input):
-    return options(
-        claims=input.claims,
-        schema=input.schema,
-        lock=input.lock,
-        look=NEXT_LOOK,
-        looks_dir=str(LOOKS_DIR),
-        table=[f"{name}={CLAIM_TABLES[name]}" for name in LOOK_TABLES],
-    )
-
-
 use rule step as look with:
     input:
         claims="claims.yaml",
@@ -38,7 +27,14 @@ use rule step as look with:
     log:
         f"logs/looks/look{NEXT_LOOK}.log",
     params:
-        args=look_options,
+        args=lambda w, input: options(
+            claims=input.claims,
+            schema=input.schema,
+            lock=input.lock,
+            look=NEXT_LOOK,
+            looks_dir=str(LOOKS_DIR),
+            table=[f"{name}={CLAIM_TABLES[name]}" for name in LOOK_TABLES],
+        ),
 
 
 rule looks:  # the design's looks up to the one in progress: snakemake --cores all looks

@@ -108,7 +108,8 @@ def offline_diagnostics_figures():
     ]
 
 
-# The steps' own options, one function a rule (`params: args=<rule>_options`, as in bellman_common.smk).
+# The steps' own options, one function for each rule of offline.smk, <rule>_options, its params `args`
+# (as in bellman_common.smk).
 
 
 def offline_behavioural_options(wildcards, output):
