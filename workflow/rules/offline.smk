@@ -11,7 +11,19 @@ wildcard_constraints:
     algorithm="|".join(re.escape(name) for name in LEARNERS),
 
 
-use rule step as offline_behavioural with:
+# The template of a run's three training steps (behavioural DQN, buffer, offline learners): started
+# first, memory and time by the environment's kind, a GPU where config `device` is cuda.
+use rule step as offline_step with:
+    log:
+        "logs/templates/offline_step.log",
+    priority: 10
+    resources:
+        mem_mb=lambda w: offline_mem_mb(w.env),
+        runtime=lambda w: offline_runtime(w.env),
+        gpu=gpus_of_training_job(),
+
+
+use rule offline_step as offline_behavioural with:
     input:
         code=sources("offline.cli.train_behavioural"),
     output:
@@ -20,16 +32,11 @@ use rule step as offline_behavioural with:
         "logs/offline/{env}/seed{seed}/behavioural.log",
     benchmark:
         "logs/offline/{env}/seed{seed}/behavioural.benchmark.tsv"
-    priority: 10
-    resources:
-        mem_mb=lambda w: offline_mem_mb(w.env),
-        runtime=lambda w: offline_runtime(w.env),
-        gpu=gpus_of_training_job(),
     params:
         args=offline_behavioural_options,
 
 
-use rule step as offline_buffer with:
+use rule offline_step as offline_buffer with:
     input:
         policy=rules.offline_behavioural.output.q,
         code=sources("offline.cli.generate_buffer"),
@@ -41,16 +48,11 @@ use rule step as offline_buffer with:
         "logs/offline/{env}/seed{seed}/buffer.log",
     benchmark:
         "logs/offline/{env}/seed{seed}/buffer.benchmark.tsv"
-    priority: 10
-    resources:
-        mem_mb=lambda w: offline_mem_mb(w.env),
-        runtime=lambda w: offline_runtime(w.env),
-        gpu=gpus_of_training_job(),
     params:
         args=offline_buffer_options,
 
 
-use rule step as offline_train with:
+use rule offline_step as offline_train with:
     input:
         BUFFER_FILES,
         code=lambda w: learner_sources(w.algorithm),
@@ -60,11 +62,6 @@ use rule step as offline_train with:
         "logs/offline/{env}/seed{seed}/{algorithm}.log",
     benchmark:
         "logs/offline/{env}/seed{seed}/{algorithm}.benchmark.tsv"
-    priority: 10
-    resources:
-        mem_mb=lambda w: offline_mem_mb(w.env),
-        runtime=lambda w: offline_runtime(w.env),
-        gpu=gpus_of_training_job(),
     params:
         args=offline_train_options,
 
