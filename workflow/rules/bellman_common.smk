@@ -377,10 +377,10 @@ def run_method_options(wildcards, input, output):
 
 
 def sweep_run_options(wildcards, input, output):
-    """A sweep point's run: CBO with the point's parameters under one setting name (cbo-sweep), stopped
-    where it diverges."""
+    """A sweep point's run: the optimiser of the sweep's base setting (CBO) with the point's parameters
+    under one setting name (cbo-sweep), stopped where it diverges."""
     run = options(
-        optimizer="cbo",
+        optimizer=SETTINGS[config["cbo_sweep"]["setting"]].optimizer,
         setting="cbo-sweep",
         dataset="ours",
         task=SWEEP["task"],
@@ -444,15 +444,6 @@ def diagnostics_figure_options(wildcards):
 def trajectory_figure_options(wildcards, input):
     w = wildcards
     return options(task=w.task, trajectory=f"data/trajectories/{w.dataset}/{w.task}/short", density=input.density)
-
-
-def reference_figure_options(wildcards):
-    return options(
-        reference_curves=[f"results/reference/{task}/errors.csv" for task in config["tasks"]],
-        exact=[f"{task}={exact_of('ours', task)}" for task in config["tasks"]],
-        runs=[d for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
-        note=reference_note("ours", "control").removeprefix("Q*: "),
-    )
 
 
 def budget_reach_options(wildcards, input, output):

@@ -71,7 +71,12 @@ use rule figure_template as reference_figure with:
     log:
         "logs/figures/ours/reference_error.log",
     params:
-        args=reference_figure_options,
+        args=options(
+            reference_curves=[f"results/reference/{task}/errors.csv" for task in config["tasks"]],
+            exact=[f"{task}={exact_of('ours', task)}" for task in config["tasks"]],
+            runs=[d for task in config["tasks"] for d in run_dirs("ours", task, "sgd")],
+            note=reference_note("ours", "control").removeprefix("Q*: "),
+        ),
 
 
 use rule figure_template as fourier_error_figure with:
