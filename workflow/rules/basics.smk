@@ -23,16 +23,7 @@ use rule step as train_agent with:
         mem_mb=2000,
         runtime=lambda w: AGENTS[w.agent].runtime_minutes,
     params:
-        args=lambda w, output: options(
-            agent=w.agent,
-            env=config[w.agent]["env"],
-            params=as_json(config[w.agent]["params"]),
-            evaluation_episodes=config[w.agent]["evaluation_episodes"],
-            run_seed=w.seed,
-            seed=config["seed"],
-            out_dir=os.path.dirname(output.returns),
-            tensorboard=tensorboard_dir(f"agents/{w.agent}/seed{w.seed}"),
-        ),
+        args=train_agent_options,
 
 
 use rule train_agent as train_qtable with:
@@ -57,15 +48,7 @@ use rule figure_template as agent_figures with:
         runtime=5,
     params:
         outputs=options(out_dir="figures/agents"),
-        args=lambda w: options(
-            agent=w.agent,
-            env=config[w.agent]["env"],
-            params=as_json(config[w.agent]["params"]),
-            runs=agent_run_dirs(w.agent),
-            seed=config["seed"],
-            rollout_steps=config[w.agent]["rollout_steps"],
-            solved_return=config[w.agent]["solved_return"],
-        ),
+        args=agent_figures_options,
 
 
 use rule agent_figures as dqn_figures with:
@@ -84,8 +67,4 @@ use rule step as agents_summary with:
     log:
         "logs/agents/summary.log",
     params:
-        args=options(
-            runs=agents_summary_runs(),
-            agents=as_json({agent: {key: config[agent][key] for key in ("env", "solved_return")} for agent in AGENTS}),
-            out="results/agents/summary.csv",
-        ),
+        args=agents_summary_options,

@@ -138,13 +138,13 @@ def density_of(dataset, task):
     return f"results/exact/{task}/stationary_density.npy"
 
 
-def run_method_args(run, params, problem):
-    """run_method's options (rules run_method and sweep_run): the run's own (`run`: --optimizer to
-    --trajectory), its --params and --problem, each a function of the wildcards, then those every run shares."""
-    return lambda w, input, output: options(
-        *run(w),
-        params=as_json(params(w)),
-        problem=problem(w),
+def method_run_options(run, params, problem, input, output):
+    """A run of run_method's options (rules run_method and sweep_run): the run's own (`run`: --optimizer to
+    --trajectory), its --params and --problem, then those every run shares."""
+    return options(
+        *run,
+        params=as_json(params),
+        problem=problem,
         seed=config["seed"],
         device=config["device"],
         numerics=config["numerics"],
@@ -295,3 +295,227 @@ def budget_targets():
         *budget_outputs(),
         *[path for task in config["tasks"] for path in figure_files(f"ours/budget_{task}")],
     ]
+
+
+# The steps' own options, one function for each rule, <rule>_options, its params `args`. Snakemake calls
+# it with the job's wildcards, and its inputs and outputs where it names them; it gives the step's
+# command line (options, common.smk).
+
+
+def trajectory_options(wildcards):
+    w = wildcards
+    return options(
+        task=w.task,
+        size=w.size,
+        steps=config["trajectories"][w.size],
+        dynamics=as_json(config["problem"]["dynamics"]),
+        seed=config["seed"],
+        out_dir=f"data/trajectories/ours/{w.task}/{w.size}",
+    )
+
+
+def authors_trajectory_options(wildcards):
+    return options(
+        task=wildcards.task,
+        source=config["authors_data"],
+        steps=config["trajectories"]["authors"],
+        trajectory_out=f"data/trajectories/authors/{wildcards.task}/short",
+    )
+
+
+def authors_reference_options(wildcards):
+    return options(
+        task="control",
+        source=config["authors_data"],
+        steps=config["trajectories"]["authors"],
+        reference_out=AUTHORS_REFERENCE,
+    )
+
+
+def exact_q_options(wildcards):
+    w = wildcards
+    return options(
+        task=w.task,
+        problem=problem_of("ours", reward_of=w.reward_of),
+        rtol=config["exact"]["rtol"],
+        out_dir=f"results/exact/{w.task}/reward_{w.reward_of}",
+    )
+
+
+def reference_options(wildcards, input, output):
+    return options(
+        task=wildcards.task,
+        estimator=config["reference"]["estimator"],
+        trajectory=f"data/trajectories/ours/{wildcards.task}/long",
+        params=as_json({k: v for k, v in config["reference"].items() if k != "estimator"}),
+        problem=problem_of("ours"),
+        seed=config["seed"],
+        device=config["device"],
+        exact=input.exact,
+        out=output.network,
+        curve_out=output.curve,
+    )
+
+
+def reference_table_options(wildcards, output):
+    return options(entries=as_json({"rows": reference_entries()}), problem=as_json(config["problem"]), out=output[0])
+
+
+def run_method_options(wildcards, input, output):
+    """A main run: the setting, estimator and seed of the wildcards, on the dataset's short trajectory."""
+    w = wildcards
+    run = options(
+        optimizer=SETTINGS[w.setting].optimizer,
+        setting=w.setting,
+        dataset=w.dataset,
+        task=w.task,
+        estimator=w.estimator,
+        run_seed=w.seed,
+        trajectory=f"data/trajectories/{w.dataset}/{w.task}/short",
+    )
+    return method_run_options(run, setting_params(w.task, w.setting), problem_of(w.dataset), input, output)
+
+
+def sweep_run_options(wildcards, input, output):
+    """A sweep point's run: the optimiser of the sweep's base setting (CBO) with the point's parameters
+    under one setting name (cbo-sweep), stopped where it diverges."""
+    run = options(
+        optimizer=SETTINGS[config["cbo_sweep"]["setting"]].optimizer,
+        setting="cbo-sweep",
+        dataset="ours",
+        task=SWEEP["task"],
+        estimator=SWEEP["estimator"],
+        run_seed=wildcards.seed,
+        stop_on_divergence=True,
+        trajectory=f"data/trajectories/ours/{SWEEP['task']}/short",
+    )
+    params = SWEEP_POINTS[(wildcards.grid, wildcards.point)].params
+    return method_run_options(run, params, problem_of("ours"), input, output)
+
+
+def summary_options(wildcards, input, output):
+    return options(
+        curves=input.curves,
+        exact=as_json({"rows": exact_entries()}),
+        problem=as_json(config["problem"]),
+        converged_below=config["summary"]["converged_below"],
+        out=output.table,
+        stats_out=output.stats,
+    )
+
+
+def fourier_error_options(wildcards, input, output):
+    """The exact entries without their density: not the step's input, left out so that its provenance
+    names only what it read."""
+    return options(
+        curves=input.curves,
+        exact=as_json({"rows": [{k: v for k, v in entry.items() if k != "density"} for entry in exact_entries()]}),
+        problem=as_json(config["problem"]),
+        out=output[0],
+    )
+
+
+def q_figure_options(wildcards, input):
+    w = wildcards
+    return options(
+        task=w.task,
+        setting=w.setting,
+        reference=input.reference,
+        exact=input.exact,
+        density=input.density,
+        reference_note=reference_note(w.dataset, w.task),
+        runs=run_dirs(w.dataset, w.task, w.setting),
+        problem=problem_of(w.dataset),
+        converged_below=config["summary"]["converged_below"],
+    )
+
+
+def diagnostics_figure_options(wildcards):
+    w = wildcards
+    return options(
+        task=w.task,
+        optimizer=SETTINGS[w.setting].optimizer,
+        setting=w.setting,
+        runs=run_dirs(w.dataset, w.task, w.setting),
+        converged_below=config["summary"]["converged_below"],
+    )
+
+
+def trajectory_figure_options(wildcards, input):
+    w = wildcards
+    return options(task=w.task, trajectory=f"data/trajectories/{w.dataset}/{w.task}/short", density=input.density)
+
+
+def budget_reach_options(wildcards, input, output):
+    return options(
+        task=wildcards.task,
+        exact=input.exact,
+        points=BUDGET["points"],
+        fit=as_json(BUDGET["fit"]),
+        seed=config["seed"],
+        weights=input.weights or None,
+        fit_weights=wildcards.reach == "reach_weighted",
+        start=input.start or None,
+        out_dir=str(Path(output.error).parent),
+    )
+
+
+def budget_population_options(wildcards, input, output):
+    return options(
+        task=wildcards.task,
+        estimator=wildcards.estimator,
+        exact=input.exact,
+        start=input.start,
+        points=BUDGET["points"],
+        fit=as_json(BUDGET["fit"]),
+        problem=problem_of("ours"),
+        ur_action=BUDGET["ur_action"],
+        weights=input.weights or None,
+        out_dir=str(Path(output.error).parent),
+    )
+
+
+def budget_finite_options(wildcards, input, output):
+    return options(
+        task=wildcards.task,
+        estimator=wildcards.estimator,
+        trajectory=str(Path(input[0]).parent),
+        exact=input.exact,
+        start=input.start,
+        points=BUDGET["interpolation_points"],
+        max_transitions=BUDGET["max_transitions"],
+        fit=as_json(BUDGET["finite_fit"]),
+        problem=problem_of("ours"),
+        ur_action=BUDGET["ur_action"],
+        seed=config["seed"],
+        weights=input.weights or None,
+        numerics=config["numerics"],
+        out_dir=str(Path(output.error).parent),
+    )
+
+
+def budget_table_options(wildcards, input, output):
+    return options(parts=input.parts, summary=input.summary, tasks=config["tasks"], out=output[0])
+
+
+def sweep_table_options(wildcards, output):
+    """The sweep in config order, not sorted: a grid's first parameter is the heatmap's columns, and the
+    table must enumerate the points (and so find their folders) exactly as SWEEP_POINTS does."""
+    return options(
+        sweep=json.dumps(recorded_sweep()),
+        results_dir="results/sweep",
+        converged_below=config["summary"]["converged_below"],
+        out=output[0],
+    )
+
+
+def cost_figure_options(wildcards):
+    return options(
+        cost=wildcards.cost,
+        runs=dataset_run_dirs(wildcards.dataset),
+        optimizers=sorted({setting.optimizer for setting in SETTINGS.values()}),
+    )
+
+
+def cost_table_options(wildcards, input, output):
+    return options(curves=input.curves, bound=config["summary"]["converged_below"], out=output[0])

@@ -23,17 +23,7 @@ use rule step as budget_reach with:
         mem_mb=1000,
         runtime=10,
     params:
-        args=lambda w, input, output: options(
-            task=w.task,
-            exact=input.exact,
-            points=BUDGET["points"],
-            fit=as_json(BUDGET["fit"]),
-            seed=config["seed"],
-            weights=input.weights or None,
-            fit_weights=w.reach == "reach_weighted",
-            start=input.start or None,
-            out_dir=str(Path(output.error).parent),
-        ),
+        args=budget_reach_options,
 
 
 use rule step as budget_population with:
@@ -52,18 +42,7 @@ use rule step as budget_population with:
         mem_mb=1000,
         runtime=10,
     params:
-        args=lambda w, input, output: options(
-            task=w.task,
-            estimator=w.estimator,
-            exact=input.exact,
-            start=input.start,
-            points=BUDGET["points"],
-            fit=as_json(BUDGET["fit"]),
-            problem=problem_of("ours"),
-            ur_action=BUDGET["ur_action"],
-            weights=input.weights or None,
-            out_dir=str(Path(output.error).parent),
-        ),
+        args=budget_population_options,
 
 
 use rule step as budget_finite with:
@@ -83,22 +62,7 @@ use rule step as budget_finite with:
         mem_mb=3000,
         runtime=15,
     params:
-        args=lambda w, input, output: options(
-            task=w.task,
-            estimator=w.estimator,
-            trajectory=str(Path(input[0]).parent),
-            exact=input.exact,
-            start=input.start,
-            points=BUDGET["interpolation_points"],
-            max_transitions=BUDGET["max_transitions"],
-            fit=as_json(BUDGET["finite_fit"]),
-            problem=problem_of("ours"),
-            ur_action=BUDGET["ur_action"],
-            seed=config["seed"],
-            weights=input.weights or None,
-            numerics=config["numerics"],
-            out_dir=str(Path(output.error).parent),
-        ),
+        args=budget_finite_options,
 
 
 use rule step as budget_table with:
@@ -111,9 +75,7 @@ use rule step as budget_table with:
     log:
         "logs/budget/budget.log",
     params:
-        args=lambda w, input, output: options(
-            parts=input.parts, summary=input.summary, tasks=config["tasks"], out=output[0]
-        ),
+        args=budget_table_options,
 
 
 use rule figure_template as budget_figure with:

@@ -15,14 +15,7 @@ use rule step as trajectory with:
         mem_mb=lambda w: 4000 if w.size == "long" else 1000,
         runtime=10,
     params:
-        args=lambda w: options(
-            task=w.task,
-            size=w.size,
-            steps=config["trajectories"][w.size],
-            dynamics=as_json(config["problem"]["dynamics"]),
-            seed=config["seed"],
-            out_dir=f"data/trajectories/ours/{w.task}/{w.size}",
-        ),
+        args=trajectory_options,
 
 
 use rule step as authors_trajectory with:
@@ -38,12 +31,7 @@ use rule step as authors_trajectory with:
         runtime=10,
     params:
         digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
-        args=lambda w: options(
-            task=w.task,
-            source=config["authors_data"],
-            steps=config["trajectories"]["authors"],
-            trajectory_out=f"data/trajectories/authors/{w.task}/short",
-        ),
+        args=authors_trajectory_options,
 
 
 use rule step as authors_reference with:
@@ -59,9 +47,4 @@ use rule step as authors_reference with:
         runtime=10,
     params:
         digests=authors_source_digests,  # the contents, not the mtimes, of the inputs rerun it
-        args=options(
-            task="control",
-            source=config["authors_data"],
-            steps=config["trajectories"]["authors"],
-            reference_out=AUTHORS_REFERENCE,
-        ),
+        args=authors_reference_options,

@@ -20,17 +20,7 @@ use rule figure_template as q_figure with:
         setting=lambda w: setting_caption(w.task, w.setting),
         note=lambda w: reference_note(w.dataset, w.task),
         scale=lambda w: SCALE.name,
-        args=lambda w, input: options(
-            task=w.task,
-            setting=w.setting,
-            reference=input.reference,
-            exact=input.exact,
-            density=input.density,
-            reference_note=reference_note(w.dataset, w.task),
-            runs=run_dirs(w.dataset, w.task, w.setting),
-            problem=problem_of(w.dataset),
-            converged_below=config["summary"]["converged_below"],
-        ),
+        args=q_figure_options,
 
 
 use rule figure_template as diagnostics_figure with:
@@ -49,13 +39,7 @@ use rule figure_template as diagnostics_figure with:
     log:
         "logs/figures/{dataset}/diagnostics_{task}_{setting}.log",
     params:
-        args=lambda w: options(
-            task=w.task,
-            optimizer=SETTINGS[w.setting].optimizer,
-            setting=w.setting,
-            runs=run_dirs(w.dataset, w.task, w.setting),
-            converged_below=config["summary"]["converged_below"],
-        ),
+        args=diagnostics_figure_options,
 
 
 use rule figure_template as trajectory_figure with:
@@ -71,9 +55,7 @@ use rule figure_template as trajectory_figure with:
         mem_mb=2000,
         runtime=5,
     params:
-        args=lambda w, input: options(
-            task=w.task, trajectory=f"data/trajectories/{w.dataset}/{w.task}/short", density=input.density
-        ),
+        args=trajectory_figure_options,
 
 
 use rule figure_template as reference_figure with:

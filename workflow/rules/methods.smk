@@ -22,19 +22,7 @@ use rule step as run_method with:
         runtime=lambda w: optimizer_of(w.setting).runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
-        args=run_method_args(
-            run=lambda w: options(
-                optimizer=SETTINGS[w.setting].optimizer,
-                setting=w.setting,
-                dataset=w.dataset,
-                task=w.task,
-                estimator=w.estimator,
-                run_seed=w.seed,
-                trajectory=f"data/trajectories/{w.dataset}/{w.task}/short",
-            ),
-            params=lambda w: setting_params(w.task, w.setting),
-            problem=lambda w: problem_of(w.dataset),
-        ),
+        args=run_method_options,
 
 
 use rule step as summary with:
@@ -50,14 +38,7 @@ use rule step as summary with:
     log:
         "logs/summary.log",
     params:
-        args=lambda w, input, output: options(
-            curves=input.curves,
-            exact=as_json({"rows": exact_entries()}),
-            problem=as_json(config["problem"]),
-            converged_below=config["summary"]["converged_below"],
-            out=output.table,
-            stats_out=output.stats,
-        ),
+        args=summary_options,
 
 
 use rule step as fourier_error with:
@@ -71,10 +52,4 @@ use rule step as fourier_error with:
     log:
         "logs/fourier_error.log",
     params:
-        # the density is not the step's input: left out, so that its provenance names only what it read
-        args=lambda w, input, output: options(
-            curves=input.curves,
-            exact=as_json({"rows": [{k: v for k, v in entry.items() if k != "density"} for entry in exact_entries()]}),
-            problem=as_json(config["problem"]),
-            out=output[0],
-        ),
+        args=fourier_error_options,

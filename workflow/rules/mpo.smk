@@ -8,18 +8,6 @@
 include: "basics_common.smk"
 
 
-MPO_SEEDS = config["mpo"]["seeds"]
-DDPG_SEEDS = config.get("ddpg", {}).get("seeds", [])
-MPO_RUN = "results/agents/mpo/seed{seed}"
-# MPOParams as JSON: every key of the config's `mpo` section but the task, its seeds and its bar.
-MPO_PARAMS = as_json({k: v for k, v in config["mpo"].items() if k not in ("env", "seeds", "solved_return")})
-MPO_TARGETS = [
-    *figure_files("agents/mpo_vs_ddpg_learning_curve"),
-    *figure_files("agents/mpo_diagnostics"),
-    "figures/agents/mpo_rollout.gif",
-]
-
-
 use rule step as mpo_train with:
     input:
         code=sources("agents.cli.train_mpo"),
@@ -36,15 +24,7 @@ use rule step as mpo_train with:
         runtime=AGENTS["mpo"].runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
-        args=lambda w, output: options(
-            env=config["mpo"]["env"],
-            run_seed=w.seed,
-            seed=config["seed"],
-            params=MPO_PARAMS,
-            device=config["device"],
-            out_dir=os.path.dirname(output.returns),
-            tensorboard=tensorboard_dir(f"agents/mpo/seed{w.seed}"),
-        ),
+        args=mpo_train_options,
 
 
 use rule figure_template as mpo_figures with:
@@ -58,17 +38,8 @@ use rule figure_template as mpo_figures with:
     log:
         "logs/figures/agents/mpo.log",
     params:
-        outputs=options(
-            curve_prefix="figures/agents/mpo_vs_ddpg_learning_curve",
-            diagnostics_prefix="figures/agents/mpo_diagnostics",
-        ),
-        args=options(
-            env=config["mpo"]["env"],
-            mpo_runs=expand(MPO_RUN, seed=MPO_SEEDS),
-            ddpg_runs=expand("results/agents/ddpg/seed{seed}", seed=DDPG_SEEDS),
-            kl_bound=config["mpo"]["mstep_kl_epsilon"],
-            solved_return=config["mpo"]["solved_return"],
-        ),
+        outputs=mpo_figures_outputs,
+        args=mpo_figures_options,
 
 
 use rule step as mpo_rollout with:
@@ -80,11 +51,4 @@ use rule step as mpo_rollout with:
     log:
         "logs/figures/agents/mpo_rollout.log",
     params:
-        args=lambda w, input, output: options(
-            env=config["mpo"]["env"],
-            model=input.model,
-            params=MPO_PARAMS,
-            seed=config["seed"],
-            run_seed=MPO_SEEDS[0],
-            out=output,
-        ),
+        args=mpo_rollout_options,

@@ -11,7 +11,19 @@ wildcard_constraints:
     algorithm="|".join(re.escape(name) for name in LEARNERS),
 
 
-use rule step as offline_behavioural with:
+# The template of a run's three training steps (behavioural DQN, buffer, offline learners): started
+# first, memory and time by the environment's kind, a GPU where config `device` is cuda.
+use rule step as offline_step with:
+    log:
+        "logs/templates/offline_step.log",
+    priority: 10
+    resources:
+        mem_mb=lambda w: offline_mem_mb(w.env),
+        runtime=lambda w: offline_runtime(w.env),
+        gpu=gpus_of_training_job(),
+
+
+use rule offline_step as offline_behavioural with:
     input:
         code=sources("offline.cli.train_behavioural"),
     output:
@@ -20,21 +32,11 @@ use rule step as offline_behavioural with:
         "logs/offline/{env}/seed{seed}/behavioural.log",
     benchmark:
         "logs/offline/{env}/seed{seed}/behavioural.benchmark.tsv"
-    priority: 10
-    resources:
-        mem_mb=lambda w: offline_mem_mb(w.env),
-        runtime=lambda w: offline_runtime(w.env),
-        gpu=gpus_of_training_job(),
     params:
-        args=lambda w, output: options(
-            *offline_run_args(w),
-            steps=offline_budget(w.env, "behavioural"),
-            out_dir=os.path.dirname(output.q),
-            tensorboard=tensorboard_dir(f"offline/{w.env}/seed{w.seed}/behavioural"),
-        ),
+        args=offline_behavioural_options,
 
 
-use rule step as offline_buffer with:
+use rule offline_step as offline_buffer with:
     input:
         policy=rules.offline_behavioural.output.q,
         code=sources("offline.cli.generate_buffer"),
@@ -46,24 +48,11 @@ use rule step as offline_buffer with:
         "logs/offline/{env}/seed{seed}/buffer.log",
     benchmark:
         "logs/offline/{env}/seed{seed}/buffer.benchmark.tsv"
-    priority: 10
-    resources:
-        mem_mb=lambda w: offline_mem_mb(w.env),
-        runtime=lambda w: offline_runtime(w.env),
-        gpu=gpus_of_training_job(),
     params:
-        args=lambda w, input, output: options(
-            *offline_run_args(w),
-            policy=input.policy,
-            steps=offline_budget(w.env, "buffer"),
-            low_noise_p=OFFLINE["low_noise_p"],
-            rand_action_p=OFFLINE["rand_action_p"],
-            buffer_dir=os.path.dirname(output[0]),
-            out_dir=os.path.dirname(output.performance),
-        ),
+        args=offline_buffer_options,
 
 
-use rule step as offline_train with:
+use rule offline_step as offline_train with:
     input:
         BUFFER_FILES,
         code=lambda w: learner_sources(w.algorithm),
@@ -73,21 +62,8 @@ use rule step as offline_train with:
         "logs/offline/{env}/seed{seed}/{algorithm}.log",
     benchmark:
         "logs/offline/{env}/seed{seed}/{algorithm}.benchmark.tsv"
-    priority: 10
-    resources:
-        mem_mb=lambda w: offline_mem_mb(w.env),
-        runtime=lambda w: offline_runtime(w.env),
-        gpu=gpus_of_training_job(),
     params:
-        args=lambda w, input, output: options(
-            *offline_run_args(w),
-            algorithm=w.algorithm,
-            options=offline_options(w.algorithm),
-            iterations=offline_budget(w.env, "offline"),
-            buffer_dir=os.path.dirname(input[0]),
-            out_dir=os.path.dirname(output.q),
-            tensorboard=tensorboard_dir(f"offline/{w.env}/seed{w.seed}/{w.algorithm}"),
-        ),
+        args=offline_train_options,
 
 
 use rule figure_template as offline_figure with:
@@ -113,10 +89,7 @@ use rule step as offline_summary with:
     log:
         "logs/offline/summary.log",
     params:
-        args=options(
-            runs=[d for env in OFFLINE["environments"] for d in offline_run_dirs(env)],
-            out="results/offline/summary.csv",
-        ),
+        args=offline_summary_options,
 
 
 rule offline_all:

@@ -106,3 +106,49 @@ def offline_diagnostics_figures():
             f"figures/offline/{{env}}_{learner}_diagnostics", "diagnostics.rst", "6. Offline RL", "{env}"
         )
     ]
+
+
+# The steps' own options, one function for each rule of offline.smk, <rule>_options, its params `args`
+# (as in bellman_common.smk).
+
+
+def offline_behavioural_options(wildcards, output):
+    w = wildcards
+    return options(
+        *offline_run_args(w),
+        steps=offline_budget(w.env, "behavioural"),
+        out_dir=os.path.dirname(output.q),
+        tensorboard=tensorboard_dir(f"offline/{w.env}/seed{w.seed}/behavioural"),
+    )
+
+
+def offline_buffer_options(wildcards, input, output):
+    return options(
+        *offline_run_args(wildcards),
+        policy=input.policy,
+        steps=offline_budget(wildcards.env, "buffer"),
+        low_noise_p=OFFLINE["low_noise_p"],
+        rand_action_p=OFFLINE["rand_action_p"],
+        buffer_dir=os.path.dirname(output[0]),
+        out_dir=os.path.dirname(output.performance),
+    )
+
+
+def offline_train_options(wildcards, input, output):
+    w = wildcards
+    return options(
+        *offline_run_args(w),
+        algorithm=w.algorithm,
+        options=offline_options(w.algorithm),
+        iterations=offline_budget(w.env, "offline"),
+        buffer_dir=os.path.dirname(input[0]),
+        out_dir=os.path.dirname(output.q),
+        tensorboard=tensorboard_dir(f"offline/{w.env}/seed{w.seed}/{w.algorithm}"),
+    )
+
+
+def offline_summary_options(wildcards):
+    return options(
+        runs=[d for env in OFFLINE["environments"] for d in offline_run_dirs(env)],
+        out="results/offline/summary.csv",
+    )

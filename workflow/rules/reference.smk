@@ -11,12 +11,7 @@ use rule step as exact_q with:
     log:
         "logs/exact/{task}_{reward_of}.log",
     params:
-        args=lambda w: options(
-            task=w.task,
-            problem=problem_of("ours", reward_of=w.reward_of),
-            rtol=config["exact"]["rtol"],
-            out_dir=f"results/exact/{w.task}/reward_{w.reward_of}",
-        ),
+        args=exact_q_options,
 
 
 use rule step as stationary_density with:
@@ -48,18 +43,7 @@ use rule step as reference with:
         runtime=30,
         gpu=gpus_of_training_job(),
     params:
-        args=lambda w, input, output: options(
-            task=w.task,
-            estimator=config["reference"]["estimator"],
-            trajectory=f"data/trajectories/ours/{w.task}/long",
-            params=as_json({k: v for k, v in config["reference"].items() if k != "estimator"}),
-            problem=problem_of("ours"),
-            seed=config["seed"],
-            device=config["device"],
-            exact=input.exact,
-            out=output.network,
-            curve_out=output.curve,
-        ),
+        args=reference_options,
 
 
 use rule step as reference_table with:
@@ -71,6 +55,4 @@ use rule step as reference_table with:
     log:
         "logs/reference/error_exact.log",
     params:
-        args=lambda w, output: options(
-            entries=as_json({"rows": reference_entries()}), problem=as_json(config["problem"]), out=output[0]
-        ),
+        args=reference_table_options,

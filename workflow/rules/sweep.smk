@@ -25,20 +25,7 @@ use rule run_method as sweep_run with:
         runtime=OPTIMIZERS["cbo"].runtime_minutes,
         gpu=gpus_of_training_job(),
     params:
-        args=run_method_args(
-            run=lambda w: options(
-                optimizer="cbo",
-                setting="cbo-sweep",
-                dataset="ours",
-                task=SWEEP["task"],
-                estimator=SWEEP["estimator"],
-                run_seed=w.seed,
-                stop_on_divergence=True,
-                trajectory=f"data/trajectories/ours/{SWEEP['task']}/short",
-            ),
-            params=lambda w: SWEEP_POINTS[(w.grid, w.point)].params,
-            problem=lambda w: problem_of("ours"),
-        ),
+        args=sweep_run_options,
 
 
 use rule step as sweep_table with:
@@ -50,14 +37,7 @@ use rule step as sweep_table with:
     log:
         "logs/sweep/table.log",
     params:
-        # In config order, not sorted: a grid's first parameter is the heatmap's columns, and the
-        # table must enumerate the points (and so find their folders) exactly as SWEEP_POINTS does.
-        args=lambda w, output: options(
-            sweep=json.dumps(recorded_sweep()),
-            results_dir="results/sweep",
-            converged_below=config["summary"]["converged_below"],
-            out=output[0],
-        ),
+        args=sweep_table_options,
 
 
 use rule figure_template as sweep_figure with:
@@ -81,11 +61,7 @@ use rule figure_template as cost_figure with:
     log:
         "logs/figures/{dataset}/cost_{cost}.log",
     params:
-        args=lambda w: options(
-            cost=w.cost,
-            runs=dataset_run_dirs(w.dataset),
-            optimizers=sorted({setting.optimizer for setting in SETTINGS.values()}),
-        ),
+        args=cost_figure_options,
 
 
 # The equal-cost table: per main run, its evaluations and the evaluations to the convergence bound.
@@ -98,6 +74,4 @@ use rule step as cost_table with:
     log:
         "logs/cost_table.log",
     params:
-        args=lambda w, input, output: options(
-            curves=input.curves, bound=config["summary"]["converged_below"], out=output[0]
-        ),
+        args=cost_table_options,
