@@ -10,10 +10,11 @@ import torch
 import torch.nn.functional as F
 
 from rlstudy.agents.mpo.config import MPOParams
-from rlstudy.agents.mpo.flat import SGD, Adam, FlatParameters
+from rlstudy.agents.mpo.flat import SGD, FlatParameters
 from rlstudy.agents.mpo.learner import MPO
 from rlstudy.agents.mpo.losses import DUAL_FLOOR, SOFTPLUS_EPS, dual_value, e_step
 from rlstudy.agents.mpo.networks import Critic
+from rlstudy.core.flat_networks import FlatAdam
 
 from mpo_fixtures import TINY
 
@@ -142,20 +143,21 @@ def test_flat_optimiser_steps_match_torch(kind):
     ours, theirs = torch.nn.Linear(4, 3), torch.nn.Linear(4, 3)
     theirs.load_state_dict(ours.state_dict())
     flat = FlatParameters(ours.parameters())
-    lrs = np.array([1e-2] * 12 + [3e-2] * 3, np.float32)  # a learning rate per element, as the duals' groups
+    parts = [(flat.part(0, 12), 1e-2), (flat.part(12, 15), 3e-2)]  # a learning rate per part, as the duals'
     if kind == "adam":
-        optimiser = Adam(flat, lrs, eps=1e-5)
+        optimisers = [FlatAdam(part, lr, eps=1e-5) for part, lr in parts]
         reference = torch.optim.Adam([{"params": [theirs.weight], "lr": 1e-2}, {"params": [theirs.bias], "lr": 3e-2}],
                                      eps=1e-5)
     else:
-        optimiser = SGD(flat, lrs, momentum=0.9)
+        optimisers = [SGD(part, lr, momentum=0.9) for part, lr in parts]
         reference = torch.optim.SGD([{"params": [theirs.weight], "lr": 1e-2}, {"params": [theirs.bias], "lr": 3e-2}],
                                     momentum=0.9)
     for step in range(5):
         gradient = torch.randn(15, generator=torch.Generator().manual_seed(step))
         flat.grads[:] = gradient.numpy()
         theirs.weight.grad, theirs.bias.grad = gradient[:12].reshape(3, 4).clone(), gradient[12:].clone()
-        optimiser.step()
+        for optimiser in optimisers:
+            optimiser.step()
         reference.step()
     for mine, expected in zip(ours.parameters(), theirs.parameters()):
         torch.testing.assert_close(mine.detach(), expected.detach(), rtol=1e-5, atol=1e-6)
