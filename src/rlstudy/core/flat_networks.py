@@ -51,10 +51,11 @@ def flat_mlp(network) -> FlatMLP:
 
 
 class FlatAdam:
-    """torch.optim.Adam's update (no weight decay, no amsgrad) over a FlatMLP, one compiled pass a
-    step; its state dict holds the step count and the two moments."""
+    """torch.optim.Adam's update (no weight decay, no amsgrad) over a FlatMLP, or anything with a
+    flat float32 `values` and its `grads` (MPO's FlatParameters and their parts), one compiled pass
+    a step; its state dict holds the step count and the two moments."""
 
-    def __init__(self, network: FlatMLP, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+    def __init__(self, network, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
         self.network, self.lr, self.betas, self.eps = network, lr, betas, eps
         self.steps = 0
         self.exp_avg, self.exp_avg_sq = np.zeros_like(network.values), np.zeros_like(network.values)

@@ -3,6 +3,7 @@ PyTorch autograd and torch's optimisers, on small networks of every layer kind (
 included), two action dimensions and random inputs: within float32 rounding."""
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -10,10 +11,11 @@ import torch
 import torch.nn.functional as F
 
 from rlstudy.agents.mpo.config import MPOParams
-from rlstudy.agents.mpo.flat import SGD, Adam, FlatParameters
+from rlstudy.agents.mpo.flat import SGD, FlatParameters
 from rlstudy.agents.mpo.learner import MPO
 from rlstudy.agents.mpo.losses import DUAL_FLOOR, SOFTPLUS_EPS, dual_value, e_step
 from rlstudy.agents.mpo.networks import Critic
+from rlstudy.core.flat_networks import FlatAdam
 
 from mpo_fixtures import TINY
 
@@ -142,20 +144,21 @@ def test_flat_optimiser_steps_match_torch(kind):
     ours, theirs = torch.nn.Linear(4, 3), torch.nn.Linear(4, 3)
     theirs.load_state_dict(ours.state_dict())
     flat = FlatParameters(ours.parameters())
-    lrs = np.array([1e-2] * 12 + [3e-2] * 3, np.float32)  # a learning rate per element, as the duals' groups
+    parts = [(flat.part(0, 12), 1e-2), (flat.part(12, 15), 3e-2)]  # a learning rate per part, as the duals'
     if kind == "adam":
-        optimiser = Adam(flat, lrs, eps=1e-5)
+        optimisers = [FlatAdam(part, lr, eps=1e-5) for part, lr in parts]
         reference = torch.optim.Adam([{"params": [theirs.weight], "lr": 1e-2}, {"params": [theirs.bias], "lr": 3e-2}],
                                      eps=1e-5)
     else:
-        optimiser = SGD(flat, lrs, momentum=0.9)
+        optimisers = [SGD(part, lr, momentum=0.9) for part, lr in parts]
         reference = torch.optim.SGD([{"params": [theirs.weight], "lr": 1e-2}, {"params": [theirs.bias], "lr": 3e-2}],
                                     momentum=0.9)
     for step in range(5):
         gradient = torch.randn(15, generator=torch.Generator().manual_seed(step))
         flat.grads[:] = gradient.numpy()
         theirs.weight.grad, theirs.bias.grad = gradient[:12].reshape(3, 4).clone(), gradient[12:].clone()
-        optimiser.step()
+        for optimiser in optimisers:
+            optimiser.step()
         reference.step()
     for mine, expected in zip(ours.parameters(), theirs.parameters()):
         torch.testing.assert_close(mine.detach(), expected.detach(), rtol=1e-5, atol=1e-6)
@@ -199,3 +202,31 @@ def batch_arrays():
             "actions_raw": rng.normal(size=(ROWS, 1, ACT)).astype(np.float32),
             "ends": np.zeros((ROWS, 1), np.float32),
             "behaviour_log_probs": np.full((ROWS, 1), -1.0, np.float32)}
+
+
+def test_warm_up_compiles_the_kernels_an_update_calls():
+    """The warm-start server's warm-up (agents/warmup.py) loads each MPO kernel for the argument
+    types an update passes: a forked job then compiles nothing."""
+    from rlstudy.agents import warmup
+    from rlstudy.agents.mpo.kernels import kernels
+
+    warmup.warm_up()
+    warmed = {name: list(kernel.signatures) for name, kernel in vars(kernels()).items()}
+    learner = agent()
+    assert learner.update({name: torch.from_numpy(value) for name, value in batch_arrays().items()}) is not None
+    assert {name: list(kernel.signatures) for name, kernel in vars(kernels()).items()} == warmed
+
+
+def test_an_update_is_byte_identical_in_a_fresh_process():
+    """Two processes (the compiled kernels loaded from Numba's cache in the second) give the same bytes."""
+    import subprocess
+    import sys
+
+    script = ("import sys, torch, test_mpo_gradients as t; learner = t.agent(); "
+              "learner.update({k: torch.from_numpy(v) for k, v in t.batch_arrays().items()}); "
+              "sys.stdout.buffer.write(learner.policy_flat.values.tobytes() + learner.critic_flat.values.tobytes() "
+              "+ learner.dual_flat.values.tobytes())")
+    environment = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join([os.path.dirname(__file__), *sys.path])}
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, check=True, env=environment).stdout
+            for _ in range(2)]
+    assert len(runs[0]) > 0 and runs[0] == runs[1]

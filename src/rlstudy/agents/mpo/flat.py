@@ -1,12 +1,15 @@
-"""Parameters kept in one flat array per optimiser, and the optimisers' steps on it in NumPy: at
-MPO's sizes a torch optimiser's step (even fused) cost more in its per-call work than its
-arithmetic, three times per update; on one flat array the gradient's clipping, Adam's step and
-the target networks' copy are each a few whole-array passes. The arithmetic is torch's Adam and
-SGD's (tests/unit/agents/test_mpo_gradients.py holds the steps against them)."""
+"""Parameters kept in one flat array per optimiser: at MPO's sizes a torch optimiser's step (even
+fused) cost more in its per-call work than its arithmetic, three times per update; on one flat
+array the gradient's clipping, the optimiser's step and the target networks' copy are each one or
+a few whole-array passes. Adam's step is core/flat_networks.FlatAdam's compiled pass, run on a
+FlatParameters or a part of one (a learning rate per part); SGD with momentum is here, in NumPy.
+The arithmetic is torch's Adam and SGD's (tests/unit/agents/test_mpo_gradients.py holds the steps
+against them)."""
 
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -31,6 +34,11 @@ class FlatParameters:
                 offset += size
         self.values, self.grads = values.numpy(), grads.numpy()
 
+    def part(self, start: int, stop: int) -> SimpleNamespace:
+        """Elements start..stop-1 as their own `values` and `grads` (views): what an optimiser with its
+        own learning rate steps."""
+        return SimpleNamespace(values=self.values[start:stop], grads=self.grads[start:stop])
+
     def clip_gradient(self, max_norm: float) -> None:
         """Scales the gradient to norm max_norm when it is longer (torch's clip_grad_norm_, 1e-6 in its denominator)."""
         scale = max_norm / (math.sqrt(float(np.dot(self.grads, self.grads))) + 1e-6)
@@ -38,41 +46,11 @@ class FlatParameters:
             self.grads *= np.float32(scale)
 
 
-class Adam:
-    """torch.optim.Adam's step (no weight decay, no amsgrad) on a FlatParameters; `lr` a number or one per element."""
-
-    def __init__(self, flat: FlatParameters, lr, eps: float, betas: tuple[float, float] = (0.9, 0.999)):
-        self.flat, self.eps, (self.beta1, self.beta2) = flat, eps, betas
-        self.lr = np.asarray(lr, dtype=np.float32)
-        self.exp_avg, self.exp_avg_sq = np.zeros_like(flat.values), np.zeros_like(flat.values)
-        self.scratch = np.empty_like(flat.values)
-        self.steps = 0
-
-    def step(self) -> None:
-        self.steps += 1
-        grads, scratch = self.flat.grads, self.scratch
-        np.subtract(grads, self.exp_avg, out=scratch)  # exp_avg moves (1 - beta1) of the way to the gradient
-        scratch *= np.float32(1.0 - self.beta1)
-        self.exp_avg += scratch
-        np.multiply(grads, grads, out=scratch)
-        scratch *= np.float32(1.0 - self.beta2)
-        self.exp_avg_sq *= np.float32(self.beta2)
-        self.exp_avg_sq += scratch
-        correction1, correction2 = 1.0 - self.beta1 ** self.steps, 1.0 - self.beta2 ** self.steps
-        np.sqrt(self.exp_avg_sq, out=scratch)
-        scratch /= np.float32(math.sqrt(correction2))
-        scratch += np.float32(self.eps)
-        np.divide(self.exp_avg, scratch, out=scratch)
-        scratch *= self.lr / np.float32(correction1)
-        self.flat.values -= scratch
-
-
 class SGD:
-    """torch.optim.SGD's step with momentum (no dampening, no Nesterov) on a FlatParameters."""
+    """torch.optim.SGD's step with momentum (no dampening, no Nesterov) on a FlatParameters or a part of one."""
 
-    def __init__(self, flat: FlatParameters, lr, momentum: float):
-        self.flat, self.momentum = flat, np.float32(momentum)
-        self.lr = np.asarray(lr, dtype=np.float32)
+    def __init__(self, flat, lr: float, momentum: float):
+        self.flat, self.momentum, self.lr = flat, np.float32(momentum), np.float32(lr)
         self.buffer: np.ndarray | None = None
 
     def step(self) -> None:

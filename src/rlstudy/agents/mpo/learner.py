@@ -1,6 +1,6 @@
 """MPO's learner: networks, their targets, the duals, and one update per replay batch (policy
 evaluation, E-step, dual step, M-step), its gradients written by hand in NumPy (passes.py; the
-tests hold them against autograd) and each optimiser one fused Adam step."""
+tests hold them against autograd) and each optimiser's Adam step one compiled pass (core/flat_networks.FlatAdam)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from rlstudy.core.flat_networks import FlatAdam
+
 from .config import MPOParams
-from .flat import SGD, Adam, FlatParameters
+from .flat import SGD, FlatParameters
 from .losses import dual_value, e_step, gaussian_log_prob, kl_diag_gaussian, kl_dual_loss, kl_to_uniform, retrace_targets
 from .networks import Critic, GaussianPolicy
 from .passes import CriticPasses, PolicyPasses
@@ -37,19 +39,22 @@ class MPO:
         self.critic_target_flat = FlatParameters(self.critic_target.parameters())
         self.online = PolicyPasses(self.policy), CriticPasses(self.critic)
         self.targets = PolicyPasses(self.policy_target), CriticPasses(self.critic_target)
-        self.policy_opt = self._optimizer(self.policy_flat, params.policy_lr / params.m_steps)
-        self.critic_opt = self._optimizer(self.critic_flat, params.q_lr)
-        dual_lrs = np.full(self.dual_flat.values.shape, params.lambda_lr)
-        dual_lrs[0] = params.temperature_lr  # the first element is the temperature's
-        self.dual_opt = self._optimizer(self.dual_flat, dual_lrs)
+        self.policy_opt = self._optimizers(self.policy_flat, [(0, params.policy_lr / params.m_steps)])
+        self.critic_opt = self._optimizers(self.critic_flat, [(0, params.q_lr)])
+        # the first element is the temperature's, the rest the alphas'
+        self.dual_opt = self._optimizers(self.dual_flat, [(0, params.temperature_lr), (1, params.lambda_lr)])
         self.low, self.high = np.asarray(low, dtype=np.float32), np.asarray(high, dtype=np.float32)
         self.updates = 0
         self.skipped_nonfinite_batches = 0
 
-    def _optimizer(self, flat: FlatParameters, lr) -> Adam | SGD:
+    def _optimizers(self, flat: FlatParameters, groups: list[tuple[int, float]]) -> tuple[FlatParameters, list]:
+        """The flat parameters and one optimiser per group (its first element and learning rate; a
+        group runs to the next one's first element)."""
+        bounds = [start for start, _ in groups[1:]] + [flat.values.size]
+        parts = [(flat.part(start, stop), lr) for (start, lr), stop in zip(groups, bounds)]
         if self.p.optimizer == "sgd":
-            return SGD(flat, lr, self.p.sgd_momentum)
-        return Adam(flat, lr, eps=1e-5)
+            return flat, [SGD(part, lr, self.p.sgd_momentum) for part, lr in parts]
+        return flat, [FlatAdam(part, lr, eps=1e-5) for part, lr in parts]
 
     def act(self, obs: np.ndarray, greedy: bool) -> tuple[np.ndarray, np.ndarray, float]:
         """(clipped action for the environment, raw action, its log-probability under the policy)."""
@@ -83,10 +88,12 @@ class MPO:
         c = self.p.retrace_lambda * np.minimum(np.exp(log_rho), 1.0)
         return retrace_targets(q, v_next, batch["rewards"], batch["terminated"], batch["ends"], c, self.p.gamma)
 
-    def _step(self, optimizer: Adam | SGD) -> None:
-        """Clips the gradient (all of the optimiser's parameters together) to max_grad_norm, then steps."""
-        optimizer.flat.clip_gradient(self.p.max_grad_norm)
-        optimizer.step()
+    def _step(self, optimizers: tuple[FlatParameters, list]) -> None:
+        """Clips the gradient (all of the flat parameters together) to max_grad_norm, then steps each group."""
+        flat, steps = optimizers
+        flat.clip_gradient(self.p.max_grad_norm)
+        for optimizer in steps:
+            optimizer.step()
 
     def _skip(self) -> None:
         self.skipped_nonfinite_batches += 1

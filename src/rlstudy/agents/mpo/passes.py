@@ -1,7 +1,8 @@
-"""MPO's networks' passes written by hand in NumPy, on arrays that share the torch modules' memory
-(core/dense.py's `Dense`; a LayerNorm's affine weight and bias are wrapped the same way): the
-forward passes the update differentiates, their backward passes into the parameters' .grad, and
-the target critic's evaluation over the sampled actions, most of an update's arithmetic.
+"""MPO's networks' passes written by hand in NumPy (their element-wise stretches compiled:
+kernels.py), on arrays that share the torch modules' memory (core/dense.py's `Dense`; a LayerNorm's
+affine weight and bias are wrapped the same way): the forward passes the update differentiates,
+their backward passes into the parameters' .grad, and the target critic's evaluation over the
+sampled actions, most of an update's arithmetic.
 
 That evaluation (2 x batch x action_samples rows) runs without a gradient, so it is organised for
 speed: the LayerNorm's mean is folded into the first layer's weights (their rows centred: the
@@ -21,6 +22,7 @@ from torch import nn
 
 from rlstudy.core.dense import Dense
 
+from .kernels import kernels
 from .networks import MAX_LOG_STD, MIN_LOG_STD, Critic, GaussianPolicy
 
 LAYER_NORM_EPS = 1e-5  # nn.LayerNorm's default, as networks.layer_norm_mlp builds it
@@ -29,7 +31,7 @@ BLOCK_ROWS = 512  # rows of the critic evaluation per block: its 0.25 MB activat
 
 class Torso:
     """A layer_norm_mlp's parameters as NumPy views: the first Linear, its LayerNorm (and its tensors,
-    for torch's LayerNorm kernels: one call each way where NumPy takes ten), the ELU layers."""
+    for torch's LayerNorm kernel), the ELU layers."""
 
     def __init__(self, torso: nn.Sequential):
         linears = [module for module in torso if isinstance(module, nn.Linear)]
@@ -41,11 +43,11 @@ class Torso:
 @dataclass
 class TorsoCache:
     """What the backward pass reads: the input, the first layer's output and its mean and 1/std over
-    the features (torch tensors: the LayerNorm's), and every layer's activation (tanh, then ELUs)."""
+    the features (rows x 1, the LayerNorm's), and every layer's activation (tanh, then ELUs)."""
     inputs: np.ndarray
-    pre: torch.Tensor
-    mean: torch.Tensor
-    inverse_std: torch.Tensor
+    pre: np.ndarray
+    mean: np.ndarray
+    inverse_std: np.ndarray
     activations: list[np.ndarray]
 
 
@@ -60,35 +62,30 @@ def torso_forward(torso: Torso, x: np.ndarray) -> TorsoCache:
     """Linear -> LayerNorm -> tanh, then Linear -> ELU per further layer, keeping what backward needs."""
     pre = x @ torso.first.weight.T
     pre += torso.first.bias
-    pre = torch.from_numpy(pre)
-    normalised, mean, inverse_std = torch.native_layer_norm(pre, pre.shape[1:], *torso.norm_tensors, LAYER_NORM_EPS)
+    normalised, mean, inverse_std = torch.native_layer_norm(torch.from_numpy(pre), pre.shape[1:], *torso.norm_tensors,
+                                                            LAYER_NORM_EPS)
     activations = [np.tanh(normalised.numpy(), out=normalised.numpy())]
     for layer in torso.rest:
         z = activations[-1] @ layer.weight.T
         z += layer.bias
         activations.append(elu_(z))
-    return TorsoCache(x, pre, mean, inverse_std, activations)
+    return TorsoCache(x, pre, mean.numpy(), inverse_std.numpy(), activations)
 
 
 def torso_backward(torso: Torso, cache: TorsoCache, grad: np.ndarray) -> None:
-    """Writes the gradient of every parameter into its .grad, given d loss / d the last activation."""
+    """Writes the gradient of every parameter into its .grad, given d loss / d the last activation
+    (a fresh array: overwritten)."""
+    compiled = kernels()
     for layer, below, output in zip(reversed(torso.rest), reversed(cache.activations[:-1]),
                                     reversed(cache.activations[1:])):
-        slope = output + np.float32(1.0)  # ELU's derivative: exp(z) = elu(z) + 1 below 0, 1 above
-        grad = grad * np.minimum(slope, 1.0, out=slope)
+        compiled.elu_backward(grad, output, layer.bias_grad)
         np.matmul(grad.T, below, out=layer.weight_grad)
-        np.sum(grad, axis=0, out=layer.bias_grad)
         grad = grad @ layer.weight
-    tanh = cache.activations[0]
-    grad = grad * (np.float32(1.0) - tanh * tanh)
-    grad_pre, grad_weight, grad_bias = torch.ops.aten.native_layer_norm_backward(
-        torch.from_numpy(grad), cache.pre, cache.pre.shape[1:], cache.mean, cache.inverse_std, *torso.norm_tensors,
-        [True, True, True])
-    torso.norm.weight_grad[:] = grad_weight.numpy()
-    torso.norm.bias_grad[:] = grad_bias.numpy()
-    grad_pre = grad_pre.numpy()
+    grad_pre = np.empty_like(grad)
+    compiled.tanh_layer_norm_backward(grad, cache.activations[0], cache.pre, cache.mean, cache.inverse_std,
+                                      torso.norm.weight, torso.norm.weight_grad, torso.norm.bias_grad, grad_pre,
+                                      torso.first.bias_grad)
     np.matmul(grad_pre.T, cache.inputs, out=torso.first.weight_grad)
-    np.sum(grad_pre, axis=0, out=torso.first.bias_grad)
 
 
 class CriticPasses:
