@@ -58,10 +58,12 @@ def analysis_changed(project: Path) -> list[str]:
     return sorted(path for path in {*here, *lock["analysis_code"]} if here.get(path) != lock["analysis_code"].get(path))
 
 
-def baseline_verdicts(record: dict, project: Path, work: Path) -> tuple[Path, list[str]]:
+def baseline_verdicts(record: dict, project: Path, work: Path) -> tuple[Path | None, list[str]]:
     """The verdicts a rebuild's are compared with: the manifest's own where project's analysis code is the
     lock's (an edited verdict in the manifest then shows as moved); otherwise those of project's code on the
-    published tables, so that a changed test is not taken for a moved rebuild (said in a line)."""
+    published tables, so that a changed test is not taken for a moved rebuild (said in a line); None, with
+    the reason, where project's claims cannot read the published tables (a claim reading a column the
+    publication's tables do not have): those verdicts are then not compared, said in a line."""
     published = work / "published-claims.csv"  # the manifest's claims as a table, in the scratch folder
     write_table(record["tables"]["claims"], published)
     changed = analysis_changed(project)
@@ -73,7 +75,11 @@ def baseline_verdicts(record: dict, project: Path, work: Path) -> tuple[Path, li
         if name != "claims":
             write_table(table, folder / f"{TABLE_FILES[name]}.csv")
     ours = work / "published-tables-claims.csv"
-    evaluate(folder, ours, project)
+    try:
+        evaluate(folder, ours, project)
+    except PipelineError as error:
+        return None, [f"analysis code: {len(changed)} files differ from protocol.lock's (e.g. {changed[0]}), and "
+                      f"this checkout's claims do not read the published tables ({error}): verdicts not compared"]
     differ = compare(verdicts(str(published)), verdicts(str(ours)))["moved"].dropna().astype(bool)
     return ours, [f"analysis code: {len(changed)} files differ from protocol.lock's (e.g. {changed[0]}): the "
                   f"verdicts are compared with this checkout's on the published tables, which decide "
@@ -201,6 +207,8 @@ def compare_claims(record: dict, run_folder: Path, work: Path,
         return ["verdicts: not compared (the manifest has no claims)"], False
     if rebuilt.is_file():
         before, code = baseline_verdicts(record, run_folder, work)
+        if before is None:
+            return code, False
         lines, moved = verdict_lines(before, rebuilt, "")
         return [*code, *lines], moved
     folder = work / "tables"
@@ -211,5 +219,7 @@ def compare_claims(record: dict, run_folder: Path, work: Path,
                 "TARGETS=results/claims.csv rebuilds them all)"], False
     evaluate(folder, folder / "claims.csv", run_folder)
     before, code = baseline_verdicts(record, run_folder, work)
+    if before is None:
+        return [*notes, *code], False
     lines, moved = verdict_lines(before, folder / "claims.csv", " (the published tables with the rebuilt runs' rows)")
     return [*notes, *code, *lines], moved

@@ -211,6 +211,14 @@ def test_verdicts_are_compared_under_the_analysis_code_that_decided_them(publish
     assert not moved and any("1 files differ from protocol.lock's" in line and "decide 1 of 2 published verdicts "
                              "otherwise" in line for line in lines)
 
+    def unreadable(tables, out, cwd):  # this checkout's claims read a column the published tables lack
+        raise verify_claims.PipelineError("the claims on the tables: no column 'evaluation_episodes'")
+
+    monkeypatch.setattr(verify_claims, "evaluate", unreadable)
+    (tmp_path / "w3").mkdir()
+    lines, moved = verify_claims.compare_claims(published, scratch, tmp_path / "w3")
+    assert not moved and len(lines) == 1 and "verdicts not compared" in lines[0] and "evaluation_episodes" in lines[0]
+
 
 def test_verify_compares_a_finished_run_as_it_is(run_folder):
     """--run (make verify RUN=.): the run against its own manifest agrees; a changed byte or a moved
