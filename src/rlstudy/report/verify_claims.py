@@ -217,7 +217,11 @@ def compare_claims(record: dict, run_folder: Path, work: Path,
     if not any("rows of" in note for note in notes):
         return [*notes, "verdicts: not compared (no rebuilt run has a row in the tables the claims read; "
                 "TARGETS=results/claims.csv rebuilds them all)"], False
-    evaluate(folder, folder / "claims.csv", run_folder)
+    try:
+        evaluate(folder, folder / "claims.csv", run_folder)
+    except PipelineError as error:
+        return [*notes, f"verdicts: not compared (this checkout's claims do not read the published tables with the "
+                        f"rebuilt runs' rows: {error})"], False
     before, code = baseline_verdicts(record, run_folder, work)
     if before is None:
         return [*notes, *code], False
