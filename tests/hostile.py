@@ -5,7 +5,9 @@ this process, and the one-line error every refusal must be."""
 import importlib
 import os
 import pickle
+import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,24 @@ def cli(capsys, monkeypatch):
             status = stop.code
         return status, capsys.readouterr().err
     return call
+
+
+class Hung(Exception):
+    """Not an OSError, so that no handler of the code under test turns it into a refusal."""
+
+
+@contextmanager
+def deadline(seconds: int = 10):
+    """A blocked open() or an endless read raises Hung after `seconds` (SIGALRM) instead of hanging the suite."""
+    def expire(signum, frame):
+        raise Hung(f"still blocked after {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def nothing_written(folder: Path) -> bool:

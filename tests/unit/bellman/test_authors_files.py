@@ -3,12 +3,11 @@ of the folder, an oversized file or a path too long for the system is refused by
 at once (each test fails on a hang: SIGALRM after DEADLINE_S)."""
 
 import os
-import signal
 from pathlib import Path
 
 import pytest
 
-from hostile import cli, one_line_error  # noqa: F401 (cli is a fixture)
+from hostile import cli, deadline, one_line_error  # noqa: F401 (cli is a fixture)
 from rlstudy.bellman.data import authors_data, authors_files
 from rlstudy.core.errors import InputError
 
@@ -16,20 +15,11 @@ DEADLINE_S = 10
 LONG = "/" + "a" * 5000
 
 
-class Hung(Exception):
-    """Not an OSError, so that no handler of the code under test turns it into a refusal."""
-
-
 @pytest.fixture(autouse=True)
-def deadline():
+def within_deadline():
     """A blocked open() or an endless read raises instead of hanging the suite."""
-    def expire(signum, frame):
-        raise Hung(f"still blocked after {DEADLINE_S} s")
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(DEADLINE_S)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    with deadline(DEADLINE_S):
+        yield
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ from rlstudy.offline.double_dqn import LearnerParams
 from rlstudy.offline.envs import AtariPreprocessing
 
 
-from hostile import Payload, ROOT, SCHEMA, cli, marker
+from hostile import Payload, ROOT, SCHEMA, cli, deadline, marker
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -287,8 +287,6 @@ def test_names_of_settings_grids_and_environments_holding_shell_syntax_are_refus
 def test_a_provenance_record_that_is_a_fifo_or_endless_is_refused_at_once(tmp_path, odd):
     """A record is opened as a regular file of bounded size (core/regular_files.py): a FIFO or a link to
     /dev/zero in a record's place is one line naming it, never a hang."""
-    import signal
-
     from rlstudy.core.provenance import read_record
 
     artefact = tmp_path / "a.csv"
@@ -299,14 +297,6 @@ def test_a_provenance_record_that_is_a_fifo_or_endless_is_refused_at_once(tmp_pa
     else:
         record.symlink_to("/dev/zero")
 
-    def hung(*_):
-        raise AssertionError("read_record blocked on a record that is not a regular file")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(10)
-    try:
-        with pytest.raises(InputError, match=r"unreadable provenance record .*a\.csv\.provenance\.json.*not a regular file"):
-            read_record(artefact, "test")
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    with deadline(10), pytest.raises(InputError,
+                                      match=r"unreadable provenance record .*a\.csv\.provenance\.json.*not a regular file"):
+        read_record(artefact, "test")

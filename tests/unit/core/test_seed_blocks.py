@@ -116,21 +116,12 @@ def test_the_derived_start_stays_in_its_range_and_clear_of_protocol_1s_block():
 def test_a_fifo_in_the_locks_place_is_refused_not_waited_on(tmp_path):
     """The lock is read as a regular file of bounded size (core/regular_files.py): a FIFO is one line."""
     import os
-    import signal
 
+    from hostile import deadline
     from rlstudy.core.seed_blocks import locked_plan
 
     lock = tmp_path / "protocol.lock"
     os.mkfifo(lock)
 
-    def hung(*_):
-        raise AssertionError("locked_plan blocked on a FIFO")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(10)
-    try:
-        with pytest.raises(ConfigError, match="not a protocol lock .*a FIFO, not a regular file"):
-            locked_plan(lock)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    with deadline(10), pytest.raises(ConfigError, match="not a protocol lock .*a FIFO, not a regular file"):
+        locked_plan(lock)

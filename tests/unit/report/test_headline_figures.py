@@ -16,6 +16,7 @@ from rlstudy.report import headline_figures
 from rlstudy.report.headline_figures import FOLDER, HEADLINES, MAX_WIDTH, render_block, render_figures
 from rlstudy.report.manifest_schema import load_manifest
 
+from hostile import deadline
 from test_hostile_render import headline_sources
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -131,22 +132,6 @@ def test_a_figure_is_recorded_with_the_inputs_it_was_drawn_from_and_they_are_che
         f"{HEADLINES[0].file}: its curves results/summary.csv is not the manifest's"]
 
 
-def _within(seconds: int, call):
-    """call() under a SIGALRM deadline: a blocking open fails the test instead of hanging it."""
-    import signal
-
-    def hung(*_):
-        raise TimeoutError(f"still blocked after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(seconds)
-    try:
-        return call()
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 @pytest.mark.parametrize("odd", ["fifo source", "zero source", "fifo output", "zero record"])
 def test_a_fifo_or_a_link_to_dev_zero_among_the_headline_figures_is_refused_at_once(tmp_path, odd):
     import os
@@ -163,6 +148,7 @@ def test_a_fifo_or_a_link_to_dev_zero_among_the_headline_figures_is_refused_at_o
     else:
         path.symlink_to("/dev/zero")
     with pytest.raises(InputError) as err:
-        _within(10, lambda: render_figures(tmp_path, out, COMMIT, "confirmatory", any_results=False))
+        with deadline(10):
+            render_figures(tmp_path, out, COMMIT, "confirmatory", any_results=False)
     message = str(err.value)
     assert "\n" not in message and path.name in message and ("FIFO" in message or "link" in message), message

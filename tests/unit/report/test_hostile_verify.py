@@ -6,7 +6,6 @@ import copy
 import hashlib
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hostile import deadline
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError
 from rlstudy.core.atomic_writes import write_artefact
@@ -89,10 +89,6 @@ def test_a_table_row_longer_than_its_columns_is_refused(project):
     assert problems(record) == ["field 'tables.claims.rows': a row is not as long as the columns"]
 
 
-def _hung(*_):
-    raise TimeoutError("still blocked after the deadline")
-
-
 @pytest.mark.parametrize("odd", ["fifo", "link to /dev/zero"])
 def test_a_fifo_or_endless_manifest_is_refused_at_once(project, odd):
     path = project / "odd.json"
@@ -100,14 +96,8 @@ def test_a_fifo_or_endless_manifest_is_refused_at_once(project, odd):
         os.mkfifo(path)
     else:
         path.symlink_to("/dev/zero")
-    previous = signal.signal(signal.SIGALRM, _hung)
-    signal.alarm(10)  # a blocking open fails the test here instead of hanging it
-    try:
-        with pytest.raises(InputError, match="a FIFO, not a regular file|a link, not a regular file"):
-            load_manifest(path)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    with deadline(10), pytest.raises(InputError, match="a FIFO, not a regular file|a link, not a regular file"):
+        load_manifest(path)
 
 
 def test_the_kernels_named_by_a_manifest_reach_the_environment_only_as_names():
