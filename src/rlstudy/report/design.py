@@ -112,7 +112,7 @@ def protocol_design(claims: dict, config: dict) -> dict:
     cost = sum(maximum[key] * costs.get(key, 0.0) for key in maximum)
     share = min(1.0, budget / cost) if budget and cost else 1.0
     lists = {key: {"maximum": max(looks, math.floor(count * share)), "needed": count,
-                   "looks": look_counts(max(looks, math.floor(count * share)), looks)}
+                   "looks": look_counts(max(looks, math.floor(count * share)), looks), "job_minutes": costs.get(key, 0.0)}
              for key, count in sorted(maximum.items())}
     for plan in plans:
         cut = [key for key in plan["lists"] if lists[key]["maximum"] < (plan["maximum"] or math.inf)]

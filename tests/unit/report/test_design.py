@@ -13,6 +13,7 @@ from rlstudy.report.design import lists_read, protocol_design
 ROOT = Path(__file__).resolve().parents[3]
 CLAIMS = yaml.safe_load((ROOT / "claims.yaml").read_text())
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+JOB_MINUTES = 1.6  # one seed of seeds.control, set here: the config's is measured and moves
 LISTS = ["seeds.evaluation", "seeds.control", "cbo.settings.cbo.seeds", "cbo.settings.cbo-adaptive.seeds",
          "cbo_sweep.seeds", "mpo.seeds", "ddpg.seeds", "qtable.seeds", "linear_q.seeds", "dqn.seeds", "offline.seeds"]
 
@@ -36,23 +37,23 @@ def test_each_test_reads_the_lists_its_rows_come_from():
 def test_a_paired_claim_is_planned_at_its_holm_level_and_intersection_union_power():
     claims = claims_of("ds-worse-control-qstar", "ds-worse-control-exact")  # one family, two claims of two tests
     config = copy.deepcopy(CONFIG)
-    config["confirmatory_block"]["design"]["budget_job_minutes"] = 10_000
+    config["confirmatory_block"]["design"].update(budget_job_minutes=10_000, job_minutes={"seeds.control": JOB_MINUTES})
     design = protocol_design(claims, config)
     plan = design["tests"][0]
     assert plan["level"] == CLAIMS["defaults"]["level"] / 2 and plan["power"] == round(0.8 ** 0.5, 6)
     exact = smallest_binomial_design(plan["level"], 0.75, 0.8 ** 0.5, 4)
     assert plan["boundaries"] == exact.as_dict() and plan["maximum"] == exact.counts[-1]
     assert design["lists"] == {"seeds.control": {"maximum": exact.counts[-1], "needed": exact.counts[-1],
-                                                 "looks": list(exact.counts)}}
+                                                 "looks": list(exact.counts), "job_minutes": JOB_MINUTES}}
     assert not any("underpowered" in plan for plan in design["tests"])
 
 
 def test_a_claim_the_budget_cannot_afford_is_planned_as_underpowered_in_words():
     claims = claims_of("ds-worse-control-qstar")
     config = copy.deepcopy(CONFIG)
-    config["confirmatory_block"]["design"]["budget_job_minutes"] = 20  # 12 seeds of 1.6 job-minutes
+    config["confirmatory_block"]["design"].update(budget_job_minutes=20, job_minutes={"seeds.control": JOB_MINUTES})
     design = protocol_design(claims, config)
-    assert design["lists"]["seeds.control"]["maximum"] == 12
+    assert design["lists"]["seeds.control"]["maximum"] == 12  # 20 job-minutes buy 12 seeds of 1.6
     words = design["tests"][0]["underpowered"]
     assert words.startswith("planned as underpowered: the budget affords 12 seeds of seeds.control")
     assert "the sign test's power there is" in words

@@ -73,14 +73,15 @@ def published_results(folder: Path, commit: str = HEAD, epochs: int | None = Non
                                                        "error_exact_normalised": [0.1]}), record)
     figures = headline_sources(folder, commit)
     (folder / "README.md").write_text(f"intro\n{START}\nold\n{END}\n{HEADLINE_BLOCK}")
-    (folder / "claims.md").write_text("page\n{}\nold\n{}\n".format(*markers("claims-table")))
+    (folder / "claims.md").write_text("".join("page\n{}\nold\n{}\n".format(*markers(name))
+                                              for name in ("claims-table", "looks")))
     cbo = "".join(f"{start}\nold\n{end}\n" for start, end in map(markers, (*NAMES, "budget-results", "seed-power")))
     (folder / "bellman.md").write_text(f"page\n{RESULTS_START}\nold\n{RESULTS_END}\n{cbo}{HEADLINE_BLOCK}")
     return {"--claims": folder / "claims.csv", "--stats": folder / "summary_stats.csv",
             "--references": folder / "error_exact.csv", "--readme": folder / "README.md",
             "--claims-page": folder / "claims.md", "--seed-power": folder / "seed_power.csv",
             "--study-page": folder / "bellman.md", "--summary": summary, "--sweep": folder / "cbo_sweep.csv",
-            "--cost": folder / "cost.csv", "--runs": folder / "no_runs", **figures, **study_tables(folder, commit)}
+            "--cost": folder / "cost.csv", "--runs": folder / "no_runs", "--looks": folder / "no_looks", **figures, **study_tables(folder, commit)}
 
 
 HEADLINE_BLOCK = "{}\nold\n{}\n".format(headline_figures.START, headline_figures.END)
