@@ -122,16 +122,20 @@ def boundaries(test: PlannedTest, spending: str, level: float | None = None) -> 
 
 
 def sequential_p_values(test: PlannedTest, spending: str, others: int, look: int, p: float,
-                        reverse: float) -> tuple[float, float]:
-    """A test's p-value and reverse p-value valid for its outcome at this look (0-based) whatever the looks
-    before saw: a paired test's stage-wise-ordering p-values (core/sequential.stagewise_p) under its hold
-    design, and under its fail design (level / others) for the reverse; any other test is tested once,
-    at its maximum, so its fixed p-values are valid as they are (NaN before: not tested)."""
+                        reverse: float, status: str) -> tuple[float, float]:
+    """A test's p-value and reverse p-value valid for its outcome (`status`) at this look (0-based) whatever
+    the looks before saw: a paired test's stage-wise-ordering p-values (core/sequential.stagewise_p) under
+    its hold design, and under its fail design (level / others) for the reverse. A stop for futility
+    before the last look ends the reverse side where its count is high, which the ordering does not
+    allow for (measured: up to 1.28 times the level): its reverse p is 1, conservative. Any other test
+    is tested once, at its maximum, so its fixed p-values are valid as they are (NaN before: not tested)."""
     if test.kind != "paired" or math.isnan(p):
         return p, reverse
     n = test.counts[look]
-    return (stagewise_p(paired_design(test, spending, test.level), look, count_of_p(n, p)),
-            stagewise_p(paired_design(test, spending, test.level / others), look, count_of_p(n, reverse)))
+    held = stagewise_p(paired_design(test, spending, test.level), look, count_of_p(n, p))
+    if status == FUTILE and look < len(test.counts) - 1:
+        return held, 1.0
+    return held, stagewise_p(paired_design(test, spending, test.level / others), look, count_of_p(n, reverse))
 
 
 def first_seeds(table: pd.DataFrame, test: PlannedTest, plan: dict[str, list[int]], count: int) -> pd.DataFrame:
@@ -184,7 +188,7 @@ def decide(look: int, design: dict, list_looks: dict[str, list[int]], plan: dict
             status = test_status([(hold, futile)], 0, p, OPEN, reverse, fail)
             if status == FUTILE and test.kind != "paired":
                 status = AT_MAXIMUM
-        sequential = sequential_p_values(test, design["spending"], others, look - 1, p, reverse)
+        sequential = sequential_p_values(test, design["spending"], others, look - 1, p, reverse, status)
         rows.append({"look": look, "claim": test.claim, "test": test.number, "kind": test.kind,
                      "lists": ";".join(test.lists), "n": n, "p": p, "reverse_p": reverse, "hold_boundary": hold,
                      "futility_boundary": futile, "test_status": status, "sequential_p": sequential[0],
