@@ -96,6 +96,9 @@ def test_a_claim_crossing_its_boundary_at_look_1_stops_its_lists(project):
     second = pd.read_csv(looks / "look2" / "claims.csv").set_index("claim")
     assert second.loc["toy-linear-q-not-positive", ["claim_status", "n"]].tolist() == ["holds", 4]
     assert second.loc["toy-qtable-below-dqn", "claim_status"] == "holds"  # carried, not tested again
+    # held at look 1: its stage-wise p is the fixed one; a fixed test's sequential p is its p
+    assert second.loc["toy-qtable-below-dqn", "sequential_p"] == pytest.approx(0.125)
+    assert second.loc["toy-linear-q-not-positive", "sequential_p"] == second.loc["toy-linear-q-not-positive", "p"]
     assert (pd.read_csv(looks / "look2" / "lists.csv")["status"] == "stop").all()
     assert (looks / "look2" / "lists.csv.provenance.json").is_file()
     # the stopped lists ran 3 seeds of their 6, the continuing one all 4

@@ -29,18 +29,18 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rlstudy.claims.rules import FAILS, HOLDS as VERDICT_HOLDS, INCONCLUSIVE, KINDS, RANK_KINDS
+from rlstudy.claims.rules import FAILS, HOLDS as VERDICT_HOLDS, INCONCLUSIVE, KINDS, RANK_KINDS, Outcome, claim_p_values
 from rlstudy.claims.selection import check_test
 from rlstudy.core.errors import InputError
 from rlstudy.core.looks import MAX_LOOK_FILE_BYTES
 from rlstudy.core.regular_files import read_regular
-from rlstudy.core.sequential import binomial_design, look_counts, p_boundaries
+from rlstudy.core.sequential import BinomialDesign, binomial_design, count_of_p, look_counts, p_boundaries, stagewise_p
 from rlstudy.core.statistics import compare
 
 HOLDS, FAILED, FUTILE, AT_MAXIMUM, OPEN = "holds", "fails", "stopped for futility", "undecided at its maximum", "open"
 STATUSES = (HOLDS, FAILED, FUTILE, AT_MAXIMUM, OPEN)
 CLAIM_COLUMNS = ("look", "claim", "test", "kind", "lists", "n", "p", "reverse_p", "hold_boundary",
-                 "futility_boundary", "test_status", "claim_status")
+                 "futility_boundary", "test_status", "sequential_p", "sequential_reverse_p", "claim_status")
 # A claim's verdict in claims.csv from its last look's status.
 VERDICTS = {HOLDS: VERDICT_HOLDS, FAILED: FAILS, FUTILE: INCONCLUSIVE, AT_MAXIMUM: INCONCLUSIVE, OPEN: INCONCLUSIVE}
 
@@ -108,12 +108,34 @@ def tables_read(design: dict, claims: dict) -> list[str]:
                    if plan.get("lists") and plan.get("claim") in by_id and 0 < int(plan["test"]) <= len(by_id[plan["claim"]]["tests"])})
 
 
+def paired_design(test: PlannedTest, spending: str, level: float) -> BinomialDesign:
+    """A paired test's exact sign-test design at `level`."""
+    return binomial_design(test.counts, level, test.effect, spending, beta=1 - test.power)
+
+
 def boundaries(test: PlannedTest, spending: str, level: float | None = None) -> list[tuple[float, float]]:
     """(hold, futility) thresholds on the p-value at each of the test's looks, at its level (or `level`)."""
     level = test.level if level is None else level
     if test.kind == "paired":
-        return p_boundaries(binomial_design(test.counts, level, test.effect, spending, beta=1 - test.power))
+        return p_boundaries(paired_design(test, spending, level))
     return [(-1.0, 2.0)] * (len(test.counts) - 1) + [(level, level)]
+
+
+def sequential_p_values(test: PlannedTest, spending: str, others: int, look: int, p: float,
+                        reverse: float, status: str) -> tuple[float, float]:
+    """A test's p-value and reverse p-value valid for its outcome (`status`) at this look (0-based) whatever
+    the looks before saw: a paired test's stage-wise-ordering p-values (core/sequential.stagewise_p) under
+    its hold design, and under its fail design (level / others) for the reverse. A stop for futility
+    before the last look ends the reverse side where its count is high, which the ordering does not
+    allow for (measured: up to 1.28 times the level): its reverse p is 1, conservative. Any other test
+    is tested once, at its maximum, so its fixed p-values are valid as they are (NaN before: not tested)."""
+    if test.kind != "paired" or math.isnan(p):
+        return p, reverse
+    n = test.counts[look]
+    held = stagewise_p(paired_design(test, spending, test.level), look, count_of_p(n, p))
+    if status == FUTILE and look < len(test.counts) - 1:
+        return held, 1.0
+    return held, stagewise_p(paired_design(test, spending, test.level / others), look, count_of_p(n, reverse))
 
 
 def first_seeds(table: pd.DataFrame, test: PlannedTest, plan: dict[str, list[int]], count: int) -> pd.DataFrame:
@@ -166,9 +188,11 @@ def decide(look: int, design: dict, list_looks: dict[str, list[int]], plan: dict
             status = test_status([(hold, futile)], 0, p, OPEN, reverse, fail)
             if status == FUTILE and test.kind != "paired":
                 status = AT_MAXIMUM
+        sequential = sequential_p_values(test, design["spending"], others, look - 1, p, reverse, status)
         rows.append({"look": look, "claim": test.claim, "test": test.number, "kind": test.kind,
                      "lists": ";".join(test.lists), "n": n, "p": p, "reverse_p": reverse, "hold_boundary": hold,
-                     "futility_boundary": futile, "test_status": status})
+                     "futility_boundary": futile, "test_status": status, "sequential_p": sequential[0],
+                     "sequential_reverse_p": sequential[1]})
     for row in rows:
         row["claim_status"] = claim_status([r["test_status"] for r in rows if r["claim"] == row["claim"]])
     return rows
@@ -180,12 +204,17 @@ def read_claims_file(path, design_tests: list[PlannedTest] | None = None) -> dic
     text = read_regular(path, MAX_LOOK_FILE_BYTES, "a look's claims").decode("utf-8", errors="replace")
     reader = csv.DictReader(io.StringIO(text))
     if tuple(reader.fieldnames or ()) != CLAIM_COLUMNS:
-        raise InputError(f"{path}: columns {reader.fieldnames}, expected {list(CLAIM_COLUMNS)}")
+        raise InputError(f"{path}: columns {reader.fieldnames}, expected {list(CLAIM_COLUMNS)} (a look written "
+                         "without the sequential p-values is refused: run the looks again)")
     found: dict[tuple[str, int], dict] = {}
     for row in reader:
         if not row["test"].isdigit() or row["test_status"] not in STATUSES or row["claim_status"] not in STATUSES:
             raise InputError(f"{path}: claim {row['claim']!r}: test {row['test']!r}, statuses {row['test_status']!r}/"
                              f"{row['claim_status']!r}: expected a test number and statuses among {list(STATUSES)}")
+        for column in ("sequential_p", "sequential_reverse_p"):
+            if not is_p_value(row[column]):
+                raise InputError(f"{path}: claim {row['claim']!r}: {column} {row[column]!r}: expected a p-value "
+                                 "in [0, 1] or nan")
         key = (row["claim"], int(row["test"]))
         if key in found:
             raise InputError(f"{path}: test {key[1]} of claim {key[0]!r} appears twice")
@@ -196,6 +225,15 @@ def read_claims_file(path, design_tests: list[PlannedTest] | None = None) -> dic
             odd = sorted(set(found) ^ wanted)
             raise InputError(f"{path}: its tests are not the design's (differing: {odd[:3]})")
     return found
+
+
+def is_p_value(text: str) -> bool:
+    """Whether a field read back is a p-value in [0, 1], or empty or nan (a test not run yet)."""
+    try:
+        value = float(text or "nan")
+    except ValueError:
+        return False
+    return math.isnan(value) or 0.0 <= value <= 1.0
 
 
 def lists_rows(look: int, rows: list[dict], list_looks: dict[str, list[int]], counts: dict[str, int]) -> list[dict]:
@@ -228,3 +266,17 @@ def apply_looks(table: pd.DataFrame, decisions: dict[tuple[str, int], dict]) -> 
             table.loc[i, "evidence"] = (f"[group-sequential design: {row['claim_status']} at look {row['look']} "
                                         f"(results/looks/look{row['look']}/claims.csv)] {table.loc[i, 'evidence']}")
     return table
+
+
+def study_p_values(decisions: dict[tuple[str, int], dict]) -> dict[str, tuple[float, float]]:
+    """Each claim of the design's p-value and reverse p-value for the study-wide Holm (rules.decide's
+    `study_p`): the intersection-union of its tests' sequential p-values (rules.claim_p_values). A test
+    still open (its claim stopped before it was decided, or the design has not ended) counts p = 1 and
+    reverse p = 1: conservative, as if it could never decide (and so does one with no p-value)."""
+    outcomes: dict[str, list[Outcome]] = {}
+    for (claim, _), row in sorted(decisions.items()):
+        p, reverse = (1.0, 1.0) if row["test_status"] == OPEN else (float(row["sequential_p"] or "nan"),
+                                                                    float(row["sequential_reverse_p"] or "nan"))
+        p, reverse = (1.0 if math.isnan(p) else p), (1.0 if math.isnan(reverse) else reverse)
+        outcomes.setdefault(claim, []).append(Outcome(row["test_status"], "", "", p, reverse))
+    return {claim: claim_p_values(found) for claim, found in outcomes.items()}

@@ -297,14 +297,18 @@ def holm_within(raw: list[tuple[float, float]], members: list[int]) -> dict[int,
     return {i: (sides[0][k], sides[1][k]) for k, i in enumerate(members)}
 
 
-def decide(claims: list[dict], tables: dict[str, pd.DataFrame], defaults: dict) -> list[dict]:
+def decide(claims: list[dict], tables: dict[str, pd.DataFrame], defaults: dict,
+           study_p: dict[str, tuple[float, float]] | None = None) -> list[dict]:
     """Every claim's claims.csv row: its p-values Holm-adjusted within its family and, for the study,
-    among every confirmatory claim of the file (each side apart); a description is adjusted in neither."""
+    among every confirmatory claim of the file (each side apart); a description is adjusted in neither.
+    `study_p`: a claim's p and reverse p for the study-wide Holm in place of its fixed tests' (the
+    sequential p-values of a claim a group-sequential design decided: claims/looks.study_p_values)."""
     outcomes = [test_outcomes(claim, tables, defaults) for claim in claims]
     raw = [claim_p_values(o) for o in outcomes]
     tested = [i for i, claim in enumerate(claims) if role_of(claim) == CONFIRMATORY]
     family, study = dict(enumerate(raw)), dict(enumerate(raw))
     for name in dict.fromkeys(family_of(claims[i]) for i in tested):
         family.update(holm_within(raw, [i for i in tested if family_of(claims[i]) == name]))
-    study.update(holm_within(raw, tested))
+    studied = [(study_p or {}).get(claim["id"], raw[i]) for i, claim in enumerate(claims)]
+    study.update(holm_within(studied, tested))
     return [row(claim, outcomes[i], family[i], study[i], defaults) for i, claim in enumerate(claims)]

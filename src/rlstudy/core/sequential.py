@@ -168,6 +168,34 @@ def binomial_design(counts, level: float, effect: float, spending: str = "obrien
                           _operate(counts, efficacy, futility, effect, True))
 
 
+def stagewise_p(design: BinomialDesign, look: int, successes: int) -> float:
+    """The exact stage-wise-ordering p-value (Jennison and Turnbull, ch. 8) of the outcome "stopped at look
+    `look` (0-based) with `successes` pairs in the claimed direction": under the null (1/2 a pair)
+    P(the count crosses the efficacy boundary at a look before) + P(it has not, and the count at this look
+    is at least `successes`). The futility bound is ignored (non-binding), as in the design's size: a
+    stop for futility, at the maximum or for any other reason is ordered by its look and count alike. At
+    one look it is the exact one-sided sign test's p-value."""
+    if not 0 <= look < len(design.counts) or not 0 <= successes <= design.counts[look] + 1:
+        raise ValueError(f"look {look} with {successes} successes: outside the design's counts {design.counts}")
+    mass, previous, crossed = np.ones(1), 0, 0.0
+    for n, a in zip(design.counts[:look], design.efficacy[:look]):
+        mass = _step(mass, n - previous, 0.5)
+        previous = n
+        crossed += float(mass[a:].sum())
+        mass = np.where(np.arange(len(mass)) < a, mass, 0.0)
+    mass = _step(mass, design.counts[look] - previous, 0.5)
+    return min(1.0, crossed + float(mass[successes:].sum()))
+
+
+def count_of_p(n: int, p: float) -> int:
+    """The smallest count s of n pairs whose exact sign test p-value P0(count >= s) is at most p: the
+    count a p-value seen at a look stands for (a look's decisions are taken on the p-value, ties of
+    pairs dropped, against the boundaries at n: p_boundaries)."""
+    tails = stats.binom.sf(np.arange(n + 1) - 1, n, 0.5)
+    fits = np.flatnonzero(tails <= p * (1 + 1e-9))
+    return int(fits[0]) if len(fits) else n + 1
+
+
 def sign_test_power(n: int, level: float, effect: float) -> float:
     """The exact power of the one-sided sign test of n pairs at `effect` (its size at most `level`)."""
     values = np.arange(n + 2)

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from rlstudy.claims.looks import (AT_MAXIMUM, FAILED, HOLDS, OPEN, apply_looks, decide, lists_rows, planned_tests,
-                                  read_claims_file)
+                                  read_claims_file, study_p_values)
+from rlstudy.claims.rules import decide as decide_claims
 from rlstudy.core.config import ConfigError
 from rlstudy.core.errors import InputError
 from rlstudy.core.looks import LIST_COLUMNS, look_state, locked_design, run_looks
@@ -110,13 +111,50 @@ def test_no_design_runs_outside_the_confirmatory_block_of_a_lock_with_one(tmp_pa
         locked_design(lock)
 
 
+def test_a_test_decided_at_a_later_look_carries_its_stage_wise_p_values():
+    t = table(-1.0)
+    t.loc[(t["g"] == "a") & (t["seed"] == 101), "v"] = 1.0  # 2 of 3 pairs below at look 1, 5 of 6 at look 2
+    first = decide(1, DESIGN, LISTS, PLAN, CLAIMS, {"t": t}, {})
+    before = {(r["claim"], r["test"]): {k: str(v) for k, v in r.items()} for r in first}
+    paired = {r["claim"]: r for r in decide(2, DESIGN, LISTS, PLAN, CLAIMS, {"t": t}, before)}["a-below-b"]
+    assert paired["test_status"] == HOLDS and paired["p"] == pytest.approx(7 / 64)  # fixed: P0(S6 >= 5)
+    # Pocock at 0.25 holds at 3 of 3 (1/8) at look 1: p = 1/8 + P0(S3 = 2) P0(3 of 3) = 1/8 + 3/8 x 1/8 = 11/64;
+    # reverse (1 of 6 above): 1/8 + P0(R3 <= 2, R6 >= 1) = 1/8 + 7/8 - 1/64 = 63/64.
+    assert (paired["sequential_p"], paired["sequential_reverse_p"]) == pytest.approx((11 / 64, 63 / 64))
+    share = {r["claim"]: r for r in decide(2, DESIGN, LISTS, PLAN, CLAIMS, {"t": t}, before)}["c-passes"]
+    assert share["sequential_p"] == share["p"] == pytest.approx(1 / 16)  # tested once, at its maximum
+
+
+def test_the_study_wide_holm_takes_the_sequential_p_values_of_the_claims_the_design_decided():
+    rows = {("a", 1): {"test_status": HOLDS, "sequential_p": "0.01", "sequential_reverse_p": "0.9"},
+            ("a", 2): {"test_status": HOLDS, "sequential_p": "0.03", "sequential_reverse_p": "0.4"},
+            ("b", 1): {"test_status": OPEN, "sequential_p": "0.001", "sequential_reverse_p": "0.001"}}
+    found = study_p_values(rows)
+    assert found["a"] == pytest.approx((0.03, 0.8)) and found["b"] == (1.0, 1.0)  # open: never decides
+    data = pd.DataFrame([{"g": g, "seed": s, "v": v} for s in range(8) for g, v in (("x", -1.0), ("y", 0.0))])
+    test = {"kind": "ranking", "table": "t", "metric": "v", "lower": {"g": "x"}, "higher": {"g": "y"}, "paired": True}
+    claims = [{"id": i, "source": "", "statement": "", "family": i, "tests": [test]} for i in ("a", "b")]
+    fixed = decide_claims(claims, {"t": data}, DEFAULTS)
+    sequential = decide_claims(claims, {"t": data}, DEFAULTS, {"a": (0.03, 0.8)})
+    assert [r["p_study"] for r in fixed] == pytest.approx([2 / 256] * 2)  # 8 of 8 pairs, Holm over 2
+    assert [r["p_study"] for r in sequential] == pytest.approx([0.03, 2 / 256])
+    assert [r["study_verdict"] for r in sequential] == ["holds", "holds"]
+    assert [r["p_adjusted"] for r in sequential] == [r["p_adjusted"] for r in fixed]  # families: unchanged
+
+
 def test_a_look_s_claims_file_read_back_is_checked(tmp_path):
     rows = decide(1, DESIGN, LISTS, PLAN, CLAIMS, {"t": table(-1.0)}, {})
     path = tmp_path / "claims.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     assert set(read_claims_file(path, planned_tests(DESIGN, LISTS))) == {("a-below-b", 1), ("c-passes", 1)}
-    path.write_text(path.read_text().replace(",holds,holds", ",maybe,holds", 1))
+    pd.DataFrame(rows).assign(test_status=["maybe", "open"]).to_csv(path, index=False)
     with pytest.raises(InputError, match="statuses 'maybe'"):
+        read_claims_file(path)
+    pd.DataFrame(rows).assign(sequential_p=["0.5", "1.5"]).to_csv(path, index=False)
+    with pytest.raises(InputError, match="sequential_p '1.5': expected a p-value"):
+        read_claims_file(path)
+    pd.DataFrame(rows).drop(columns=["sequential_p", "sequential_reverse_p"]).to_csv(path, index=False)
+    with pytest.raises(InputError, match="without the sequential p-values is refused"):
         read_claims_file(path)
     pd.DataFrame(rows[:1]).to_csv(path, index=False)
     with pytest.raises(InputError, match="its tests are not the design's"):

@@ -8,7 +8,8 @@ not estimated from the results) at the claims file's `defaults.planning.sizes`, 
 effect needs (rules.seed_power): results/seed_power.csv.
 
 With --looks (the last look's claims.csv, where the confirmatory block runs a group-sequential design:
-core/looks.py), every claim the design tests is decided by that look (claims/looks.apply_looks)."""
+core/looks.py), every claim the design tests is decided by that look (claims/looks.apply_looks), and its
+study-wide p-values are the sequential ones of its tests (claims/looks.study_p_values)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from rlstudy.claims.loading import load_claims, named_tables
-from rlstudy.claims.looks import apply_looks, read_claims_file
+from rlstudy.claims.looks import apply_looks, read_claims_file, study_p_values
 from rlstudy.claims.rules import decide, seed_power, seed_power_columns
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
@@ -38,12 +39,12 @@ def main() -> None:
     args = p.parse_args()
     claims = load_claims(Path(args.claims), Path(args.schema))
     paths, tables = named_tables(args.table)
-    table = pd.DataFrame(decide(claims["claims"], tables, claims["defaults"]))
+    decisions = read_claims_file(args.looks) if args.looks else {}
+    unknown = sorted({claim for claim, _ in decisions} - {claim["id"] for claim in claims["claims"]})
+    if unknown:
+        raise InputError(f"{args.looks}: claims {unknown[:3]} are not in {args.claims}")
+    table = pd.DataFrame(decide(claims["claims"], tables, claims["defaults"], study_p_values(decisions)))
     if args.looks:
-        decisions = read_claims_file(args.looks)
-        unknown = sorted({claim for claim, _ in decisions} - set(table["id"]))
-        if unknown:
-            raise InputError(f"{args.looks}: claims {unknown[:3]} are not in {args.claims}")
         table = apply_looks(table, decisions)
         paths["looks"] = args.looks
     for row in table.itertuples():
