@@ -31,9 +31,10 @@ AGENT_TABLES = ("agents",)
 
 
 def _groups(test: dict) -> list[dict]:
-    """The row filters of a test's groups: `where` with each of `lower` and `higher` (or `where` alone)."""
+    """The row filters of a test's groups: `where` with each side (a ranking's `lower` and `higher`, a ratio's
+    `numerator` and `denominator`), or `where` alone."""
     where = test.get("where") or {}
-    sides = [test[side] for side in ("lower", "higher") if isinstance(test.get(side), dict)]
+    sides = [test[side] for side in ("lower", "higher", "numerator", "denominator") if isinstance(test.get(side), dict)]
     return [{**where, **side} for side in sides] or [where]
 
 

@@ -32,6 +32,9 @@ def test_each_test_reads_the_lists_its_rows_come_from():
     assert lists_read(first("cost-cbo-adaptive-sooner-control"), LISTS, CONFIG) == [
         "cbo.settings.cbo-adaptive.seeds", "seeds.control"]
     assert lists_read(first("authors-qstar-close-to-exact"), LISTS, CONFIG) == []  # a reference: no seeds
+    # a ratio's sides are its numerator and denominator: SGD's and cbo-adaptive's lists, not every setting's
+    assert lists_read(first("cbo-adaptive-reaches-sgd-on-control"), LISTS, CONFIG) == [
+        "cbo.settings.cbo-adaptive.seeds", "seeds.control"]
 
 
 def test_a_paired_claim_is_planned_at_its_holm_level_and_intersection_union_power():
