@@ -2,7 +2,7 @@
 benchmark files of a workflow run: the design's `confirmatory_block.design.job_minutes` (report/design.py),
 measured instead of typed.
 
-    python benchmarks/seed_costs.py --project DIR
+    python benchmarks/seed_costs.py --project DIR [--write]   # --write: the block 'seed-costs' of docs/speed.md
 
 Run it on a run of one seed per list, at paper scale, with the authors' data (a configfile giving each
 list one seed, `seed_block: exploratory`): each training job's wall (logs/**/*.benchmark.tsv) is charged
@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
+from record import commit, machine, now, write_block
 
 AGENTS = ("qtable", "linear_q", "dqn", "ddpg", "mpo")
 RULES = (  # (pattern on the path under logs/, the seed list it belongs to)
@@ -58,12 +59,18 @@ def costs(logs: Path) -> tuple[pd.DataFrame, float]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--project", type=Path, default=Path("."), help="the checkout whose logs/ holds the run")
+    p.add_argument("--write", action="store_true", help="write the table into docs/speed.md's block 'seed-costs'")
     args = p.parse_args()
     table, fixed = costs(args.project / "logs")
-    print("| seed list | jobs | seeds | job-minutes | job-minutes per seed |\n| --- | ---: | ---: | ---: | ---: |")
-    for row in table.to_dict("records"):
-        print(f"| {row['list']} | {row['jobs']} | {row['seeds']} | {row['job_minutes']:.2f} | {row['per_seed']:.2f} |")
-    print(f"\nfixed cost (jobs of no list): {fixed:.1f} job-minutes")
+    lines = [f"Job-minutes per seed of each list, from the benchmark files of {args.project.resolve().name}'s run "
+             f"(commit {commit(args.project)}, read {now()}, {machine()}):", "",
+             "| seed list | jobs | seeds | job-minutes | job-minutes per seed |", "| --- | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {row['list']} | {row['jobs']} | {row['seeds']} | {row['job_minutes']:.2f} | {row['per_seed']:.2f} |"
+              for row in table.to_dict("records")]
+    lines.append(f"\nFixed cost (the jobs of no list: trajectories, references, the budget): {fixed:.1f} job-minutes.")
+    print("\n".join(lines))
+    if args.write:
+        write_block("seed-costs", "seed_costs.py", "\n".join(lines))
 
 
 if __name__ == "__main__":
