@@ -14,7 +14,8 @@ from rlstudy.core.config import ConfigError
 from rlstudy.core.errors import InputError
 from rlstudy.core.looks import LIST_COLUMNS, look_state, locked_design, run_looks
 
-DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05, "planning": {}}
+from looks_fixtures import CLAIMS, DEFAULTS, LISTS, PLAN
+
 PAIRED = {"claim": "a-below-b", "test": 1, "kind": "paired", "lists": ["x.seeds"], "level": 0.25, "power": 0.8,
           "effect": 0.75, "maximum": 6}
 SHARE = {"claim": "c-passes", "test": 1, "kind": "share", "lists": ["y.seeds"], "level": 0.25, "power": 0.8,
@@ -22,13 +23,6 @@ SHARE = {"claim": "c-passes", "test": 1, "kind": "share", "lists": ["y.seeds"], 
 DESIGN = {"looks": 2, "spending": "pocock", "lists": {"x.seeds": {"maximum": 6, "looks": [3, 6]},
                                                       "y.seeds": {"maximum": 4, "looks": [2, 4]}},
           "tests": [PAIRED, SHARE]}
-LISTS = {"x.seeds": [3, 6], "y.seeds": [2, 4]}
-PLAN = {"x.seeds": list(range(100, 106)), "y.seeds": list(range(100, 104))}
-CLAIMS = {"defaults": DEFAULTS, "claims": [
-    {"id": "a-below-b", "tests": [{"kind": "ranking", "table": "t", "metric": "v", "lower": {"g": "a"},
-                                   "higher": {"g": "b"}, "paired": True}]},
-    {"id": "c-passes", "tests": [{"kind": "share", "table": "t", "metric": "v", "where": {"g": "c"}, "at_most": 0,
-                                  "min_share": 0.5}]}]}
 
 
 def table(a_minus_b: float, seeds=range(100, 106)):

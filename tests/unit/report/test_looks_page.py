@@ -8,7 +8,8 @@ from rlstudy.claims.looks import decide, lists_rows, read_claims_file
 from rlstudy.core.errors import InputError
 from rlstudy.report.looks_page import END, START, fixed_counts, render_looks, run_design
 
-DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05, "planning": {}}
+from looks_fixtures import CLAIMS, LISTS, PLAN
+
 # effect 0.95: the exact sign test at level 0.25 reaches power 0.8 at 2 pairs (2 of 2: p = 0.25, power
 # 0.95^2 = 0.9025; 1 pair cannot hold), so a fixed design runs 2 where this design's maximum is 6.
 PAIRED = {"claim": "a-below-b", "test": 1, "kind": "paired", "lists": ["x.seeds"], "level": 0.25, "power": 0.8,
@@ -19,13 +20,6 @@ DESIGN = {"looks": 2, "spending": "pocock", "futility": "non-binding",
           "lists": {"x.seeds": {"maximum": 6, "needed": 9, "looks": [3, 6], "job_minutes": 2.0},
                     "y.seeds": {"maximum": 4, "needed": 4, "looks": [2, 4], "job_minutes": 0.5}},
           "tests": [PAIRED, SHARE]}
-LISTS = {"x.seeds": [3, 6], "y.seeds": [2, 4]}
-PLAN = {"x.seeds": list(range(100, 106)), "y.seeds": list(range(100, 104))}
-CLAIMS = {"defaults": DEFAULTS, "claims": [
-    {"id": "a-below-b", "tests": [{"kind": "ranking", "table": "t", "metric": "v", "lower": {"g": "a"},
-                                   "higher": {"g": "b"}, "paired": True}]},
-    {"id": "c-passes", "tests": [{"kind": "share", "table": "t", "metric": "v", "where": {"g": "c"}, "at_most": 0,
-                                  "min_share": 0.5}]}]}
 TABLE = pd.DataFrame([{"g": g, "seed": s, "v": v} for s in range(100, 106) for g, v in (("a", -1.0), ("b", 0.0), ("c", -1.0))])
 
 
