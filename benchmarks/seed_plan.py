@@ -87,11 +87,11 @@ def job_minutes(text: str) -> tuple[str, float]:
 
 def budget_plans(claims: dict, config: dict, budgets: list[float], minutes: dict[str, float]) -> list[dict]:
     """The protocol's design at each budget, the config's job-minutes per seed updated by `minutes`."""
-    design = config.setdefault(CONFIRMATORY_KEY, {}).setdefault("design", {})
-    design["job_minutes"] = {**(design.get("job_minutes") or {}), **minutes}
-    return [protocol_design(claims, {**config, CONFIRMATORY_KEY: {**config[CONFIRMATORY_KEY],
-                                                                   "design": {**design, "budget_job_minutes": budget}}})
-            for budget in budgets]
+    block = config.get(CONFIRMATORY_KEY) or {}
+    design = block.get("design") or {}
+    design = {**design, "job_minutes": {**(design.get("job_minutes") or {}), **minutes}}
+    return [protocol_design(claims, {**config, CONFIRMATORY_KEY: {
+        **block, "design": {**design, "budget_job_minutes": budget}}}) for budget in budgets]
 
 
 def shortest(design: dict, claim: str) -> tuple[int, int | None]:
