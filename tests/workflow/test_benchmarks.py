@@ -34,7 +34,7 @@ QUICK = {
     "snakemake_overhead.py": ["--jobs", "2", "--inputs", "1", "--sleep", "0", "--window", "20",
                               "--settings", "the study's profile"],
     "timings.py": ["command", "--label", "a test", "--", "true"],
-    "seed_plan.py": ["--study"],
+    "seed_plan.py": ["--study", "--budget", "300"],
     "platform_spread.py": ["--quick"],  # not a timing: the confirmatory seed counts, planned from claims.yaml
 }
 # modules the scripts import (run through them), and the script offline_rl_speed.py runs in d3rlpy's venv

@@ -9,11 +9,19 @@ bound from beta spending). Any other test gets the fixed planned count (`planned
 and is tested once, there: a fixed design (core/sequential.simulated_design sets boundaries on any test's
 p-values by simulation, for a protocol that fixes them).
 
-A seed list's maximum is the largest any test reading it needs; its looks are K equal steps to it. The
-maximum's cost is counted in job-minutes per seed (config `confirmatory_block.design.job_minutes`, the
-mean job wall of one seed of each list measured in docs/speed.md); where the lists together exceed the
-budget, each list's maximum is cut in proportion and every claim reading a cut list is planned as
-underpowered, in words, before the data.
+A seed list's needed maximum is the largest any test reading it needs; its looks are K equal steps to the
+maximum it is planned at. A maximum's cost is counted in job-minutes per seed (config
+`confirmatory_block.design.job_minutes`, one seed of each list, measured by benchmarks/seed_costs.py) against
+`budget_job_minutes`. The budget funds whole claims, cheapest first: every list starts at its floor of K
+seeds (one per look), then, repeatedly, the claim whose needed counts (each list its tests read raised to the
+largest count a test of the claim needs there) cost the least on top of the counts already planned is funded
+(ties by claim id), while the total fits the budget. A funded claim is planned at its full power; a claim no
+count up to planning.max_seeds powers is never funded. What is left of the budget is spread over the lists of
+the claims not funded, each list's shortfall (to the largest count an unfunded claim needs there) cut in the
+same proportion and rounded down. So the planned total never exceeds the budget, unless the floors of K seeds
+alone do (then the lists stay at K). Without a budget every list is planned at its needed maximum. Every test
+of a claim not funded whose lists fall short of its maximum is planned as underpowered, in words, before
+the data; the design records per test whether its claim is funded, and the funded claims in the order funded.
 
 How the looks run and decide (a test holds, fails, stops for futility or stays open; a seed list continues
 while a claim that reads it is open, up to its maximum): core/looks.py and claims/looks.py.
@@ -100,22 +108,71 @@ def test_plans(claims: dict, config: dict, looks: int, spending: str) -> list[di
     return plans
 
 
+def claim_needs(plans: list[dict], max_seeds: int) -> dict[str, dict[str, int]]:
+    """Per claim, the count it needs of each list its tests read: the largest maximum of its tests reading it
+    (planning.max_seeds for a test no count powers)."""
+    needs: dict[str, dict[str, int]] = {}
+    for plan in plans:
+        need = needs.setdefault(plan["claim"], {})
+        for key in plan["lists"]:
+            need[key] = max(need.get(key, 0), plan["maximum"] or max_seeds)
+    return needs
+
+
+def _job_minutes(counts: dict[str, int], costs: dict[str, float]) -> float:
+    return sum(count * costs.get(key, 0.0) for key, count in counts.items())
+
+
+def _shortfall(need: dict[str, int], counts: dict[str, int]) -> dict[str, int]:
+    return {key: need[key] - counts[key] for key in need if need[key] > counts[key]}
+
+
+def fund_claims(needs: dict[str, dict[str, int]], fundable: list[str], floor: dict[str, int],
+                costs: dict[str, float], budget: float) -> tuple[list[str], dict[str, int]]:
+    """The claims the budget funds whole, cheapest extra cost first (ties by claim id), in the order funded,
+    and the counts they raise the lists to from their floor."""
+    counts, funded, waiting = dict(floor), [], sorted(fundable)
+    while waiting:
+        extra, claim = min((_job_minutes(_shortfall(needs[claim], counts), costs), claim) for claim in waiting)
+        if _job_minutes(counts, costs) + extra > budget:
+            break
+        funded.append(claim)
+        waiting.remove(claim)
+        counts |= {key: max(counts[key], count) for key, count in needs[claim].items()}
+    return funded, counts
+
+
+def spread_rest(needs: dict[str, dict[str, int]], unfunded: list[str], counts: dict[str, int],
+                costs: dict[str, float], budget: float) -> dict[str, int]:
+    """The counts after spreading what is left of the budget over the unfunded claims' lists: each list's
+    shortfall to the largest count an unfunded claim needs there, all cut in one proportion, rounded down."""
+    short: dict[str, int] = {}
+    for claim in unfunded:
+        for key, count in _shortfall(needs[claim], counts).items():
+            short[key] = max(short.get(key, 0), count)
+    wanted, left = _job_minutes(short, costs), max(0.0, budget - _job_minutes(counts, costs))
+    share = min(1.0, left / wanted) if wanted else 1.0
+    return counts | {key: counts[key] + math.floor(count * share) for key, count in short.items()}
+
+
 def protocol_design(claims: dict, config: dict) -> dict:
     """The design protocol.lock fixes (the module's docstring)."""
     settings = (config.get(CONFIRMATORY_KEY) or {}).get("design") or {}
     looks, spending = settings.get("looks", 4), settings.get("spending", "obrien-fleming")
     costs, budget = settings.get("job_minutes") or {}, settings.get("budget_job_minutes")
     plans = test_plans(claims, config, looks, spending)
-    maximum: dict[str, int] = {}
+    needs = claim_needs(plans, claims["defaults"]["planning"]["max_seeds"])
+    needed: dict[str, int] = {}
+    for need in needs.values():
+        needed |= {key: max(needed.get(key, 0), count) for key, count in need.items()}
+    fundable = sorted({plan["claim"] for plan in plans} - {plan["claim"] for plan in plans if plan["maximum"] is None})
+    funded, counts = fund_claims(needs, fundable, {key: looks for key in needed}, costs, budget or math.inf)
+    unfunded = sorted(set(needs) - set(funded))
+    counts = spread_rest(needs, unfunded, counts, costs, budget or math.inf)
+    lists = {key: {"maximum": counts[key], "needed": count, "looks": look_counts(counts[key], looks),
+                   "job_minutes": costs.get(key, 0.0)} for key, count in sorted(needed.items())}
     for plan in plans:
-        for key in plan["lists"]:
-            maximum[key] = max(maximum.get(key, 0), plan["maximum"] or claims["defaults"]["planning"]["max_seeds"])
-    cost = sum(maximum[key] * costs.get(key, 0.0) for key in maximum)
-    share = min(1.0, budget / cost) if budget and cost else 1.0
-    lists = {key: {"maximum": max(looks, math.floor(count * share)), "needed": count,
-                   "looks": look_counts(max(looks, math.floor(count * share)), looks), "job_minutes": costs.get(key, 0.0)}
-             for key, count in sorted(maximum.items())}
-    for plan in plans:
+        plan["funded"] = plan["claim"] in funded
         cut = [key for key in plan["lists"] if lists[key]["maximum"] < (plan["maximum"] or math.inf)]
         if plan["maximum"] is None:
             plan["underpowered"] = "no count up to planning.max_seeds reaches the power: planned as underpowered"
@@ -126,4 +183,6 @@ def protocol_design(claims: dict, config: dict) -> dict:
             plan["underpowered"] = (f"planned as underpowered: the budget affords {afford} seeds of {', '.join(cut)}, "
                                     f"its power {plan['power']:.2f} needs {plan['maximum']}{at}")
     return {"looks": looks, "spending": spending, "futility": "non-binding, beta spending of the same type",
-            "budget_job_minutes": budget, "job_minutes_at_maximum": round(cost, 1), "lists": lists, "tests": plans}
+            "budget_job_minutes": budget, "job_minutes_at_maximum": round(_job_minutes(needed, costs), 1),
+            "job_minutes_planned": round(_job_minutes(counts, costs), 1), "funded": funded,
+            "lists": lists, "tests": plans}

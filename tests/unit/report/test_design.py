@@ -1,6 +1,7 @@
 """The protocol's group-sequential design (report/design.py): each planned test's maximum at its Holm
 level and intersection-union power, the lists it reads, the exact sign-test boundaries, and a claim the
-budget cannot afford planned as underpowered, in words, before the data."""
+budget cannot afford planned as underpowered, in words, before the data; the budget funds whole claims,
+cheapest first, and spreads the rest over the lists of the claims it does not fund."""
 
 import copy
 from pathlib import Path
@@ -8,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from rlstudy.core.sequential import smallest_binomial_design
-from rlstudy.report.design import lists_read, protocol_design
+from rlstudy.report.design import fund_claims, lists_read, protocol_design, spread_rest
 
 ROOT = Path(__file__).resolve().parents[3]
 CLAIMS = yaml.safe_load((ROOT / "claims.yaml").read_text())
@@ -60,6 +61,62 @@ def test_a_claim_the_budget_cannot_afford_is_planned_as_underpowered_in_words():
     words = design["tests"][0]["underpowered"]
     assert words.startswith("planned as underpowered: the budget affords 12 seeds of seeds.control")
     assert "the sign test's power there is" in words
+
+
+def test_the_budget_funds_the_cheap_claim_whole_and_spreads_the_rest_over_the_dear_one():
+    needs = {"cheap": {"a": 10}, "dear": {"a": 20, "b": 30}}
+    costs, floor = {"a": 1.0, "b": 2.0}, {"a": 4, "b": 4}
+    # floors 4 x 1 + 4 x 2 = 12; cheap adds (10 - 4) x 1 = 6: 18 <= 60, funded; dear would add
+    # (20 - 10) x 1 + (30 - 4) x 2 = 62: 80 > 60, not funded. The 42 left over dear's shortfall
+    # (10 of a, 26 of b: 62 job-minutes) is a share of 42/62: a 10 + floor(6.77) = 16, b 4 + floor(17.6) = 21
+    funded, counts = fund_claims(needs, ["cheap", "dear"], floor, costs, 60)
+    assert funded == ["cheap"] and counts == {"a": 10, "b": 4}
+    assert spread_rest(needs, ["dear"], counts, costs, 60) == {"a": 16, "b": 21}  # 16 + 42 = 58 <= 60
+
+
+def test_the_budget_is_never_exceeded_but_by_the_floors_and_a_funded_claim_keeps_its_needs():
+    needs = {"one": {"a": 9}, "two": {"a": 25, "b": 12}, "three": {"b": 40, "c": 7}, "four": {"c": 50}}
+    costs, floor = {"a": 1.5, "b": 0.7, "c": 3.0}, {"a": 4, "b": 4, "c": 4}
+    spent = lambda counts: sum(counts[key] * costs[key] for key in counts)  # noqa: E731
+    seen = set()
+    for budget in range(0, 260, 3):
+        funded, counts = fund_claims(needs, sorted(needs), floor, costs, budget)
+        final = spread_rest(needs, sorted(set(needs) - set(funded)), counts, costs, budget)
+        seen.add(len(funded))
+        assert spent(final) <= max(budget, spent(floor)) + 1e-9
+        assert all(final[key] >= floor[key] and final[key] >= counts[key] for key in floor)
+        assert all(final[key] >= count for claim in funded for key, count in needs[claim].items())
+    assert seen == {0, 1, 2, 3, 4}  # the budgets run from the floors alone to every claim funded
+
+
+def test_a_tie_in_cost_funds_the_claim_first_by_id():
+    needs = {"b-claim": {"a": 10}, "a-claim": {"b": 10}}
+    funded, counts = fund_claims(needs, ["b-claim", "a-claim"], {"a": 4, "b": 4}, {"a": 1.0, "b": 1.0}, 15)
+    assert funded == ["a-claim"] and counts == {"a": 4, "b": 10}
+
+
+def test_the_protocol_design_funds_the_cheaper_claim_at_its_full_maximum_and_plans_the_other_underpowered():
+    claims = claims_of("linear-q-as-good-as-qtable", "mpo-as-good-as-ddpg")
+    config = copy.deepcopy(CONFIG)
+    minutes = {"linear_q.seeds": 2.0, "qtable.seeds": 2.0, "mpo.seeds": 1.0, "ddpg.seeds": 1.0}
+    config["confirmatory_block"]["design"].update(budget_job_minutes=10_000, job_minutes=minutes)
+    needed = {key: item["needed"] for key, item in protocol_design(claims, config)["lists"].items()}
+    # floors 4 seeds of each list (24 job-minutes); mpo against ddpg, the cheaper claim (1 a seed of each list),
+    # funded whole; half of linear_q's and qtable's shortfall left over: each list half way from 4 to its need
+    budget = 24 + (needed["mpo.seeds"] - 4) + (needed["ddpg.seeds"] - 4) + (needed["linear_q.seeds"] - 4) * 2
+    config["confirmatory_block"]["design"]["budget_job_minutes"] = budget
+    design = protocol_design(claims, config)
+    assert design["funded"] == ["mpo-as-good-as-ddpg"]
+    assert design["lists"]["mpo.seeds"]["maximum"] == needed["mpo.seeds"]
+    assert design["lists"]["ddpg.seeds"]["maximum"] == needed["ddpg.seeds"]
+    afford = 4 + (needed["linear_q.seeds"] - 4) // 2
+    assert design["lists"]["linear_q.seeds"]["maximum"] == design["lists"]["qtable.seeds"]["maximum"] == afford
+    assert design["job_minutes_planned"] <= budget
+    by_claim = {plan["claim"]: plan for plan in design["tests"]}
+    assert by_claim["mpo-as-good-as-ddpg"]["funded"] and "underpowered" not in by_claim["mpo-as-good-as-ddpg"]
+    assert not by_claim["linear-q-as-good-as-qtable"]["funded"]
+    assert by_claim["linear-q-as-good-as-qtable"]["underpowered"].startswith(
+        f"planned as underpowered: the budget affords {afford} seeds of linear_q.seeds, qtable.seeds")
 
 
 def test_looks_stop_a_claim_at_its_boundary_and_a_list_once_no_open_claim_reads_it():
