@@ -2,7 +2,8 @@
 reference.py, computed fast. What it adds to the equations, and why:
 
   * batch (residuals.make_batch): the transitions as network inputs, the features (sin s, cos s) of
-    every state computed once per trajectory and gathered, the rows [s; s^] stacked so that one
+    every state computed once per trajectory and gathered with the rest of a transition from one
+    packed row (residuals.TrajectoryTensors.transitions), the rows [s; s^] stacked so that one
     forward pass serves Q(s_m, a_m) and V(s^_{m+1}) (residuals.ResidualBatch);
   * sgd_direction: mean(j * grad j^) by the chain rule written out (d mean(j j^)/dQ with j fixed
     and the output layer's backward pass in residual_kernels.py's one pass, the layers below by
