@@ -126,6 +126,30 @@ def test_ds_gradient_is_half_the_gradient_of_the_squared_residual(small_trajecto
     assert float(grad @ direction) == pytest.approx(numeric, rel=1e-5)
 
 
+@pytest.mark.parametrize("task", ["evaluation", "control"])
+@pytest.mark.parametrize("estimator", list(ESTIMATORS))
+def test_a_batch_gathered_from_the_packed_rows_has_each_arrays_bits(small_trajectory, task, estimator):
+    """make_batch reads each transition from one row of TrajectoryTensors.transitions: its states,
+    actions, rewards and features are bit for bit those indexed from the trajectory's own arrays, at
+    random starts and at the last usable one (the row that reads s_{m+2} at the trajectory's end)."""
+    traj = small_trajectory("evaluation" if task == "evaluation" else "uniform")
+    pool = start_pool(estimator, traj.action_indices)
+    starts = torch.cat([pool[torch.randperm(len(pool), generator=torch.Generator().manual_seed(4))[:200]], pool[-1:]])
+    batch = make_batch(traj, starts, estimator, task, DYN, torch.Generator().manual_seed(5))
+    m = len(starts)
+    assert torch.equal(batch.action_indices, traj.action_indices[starts])
+    assert torch.equal(batch.rewards, traj.rewards[starts].float())
+    assert torch.equal(batch.feats[:m], traj.features[starts])
+    expected_next = traj.features[starts + 1]
+    assert torch.equal(batch.feats[m:] if estimator == "DS" else batch.next_feats, expected_next)
+    if estimator.startswith("BFF"):
+        borrowed = traj.states[starts] + (traj.states[starts + 2] - traj.states[starts + 1])
+        assert torch.equal(batch.feats[m:], qnet.features(borrowed))
+    if task == "evaluation":
+        plus = 0.5 + expected_next[:, 0] / 5.0
+        assert torch.equal(batch.next_probs, torch.stack([1.0 - plus, plus], dim=-1))
+
+
 def test_usable_starts():
     assert ESTIMATORS["DS"].usable_starts(10) == 9
     assert ESTIMATORS["UR"].usable_starts(10) == 9

@@ -58,8 +58,11 @@ class TensorDraw(Draw):
     draws the same numbers on any device."""
 
     generator: torch.Generator = None
+    ahead: torch.Tensor | None = None  # float64 (m, 2): s_{m+1}, s_{m+2} where already gathered (a batch's rows)
 
     def following(self, k: int):
+        if self.ahead is not None:
+            return self.ahead[:, k - 1].contiguous()
         # index_select: 3x faster than tensor[index] here, and this runs every step.
         return self.states.index_select(0, self.starts + k)
 

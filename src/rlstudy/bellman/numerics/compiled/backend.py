@@ -2,7 +2,8 @@
 reference.py, computed fast. What it adds to the equations, and why:
 
   * batch (residuals.make_batch): the transitions as network inputs, the features (sin s, cos s) of
-    every state computed once per trajectory and gathered, the rows [s; s^] stacked so that one
+    every state computed once per trajectory and gathered with the rest of a transition from one
+    packed row (residuals.TrajectoryTensors.transitions), the rows [s; s^] stacked so that one
     forward pass serves Q(s_m, a_m) and V(s^_{m+1}) (residuals.ResidualBatch);
   * sgd_direction: mean(j * grad j^) by the chain rule written out (d mean(j j^)/dQ with j fixed
     and the output layer's backward pass in residual_kernels.py's one pass, the layers below by
@@ -20,7 +21,8 @@ import numpy as np
 import torch
 
 from . import residual_kernels
-from .qnet import SHAPE, GradientSums, Network, backward, forward_cached, forward_no_grad, hidden_backward
+from .qnet import (SHAPE, GradientSums, Network, PartBuffers, backward, forward_cached, forward_into,
+                   forward_no_grad, hidden_backward)
 from ..loss import bellman_loss
 from .residuals import ResidualBatch, make_batch, residual_pair, sgd_grad_q
 
@@ -103,14 +105,16 @@ def particle_losses(particles: torch.Tensor, batch: ResidualBatch, gamma: float)
     main = len(batch.feats)
     nets = [Network(theta) for theta in particles]
     if all(net.layers is not None for net in nets) and _compiled_rows(batch):
-        q = torch.empty(len(rows), SHAPE.actions)
-        q_main, q_next = q[:main].numpy(), _NONE if batch.next_feats is None else q[main:].numpy()
+        x = np.ascontiguousarray(rows.numpy())
+        q = np.empty((len(rows), SHAPE.actions), np.float32)
+        q_main, q_next = q[:main], _NONE if batch.next_feats is None else q[main:]
         arguments = (batch.action_indices.numpy(), batch.rewards.numpy(), batch.alt_rewards.numpy(),
                      _rows(batch.alt_probs), _rows(batch.next_probs), np.float32(gamma))
         loss = residual_kernels.kernels().particle_loss
+        buffers = PartBuffers(len(x))
         losses = np.empty(len(nets))
         for i, net in enumerate(nets):
-            forward_no_grad(net, rows, out=q)
+            forward_into(net, x, q, buffers)
             losses[i] = loss(q_main, q_next, *arguments)
         return torch.from_numpy(losses).to(torch.float32)
     q = torch.stack([forward_no_grad(net, rows) for net in nets])

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from ...estimators import Estimator, TensorDraw, get_estimator
@@ -44,23 +45,50 @@ from ...problem.sde import Dynamics
 @dataclass(frozen=True)
 class TrajectoryTensors:
     """A trajectory held as tensors, ready for indexing, with the network inputs of every state
-    computed once (a mini-batch then gathers them instead of recomputing sin and cos)."""
+    computed once (a mini-batch then gathers them instead of recomputing sin and cos), and
+    everything a transition reads packed into one row of `transitions` (TRANSITION_COLUMNS)."""
 
     states: torch.Tensor  # float64 (n,)
     action_indices: torch.Tensor  # int64 (n,)
     rewards: torch.Tensor  # float64 (n,)
     features: torch.Tensor  # float32 (n, 2): (sin s, cos s)
+    transitions: torch.Tensor  # float64 (n, 9): row m holds TRANSITION_COLUMNS of the transition from s_m
 
     @classmethod
     def from_arrays(cls, states, action_indices, rewards) -> "TrajectoryTensors":
         states = torch.as_tensor(states, dtype=torch.float64)
-        return cls(states, torch.as_tensor(action_indices).long(), torch.as_tensor(rewards, dtype=torch.float64),
-                   features(states))
+        action_indices = torch.as_tensor(action_indices).long()
+        rewards = torch.as_tensor(rewards, dtype=torch.float64)
+        feats = features(states)
+        return cls(states, action_indices, rewards, feats, transition_table(states, action_indices, rewards, feats))
 
     def to(self, device: torch.device | str) -> "TrajectoryTensors":
         """The same trajectory on another device (the features are computed on the CPU either way)."""
         return TrajectoryTensors(self.states.to(device), self.action_indices.to(device), self.rewards.to(device),
-                                 self.features.to(device))
+                                 self.features.to(device), self.transitions.to(device))
+
+
+# The columns of a row m of TrajectoryTensors.transitions: the states s_m, s_{m+1}, s_{m+2} (NaN past
+# the end: no estimator reads beyond its lookahead), r_m, a_m, and the features of s_m and s_{m+1}.
+# Every value is exact in float64 (the float32 features and the action indices too), so a batch made
+# from the table has the bits of one gathered from each array.
+TRANSITION_COLUMNS = ("s", "s_next", "s_after", "reward", "action", "sin_s", "cos_s", "sin_next", "cos_next")
+_AHEAD = slice(1, 3)  # s_{m+1}, s_{m+2}
+_FEATS, _FEATS_NEXT = slice(5, 7), slice(7, 9)
+
+
+def transition_table(states: torch.Tensor, action_indices: torch.Tensor, rewards: torch.Tensor,
+                     feats: torch.Tensor) -> torch.Tensor:
+    """The rows of TRANSITION_COLUMNS for every start m of the trajectory. Made by NumPy, which asks
+    the kernel for huge pages for large arrays (PyTorch's allocator does not)."""
+    n = len(states)
+    table = torch.from_numpy(np.full((n, len(TRANSITION_COLUMNS)), np.nan))
+    for k in range(3):
+        table[:n - k, k] = states[k:]
+    table[:, 3], table[:, 4] = rewards, action_indices.to(torch.float64)
+    table[:, _FEATS] = feats
+    table[:n - 1, _FEATS_NEXT] = feats[1:]
+    return table
 
 
 def rows_per_sample(estimator: str | Estimator) -> int:
@@ -114,15 +142,15 @@ def make_batch(traj: TrajectoryTensors, starts: torch.Tensor, estimator: str | E
     The random numbers come from `generator` on the CPU and are moved to the trajectory's device, so
     a run draws the same numbers on any device (and on the CPU nothing is moved)."""
     estimator = get_estimator(estimator)
-    device = traj.states.device
-    # index_select: 3x faster than tensor[index] here, and this runs every step.
-    starts = starts.to(device)
-    following = starts + 1
-    s = traj.states.index_select(0, starts)
-    a_idx = traj.action_indices.index_select(0, starts)
-    rewards = traj.rewards.index_select(0, starts)
-    feats_s, feats_next = traj.features.index_select(0, starts), traj.features.index_select(0, following)
-    s_alt = estimator.second_state(TensorDraw(traj.states, starts, s, a_idx, task, dynamics, ur_action, generator))
+    # index_select: 3x faster than tensor[index] here, and this runs every step; one row per start.
+    starts = starts.to(traj.states.device)
+    rows = traj.transitions.index_select(0, starts)
+    s = rows[:, 0].contiguous()
+    a_idx = rows[:, 4].long()
+    rewards = rows[:, 3]
+    feats_s, feats_next = rows[:, _FEATS].float(), rows[:, _FEATS_NEXT].float()
+    s_alt = estimator.second_state(TensorDraw(traj.states, starts, s, a_idx, task, dynamics, ur_action, generator,
+                                              ahead=rows[:, _AHEAD]))
     feats_alt = feats_next if s_alt is None else features(s_alt)
     alt_rewards = rewards
     if dynamics.reward_of == "next" and s_alt is not None:
