@@ -6,7 +6,8 @@
   count, the equal-cost bound, the confirmatory seed counts per list;
 - the verdict step's code (`verdict_code`): every file `python -m rlstudy.claims.cli.evaluate_claims`
   and the looks' step `rlstudy.claims.cli.decide_look` execute (core/sources.py computes the import
-  closure), their rules and the claims' schema, listed by path, so that code can move between protocols
+  closure), their rules, the claims' schema and the earlier protocols' publications whose verdicts
+  carried claims keep (docs/publications/), listed by path, so that code can move between protocols
   without voiding what a lock meant;
 - the group-sequential design (report/design.py), fixed before any of its data;
 - the confirmatory seeds, derived from the sha256 of all of the above (`derived_start`): no one can have
@@ -32,6 +33,9 @@ VERDICT_STEP = "rlstudy.claims.cli.evaluate_claims"
 LOOK_STEP = "rlstudy.claims.cli.decide_look"
 # What the verdict steps read beside their Python: their rules (the tables they are given) and the claims' grammar.
 VERDICT_RULE_FILES = ("workflow/rules/claims.smk", "workflow/rules/looks.smk", "workflow/schemas/claims.schema.yaml")
+# The earlier protocols' publications, whose verdicts the claims marked `carried` keep (claims/publication.py):
+# locked as the code is, so that a changed carried verdict voids the lock.
+PUBLICATIONS = "docs/publications"
 # The config values the claims read through the result tables: the agents' bars and episode counts (the
 # agents' summary: solved_return, evaluation_episodes; the offline summary: offline.evaluation_episodes), the bound the cost table counts evaluations to
 # (summary.converged_below); and every confirmatory seed count (the n of every test).
@@ -50,6 +54,7 @@ def verdict_code(root: Path) -> dict[str, str]:
         raise InputError(f"--root {root}: {err}; no verdict step to lock") from err
     paths = [path.relative_to(root).as_posix() for path in modules]
     paths += [path for path in VERDICT_RULE_FILES if (root / path).is_file()]
+    paths += [path.relative_to(root).as_posix() for path in (root / PUBLICATIONS).glob("protocol-*.json")]
     return {path: sha256_file(root / path) for path in sorted(paths)}
 
 

@@ -177,5 +177,5 @@ def test_the_offline_evaluation_runs_the_episodes_its_comment_computes():
     assert level == min(planned_levels(claims, study=True).values())
     need = episodes_needed(275 / 500, level, mean_fraction=300 / 500, variance_fraction=(100 / 500) ** 2)
     text = (root / "config.yaml").read_text()
-    assert need == 415 and "from 415 (core/bounded_mean.episodes_needed)" in " ".join(text.split())
+    assert need == 396 and "from 396 (core/bounded_mean.episodes_needed)" in " ".join(text.split())
     assert yaml.safe_load(text)["offline"]["evaluation_episodes"] >= need
