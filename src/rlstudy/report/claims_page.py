@@ -99,6 +99,8 @@ def carried_lines(claims: pd.DataFrame) -> list[str]:
     what this run's data show (no verdict), outside the counts and both Holm procedures of this run."""
     lines = []
     rows = carried(claims)
+    if rows.empty:
+        return lines
     for source, group in rows.groupby("carried_from", sort=False):
         protocol, _, commit = source.partition(", commit ")
         lines += ["", f"Carried from {protocol} ({len(group)}: the verdicts its publication gave, of the run at "
