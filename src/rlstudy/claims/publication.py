@@ -19,6 +19,7 @@ from rlstudy.core.errors import InputError
 from rlstudy.core.regular_files import read_json, shown
 
 FORMAT = 1
+PUBLICATIONS = "docs/publications"  # protocol-<k>.json each, relative to the project
 # 46 claims make about 2 KB; a file a thousand times that is not a publication of ours.
 MAX_PUBLICATION_BYTES = 2 << 20
 COMMIT = r"^[0-9a-f]{40}$"
@@ -61,27 +62,44 @@ def load_publication(path: str | Path) -> dict:
     return record
 
 
-def carried_verdicts(claims: list[dict], publication: dict | None, where: str) -> Carried:
-    """The verdict each claim marked `carried` keeps from the publication; refused (one line
-    naming the claim) where the publication is not the claim's protocol's, lacks the claim, or did not
-    decide it."""
-    carried = [claim for claim in claims if "carried" in claim]
-    if carried and publication is None:
-        raise InputError(f"claim {carried[0]['id']!r} is carried from protocol {carried[0]['carried']}, but no "
-                         "publication was given (--publication)")
+def carried_verdicts(claims: list[dict], publications: dict[int, dict], where: dict[int, str]) -> dict[str, Carried]:
+    """claim id -> the verdict each claim marked `carried: k` keeps from protocol k's publication
+    (`publications`: protocol -> publication, `where`: protocol -> its file); refused (one line naming the
+    claim) where that publication was not given, lacks the claim, or did not decide it."""
     found = {}
-    for claim in carried:
-        if claim["carried"] != publication["protocol"]:
-            raise InputError(f"claim {claim['id']!r} is carried from protocol {claim['carried']}, but {where} is "
-                             f"protocol {publication['protocol']}'s publication")
+    for claim in claims:
+        if "carried" not in claim:
+            continue
+        protocol = claim["carried"]
+        publication = publications.get(protocol)
+        if publication is None:
+            raise InputError(f"claim {claim['id']!r} is carried from protocol {protocol}, but protocol {protocol}'s "
+                             f"publication was not given (--publication; given: {sorted(publications) or 'none'})")
         published = publication["verdicts"].get(claim["id"])
         if published is None:
-            raise InputError(f"claim {claim['id']!r} is carried from protocol {claim['carried']}, but {where} has no "
-                             "verdict for it")
+            raise InputError(f"claim {claim['id']!r} is carried from protocol {protocol}, but {shown(where[protocol])} "
+                             "has no verdict for it")
         if published["verdict"] not in (HOLDS, FAILS):
-            raise InputError(f"claim {claim['id']!r} is carried from protocol {claim['carried']}, but its verdict there "
-                             f"is {published['verdict']!r} ({where}): only a claim it decided (holds or fails) is carried")
-        found[claim["id"]] = published["verdict"]
-    if publication is None:
-        return Carried(found)
-    return Carried(found, publication["protocol"], publication["commit"])
+            raise InputError(f"claim {claim['id']!r} is carried from protocol {protocol}, but its verdict there is "
+                             f"{published['verdict']!r} ({shown(where[protocol])}): only a claim it decided (holds or "
+                             "fails) is carried")
+        found[claim["id"]] = Carried(published["verdict"], protocol, publication["commit"])
+    return found
+
+
+def publications_in(root: Path) -> list[str]:
+    """The publications a checkout holds, by path relative to it (protocol-<k>.json under PUBLICATIONS)."""
+    return sorted(path.relative_to(root).as_posix() for path in (root / PUBLICATIONS).glob("protocol-*.json"))
+
+
+def load_publications(paths: list[str]) -> tuple[dict[int, dict], dict[int, str]]:
+    """The publications at paths by protocol, and their paths by protocol; two of one protocol are refused."""
+    publications, where = {}, {}
+    for path in paths:
+        publication = load_publication(path)
+        protocol = publication["protocol"]
+        if protocol in publications:
+            raise InputError(f"{shown(path)}: a second publication of protocol {protocol} (the first: "
+                             f"{shown(where[protocol])})")
+        publications[protocol], where[protocol] = publication, path
+    return publications, where

@@ -277,12 +277,12 @@ def role_of(claim: dict) -> str:
 
 @dataclass(frozen=True)
 class Carried:
-    """The verdicts carried claims keep (claim id -> verdict) and the publication they come from (its
-    protocol and the commit of the run that published them)."""
+    """The verdict a carried claim keeps and the publication it comes from (its protocol and the commit of
+    the run that published it)."""
 
-    verdicts: dict[str, str]
-    protocol: int = 0
-    commit: str = ""
+    verdict: str
+    protocol: int
+    commit: str
 
     @property
     def source(self) -> str:
@@ -299,7 +299,7 @@ def row(claim: dict, outcomes: list[Outcome], adjusted: tuple[float, float], stu
                 combine(outcomes, study[0], study[1], defaults["level"]))
     carried_from = ""
     if role_of(claim) == CARRIED:
-        verdicts = (carried.verdicts[claim["id"]],) * 2
+        verdicts = (carried.verdict,) * 2
         carried_from = f"protocol {carried.protocol}, commit {carried.commit}"
         evidence = f"[carried from {carried.source}] this run's data, not tested again: {evidence}"
     return {"id": claim["id"], "source": claim["source"], "statement": claim["statement"],
@@ -324,14 +324,15 @@ def holm_within(raw: list[tuple[float, float]], members: list[int]) -> dict[int,
 
 
 def decide(claims: list[dict], tables: dict[str, pd.DataFrame], defaults: dict,
-           study_p: dict[str, tuple[float, float]] | None = None, carried: Carried | None = None) -> list[dict]:
+           study_p: dict[str, tuple[float, float]] | None = None,
+           carried: dict[str, Carried] | None = None) -> list[dict]:
     """Every claim's claims.csv row: its p-values Holm-adjusted within its family and, for the study,
     among every confirmatory claim of the file (each side apart); a description or a carried claim
-    (`carried`: the verdicts it keeps, claims/publication.carried_verdicts) is adjusted in neither.
+    (`carried`: claim id -> the verdict it keeps, claims/publication.carried_verdicts) is adjusted in neither.
     `study_p`: a claim's p and reverse p for the study-wide Holm in place of its fixed tests' (the
     sequential p-values of a claim a group-sequential design decided: claims/looks.study_p_values)."""
     missing = [claim["id"] for claim in claims if role_of(claim) == CARRIED
-               and claim["id"] not in (carried.verdicts if carried else {})]
+               and claim["id"] not in (carried or {})]
     if missing:
         raise InputError(f"claim {missing[0]!r} is carried, but no carried verdict was given for it")
     outcomes = [test_outcomes(claim, tables, defaults) for claim in claims]
@@ -342,4 +343,5 @@ def decide(claims: list[dict], tables: dict[str, pd.DataFrame], defaults: dict,
         family.update(holm_within(raw, [i for i in tested if family_of(claims[i]) == name]))
     studied = [(study_p or {}).get(claim["id"], raw[i]) for i, claim in enumerate(claims)]
     study.update(holm_within(studied, tested))
-    return [row(claim, outcomes[i], family[i], study[i], defaults, carried) for i, claim in enumerate(claims)]
+    return [row(claim, outcomes[i], family[i], study[i], defaults, (carried or {}).get(claim["id"]))
+            for i, claim in enumerate(claims)]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rlstudy.claims.publication import publications_in
 from rlstudy.core.config import ConfigError, load_yaml, validate_config
 from rlstudy.core.errors import InputError
 from rlstudy.core.provenance import sha256_file
@@ -33,9 +34,6 @@ VERDICT_STEP = "rlstudy.claims.cli.evaluate_claims"
 LOOK_STEP = "rlstudy.claims.cli.decide_look"
 # What the verdict steps read beside their Python: their rules (the tables they are given) and the claims' grammar.
 VERDICT_RULE_FILES = ("workflow/rules/claims.smk", "workflow/rules/looks.smk", "workflow/schemas/claims.schema.yaml")
-# The earlier protocols' publications, whose verdicts the claims marked `carried` keep (claims/publication.py):
-# locked as the code is, so that a changed carried verdict voids the lock.
-PUBLICATIONS = "docs/publications"
 # The config values the claims read through the result tables: the agents' bars and episode counts (the
 # agents' summary: solved_return, evaluation_episodes; the offline summary: offline.evaluation_episodes), the bound the cost table counts evaluations to
 # (summary.converged_below); and every confirmatory seed count (the n of every test).
@@ -54,7 +52,7 @@ def verdict_code(root: Path) -> dict[str, str]:
         raise InputError(f"--root {root}: {err}; no verdict step to lock") from err
     paths = [path.relative_to(root).as_posix() for path in modules]
     paths += [path for path in VERDICT_RULE_FILES if (root / path).is_file()]
-    paths += [path.relative_to(root).as_posix() for path in (root / PUBLICATIONS).glob("protocol-*.json")]
+    paths += publications_in(root)  # locked as the code is: a changed carried verdict voids the lock
     return {path: sha256_file(root / path) for path in sorted(paths)}
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from rlstudy.claims.publication import carried_verdicts, load_publication
+from rlstudy.claims.publication import carried_verdicts, load_publication, load_publications
 from rlstudy.claims.rules import CARRIED, FAILS, HOLDS, INCONCLUSIVE, Carried, decide
 from rlstudy.core.errors import InputError
 
@@ -94,7 +94,7 @@ def test_a_carried_claim_keeps_its_verdict_outside_both_holm_procedures():
                        runs("BFF", [0.15, 0.25, 0.35, 0.45, 0.55])])
     tested = [claim("a", "UR", "DS"), claim("b", "UR", "BFF")]
     carried = claim("c", "BFF", "DS", carried=1)
-    source = Carried({"c": FAILS}, 1, "2" * 40)
+    source = {"c": Carried(FAILS, 1, "2" * 40)}
     rows = decide([*tested, carried], {"summary": table}, DEFAULTS, carried=source)
     alone = decide(tested, {"summary": table}, DEFAULTS)
     for key in ("p_adjusted", "reverse_p_adjusted", "p_study", "reverse_p_study", "verdict", "study_verdict"):
@@ -109,20 +109,21 @@ def test_a_carried_claim_keeps_its_verdict_outside_both_holm_procedures():
         decide([*tested, carried], {"summary": table}, DEFAULTS)
 
 
-def test_a_claim_that_cannot_be_carried_is_refused_naming_it():
-    publication = load_publication(PUBLICATION)
+def test_a_claim_that_cannot_be_carried_is_refused_naming_it(tmp_path):
+    publications, where = load_publications([str(PUBLICATION)])
+    publication = publications[1]
     shipped = yaml.safe_load((ROOT / "claims.yaml").read_text())["claims"]
-    kept = carried_verdicts(shipped, publication, "p.json")
-    assert kept.verdicts and set(kept.verdicts.values()) <= {HOLDS, FAILS} and kept.protocol == 1
+    kept = carried_verdicts(shipped, publications, where)
+    assert kept and {c.verdict for c in kept.values()} <= {HOLDS, FAILS} and {c.protocol for c in kept.values()} == {1}
     undecided = next(c for c in shipped if publication["verdicts"][c["id"]]["verdict"] == INCONCLUSIVE)
     for claims, fragment in (([dict(undecided, carried=1)], "its verdict there is 'inconclusive'"),
                              ([dict(claim("new", "UR", "DS"), carried=1)], "has no verdict for it"),
-                             ([dict(claim("later", "UR", "DS"), carried=2)], "is protocol 1's publication")):
+                             ([dict(claim("later", "UR", "DS"), carried=2)], "protocol 2's publication was not given")):
         with pytest.raises(InputError, match="claim '") as err:
-            carried_verdicts(claims, publication, "p.json")
+            carried_verdicts(claims, publications, where)
         assert fragment in str(err.value) and claims[0]["id"] in str(err.value)
-    with pytest.raises(InputError, match="no publication was given"):
-        carried_verdicts([dict(claim("x", "UR", "DS"), carried=1)], None, "")
+    with pytest.raises(InputError, match="a second publication of protocol 1"):
+        load_publications([str(PUBLICATION), str(PUBLICATION)])
 
 
 def test_the_shipped_carried_claims_are_decided_by_sign_share_or_description_tests():
