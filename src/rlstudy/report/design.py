@@ -1,9 +1,10 @@
 """The confirmatory block's group-sequential design, fixed in protocol.lock before any of its data.
 
 Each claim's tests are planned at the level the claim is tested at (its family's Holm level for the
-first claim: level / the family's tested claims); a claim carried from an earlier protocol's publication
-(claims.yaml `carried`) is not tested again: it has no plan and is not counted in its family, each test of a claim at power^(1/m) so that the claim's
-intersection-union (all m tests must hold) keeps the planned power; the smallest effect of interest is
+first claim: level / the family's tested claims), each test of a claim at power^(1/m) so that the claim's
+intersection-union (all m tests must hold) keeps the planned power; a claim carried from an earlier
+protocol's publication (claims.yaml `carried`) is not tested again: it has no plan and is not counted in
+its family; the smallest effect of interest is
 claims.yaml's (`defaults.planning`). A paired test is the sign test: its design is exact
 (core/sequential.py: K looks, O'Brien-Fleming-type or Pocock-type alpha spending, a non-binding futility
 bound from beta spending). Any other test gets the fixed planned count (`planned_count`) as its maximum
