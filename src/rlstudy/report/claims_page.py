@@ -33,13 +33,19 @@ def carried(claims: pd.DataFrame) -> pd.DataFrame:
     return claims[has_role(claims, CARRIED)]
 
 
+def _source(carried_from: str) -> tuple[str, str]:
+    """('protocol k', the run's commit) of a carried claim's `carried_from` (claims/rules.py writes it)."""
+    protocol, _, commit = str(carried_from).partition(", commit ")
+    return protocol, commit
+
+
 def carried_count(claims: pd.DataFrame) -> str:
     """The README's note of the carried claims, by the protocol they come from."""
     rows = carried(claims)
     if rows.empty:
         return ""
-    counts = rows["carried_from"].map(lambda source: source.split(",")[0]).value_counts(sort=False)
-    return "".join(f"; {count} carried from {source}" for source, count in counts.items())
+    counts = rows["carried_from"].map(lambda source: _source(source)[0]).value_counts(sort=False)
+    return "".join(f"; {count} carried from {protocol}" for protocol, count in counts.items())
 
 
 def table_head(column: str, adjusted: bool, study: bool) -> list[str]:
@@ -102,7 +108,7 @@ def carried_lines(claims: pd.DataFrame) -> list[str]:
     if rows.empty:
         return lines
     for source, group in rows.groupby("carried_from", sort=False):
-        protocol, _, commit = source.partition(", commit ")
+        protocol, commit = _source(source)
         lines += ["", f"Carried from {protocol} ({len(group)}: the verdicts its publication gave, of the run at "
                   f"commit {code(commit)} (`docs/publications/`); not tested again, outside this run's counts and "
                   "both Holm procedures):", "", "| claim | statement | verdict (carried) | evidence |",
