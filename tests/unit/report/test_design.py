@@ -102,3 +102,10 @@ def test_a_carried_claim_is_not_planned_nor_counted_in_its_family():
     assert all(plan["level"] == CLAIMS["defaults"]["level"] for plan in plans)
     tested = plans_of(claims_of("ds-worse-control-qstar", "ds-greedy-worse-control"), CONFIG, 4, "obrien-fleming")
     assert all(plan["level"] == CLAIMS["defaults"]["level"] / 2 for plan in tested)  # were it tested: Holm over 2
+
+
+def test_the_shipped_design_plans_no_carried_claim():
+    """The looks test only what the design plans (claims/looks.py): no claim claims.yaml marks carried."""
+    carried = {claim["id"] for claim in CLAIMS["claims"] if "carried" in claim}
+    plans = plans_of(CLAIMS, CONFIG, 4, "obrien-fleming")
+    assert carried and plans and not carried & {plan["claim"] for plan in plans}
