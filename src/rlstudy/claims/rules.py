@@ -311,10 +311,9 @@ def row(claim: dict, outcomes: list[Outcome], adjusted: tuple[float, float], stu
 
 
 def evaluate(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> dict:
-    """The claims.csv row of one claim alone (a family and a study of one: no adjustment)."""
-    outcomes = test_outcomes(claim, tables, defaults)
-    raw = claim_p_values(outcomes)
-    return row(claim, outcomes, raw, raw, defaults)
+    """The claims.csv row of one claim alone (a family and a study of one: no adjustment; a carried claim,
+    whose verdict is not given here, is refused)."""
+    return decide([claim], tables, defaults)[0]
 
 
 def holm_within(raw: list[tuple[float, float]], members: list[int]) -> dict[int, tuple[float, float]]:
