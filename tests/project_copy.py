@@ -24,6 +24,9 @@ def copy_project(target: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     for name in ("Snakefile", "config.yaml", "claims.yaml", "envs.yaml", "protocol.lock", "spent_blocks.yaml"):
         shutil.copy(ROOT / name, target / name)
+    (target / "docs" / "publications").mkdir(parents=True, exist_ok=True)
+    for publication in (ROOT / "docs" / "publications").glob("*.json"):  # the verdicts carried claims keep
+        shutil.copy(publication, target / "docs" / "publications" / publication.name)
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     for name in ("workflow", "src"):
         shutil.copytree(ROOT / name, target / name, ignore=ignore)

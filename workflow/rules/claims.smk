@@ -1,5 +1,6 @@
 # Stage 5: every claim of claims.yaml with its verdict, computed from the result tables.
 
+from rlstudy.claims.publication import publications_in
 
 CLAIM_TABLES = {
     "summary": "results/summary.csv",
@@ -11,12 +12,15 @@ CLAIM_TABLES = {
     "budget": "results/budget/budget.csv",
     "seed_plan": SEED_PLAN,  # no claim reads it: its sha256 in claims.csv's record names the run's seeds (protocol.smk)
 }
+# The earlier protocols' publications, whose verdicts the claims marked `carried` keep (claims/publication.py).
+PUBLICATIONS = publications_in(Path("."))
 
 
 use rule step as claims with:
     input:
         claims="claims.yaml",
         schema="workflow/schemas/claims.schema.yaml",
+        publications=PUBLICATIONS,
         tables=list(CLAIM_TABLES.values()),
         looks=[str(folder / CLAIMS_FILE) for folder in LAST_LOOK],  # the design's last look decides its claims (looks.smk)
         code=sources("claims.cli.evaluate_claims"),
@@ -29,6 +33,7 @@ use rule step as claims with:
         args=lambda w, input, output: options(
             claims=input.claims,
             schema=input.schema,
+            publication=list(input.publications) or None,
             table=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
             out=output.claims,
             seed_power=output.seed_power,

@@ -116,9 +116,10 @@ def seed_lists_of(test: dict) -> list[str]:
 
 
 def holm_counted(claim: dict, defaults: dict) -> bool:
-    """A claim Holm counts: confirmatory (no `description`) with a p-value (a rank, binomial share or
-    per-run test; a description of the runs made has none)."""
-    return "description" not in claim and any(kind_of({**defaults, **t}) or "run_noise" in t for t in claim["tests"])
+    """A claim Holm counts: confirmatory (neither a `description` nor `carried` from an earlier protocol)
+    with a p-value (a rank, binomial share or per-run test; a description of the runs made has none)."""
+    inferential = any(kind_of({**defaults, **t}) or "run_noise" in t for t in claim["tests"])
+    return inferential and not {"description", "carried"} & set(claim)
 
 
 def planned_levels(claims: dict, study: bool) -> dict[str, float]:

@@ -39,7 +39,8 @@ of descriptive tests only has no p and is decided by its runs. The study's error
 claim's p and reverse p are also Holm-adjusted together across all families (p_study, study_verdict):
 the chance of any false holds (or of any false fails) anywhere in the study is at most the level. A
 claim marked `description` in claims.yaml (its value moves with no replicate seed: a reference Q*, a
-population minimiser) is a description, outside both procedures and the confirmatory count. An
+population minimiser) is a description, outside both procedures and the confirmatory count; so is a
+claim marked `carried` (it keeps an earlier protocol's published verdict, claims/publication.py). An
 undecided test says how many seeds its planned effect needs (claims/planning.py).
 """
 
@@ -261,34 +262,58 @@ def family_of(claim: dict) -> str:
     return claim.get("family", f"claim {claim['id']}")
 
 
-DESCRIPTION, CONFIRMATORY = "description", "confirmatory"
+DESCRIPTION, CONFIRMATORY, CARRIED = "description", "confirmatory", "carried"
 
 
 def role_of(claim: dict) -> str:
-    """'description': a claim about a quantity no replicate seed moves (claims.yaml `description`: one
-    Q* per task, a population minimiser), published apart and outside both Holm procedures;
-    'confirmatory' otherwise."""
+    """'carried': a claim that keeps an earlier protocol's published verdict (claims.yaml `carried`:
+    claims/publication.py), not tested again; 'description': a claim about a quantity no replicate seed
+    moves (claims.yaml `description`: one Q* per task, a population minimiser); both published apart
+    and outside both Holm procedures; 'confirmatory' otherwise."""
+    if "carried" in claim:
+        return CARRIED
     return DESCRIPTION if "description" in claim else CONFIRMATORY
 
 
+@dataclass(frozen=True)
+class Carried:
+    """The verdict a carried claim keeps and the publication it comes from (its protocol and the commit of
+    the run that published it)."""
+
+    verdict: str
+    protocol: int
+    commit: str
+
+    @property
+    def source(self) -> str:
+        return f"protocol {self.protocol}'s publication (commit {self.commit[:7]})"
+
+
 def row(claim: dict, outcomes: list[Outcome], adjusted: tuple[float, float], study: tuple[float, float],
-        defaults: dict) -> dict:
+        defaults: dict, carried: Carried | None = None) -> dict:
+    """The claims.csv row; a carried claim's verdicts are the carried one, and its evidence says what this
+    run's data show, decided by nothing."""
     p, reverse = claim_p_values(outcomes)
+    evidence = " | ".join(f"[{o.verdict}] {o.evidence}" for o in outcomes)
+    verdicts = (combine(outcomes, adjusted[0], adjusted[1], defaults["level"]),
+                combine(outcomes, study[0], study[1], defaults["level"]))
+    carried_from = ""
+    if role_of(claim) == CARRIED:
+        verdicts = (carried.verdict,) * 2
+        carried_from = f"protocol {carried.protocol}, commit {carried.commit}"
+        evidence = f"[carried from {carried.source}] this run's data, not tested again: {evidence}"
     return {"id": claim["id"], "source": claim["source"], "statement": claim["statement"],
             "estimand": claim.get("estimand", ""), "family": family_of(claim), "role": role_of(claim),
-            "verdict": combine(outcomes, adjusted[0], adjusted[1], defaults["level"]),
-            "study_verdict": combine(outcomes, study[0], study[1], defaults["level"]),
+            "verdict": verdicts[0], "study_verdict": verdicts[1],
             "p": p, "p_adjusted": adjusted[0], "reverse_p": reverse, "reverse_p_adjusted": adjusted[1],
-            "p_study": study[0], "reverse_p_study": study[1],
-            "evidence": " | ".join(f"[{o.verdict}] {o.evidence}" for o in outcomes),
-            "seeds": " | ".join(o.seeds for o in outcomes)}
+            "p_study": study[0], "reverse_p_study": study[1], "evidence": evidence,
+            "seeds": " | ".join(o.seeds for o in outcomes), "carried_from": carried_from}
 
 
 def evaluate(claim: dict, tables: dict[str, pd.DataFrame], defaults: dict) -> dict:
-    """The claims.csv row of one claim alone (a family and a study of one: no adjustment)."""
-    outcomes = test_outcomes(claim, tables, defaults)
-    raw = claim_p_values(outcomes)
-    return row(claim, outcomes, raw, raw, defaults)
+    """The claims.csv row of one claim alone (a family and a study of one: no adjustment; a carried claim,
+    whose verdict is not given here, is refused)."""
+    return decide([claim], tables, defaults)[0]
 
 
 def holm_within(raw: list[tuple[float, float]], members: list[int]) -> dict[int, tuple[float, float]]:
@@ -298,11 +323,17 @@ def holm_within(raw: list[tuple[float, float]], members: list[int]) -> dict[int,
 
 
 def decide(claims: list[dict], tables: dict[str, pd.DataFrame], defaults: dict,
-           study_p: dict[str, tuple[float, float]] | None = None) -> list[dict]:
+           study_p: dict[str, tuple[float, float]] | None = None,
+           carried: dict[str, Carried] | None = None) -> list[dict]:
     """Every claim's claims.csv row: its p-values Holm-adjusted within its family and, for the study,
-    among every confirmatory claim of the file (each side apart); a description is adjusted in neither.
+    among every confirmatory claim of the file (each side apart); a description or a carried claim
+    (`carried`: claim id -> the verdict it keeps, claims/publication.carried_verdicts) is adjusted in neither.
     `study_p`: a claim's p and reverse p for the study-wide Holm in place of its fixed tests' (the
     sequential p-values of a claim a group-sequential design decided: claims/looks.study_p_values)."""
+    missing = [claim["id"] for claim in claims if role_of(claim) == CARRIED
+               and claim["id"] not in (carried or {})]
+    if missing:
+        raise InputError(f"claim {missing[0]!r} is carried, but no carried verdict was given for it")
     outcomes = [test_outcomes(claim, tables, defaults) for claim in claims]
     raw = [claim_p_values(o) for o in outcomes]
     tested = [i for i, claim in enumerate(claims) if role_of(claim) == CONFIRMATORY]
@@ -311,4 +342,5 @@ def decide(claims: list[dict], tables: dict[str, pd.DataFrame], defaults: dict,
         family.update(holm_within(raw, [i for i in tested if family_of(claims[i]) == name]))
     studied = [(study_p or {}).get(claim["id"], raw[i]) for i, claim in enumerate(claims)]
     study.update(holm_within(studied, tested))
-    return [row(claim, outcomes[i], family[i], study[i], defaults) for i, claim in enumerate(claims)]
+    return [row(claim, outcomes[i], family[i], study[i], defaults, (carried or {}).get(claim["id"]))
+            for i, claim in enumerate(claims)]

@@ -1,13 +1,13 @@
 """The parts of docs/claims.md's generated block that state the error guarantees: each claim's p
 Holm-adjusted within its family and over the study, the line stating both guarantees, and the
-descriptions (claims no replicate seed moves) listed apart from the confirmatory verdicts
-(report/cli/render_readme.py places them)."""
+descriptions (claims no replicate seed moves) and the claims carried from an earlier protocol's
+publication, each listed apart from this run's verdicts (report/cli/render_readme.py places them)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from rlstudy.claims.rules import DESCRIPTION, HOLDS
+from rlstudy.claims.rules import CARRIED, DESCRIPTION, HOLDS
 from rlstudy.core.markdown import code, text
 from rlstudy.report.verdicts import MARK
 
@@ -15,17 +15,37 @@ ADJUSTED = ("family", "p", "p_adjusted", "reverse_p", "reverse_p_adjusted")
 STUDY = ("p_study", "reverse_p_study", "study_verdict")
 
 
-def is_description(claims: pd.DataFrame) -> pd.Series:
-    """The rows claims.yaml marks `description` (none in a table from before the roles)."""
-    return claims["role"] == DESCRIPTION if "role" in claims.columns else pd.Series(False, index=claims.index)
+def has_role(claims: pd.DataFrame, role: str) -> pd.Series:
+    """The rows of a role (none in a table from before the roles)."""
+    return claims["role"] == role if "role" in claims.columns else pd.Series(False, index=claims.index)
 
 
 def confirmatory(claims: pd.DataFrame) -> pd.DataFrame:
-    return claims[~is_description(claims)]
+    """The claims this run tested: neither descriptions nor carried."""
+    return claims[~has_role(claims, DESCRIPTION) & ~has_role(claims, CARRIED)]
 
 
 def descriptions(claims: pd.DataFrame) -> pd.DataFrame:
-    return claims[is_description(claims)]
+    return claims[has_role(claims, DESCRIPTION)]
+
+
+def carried(claims: pd.DataFrame) -> pd.DataFrame:
+    return claims[has_role(claims, CARRIED)]
+
+
+def _source(carried_from: str) -> tuple[str, str]:
+    """('protocol k', the run's commit) of a carried claim's `carried_from` (claims/rules.py writes it)."""
+    protocol, _, commit = str(carried_from).partition(", commit ")
+    return protocol, commit
+
+
+def carried_count(claims: pd.DataFrame) -> str:
+    """The README's note of the carried claims, by the protocol they come from."""
+    rows = carried(claims)
+    if rows.empty:
+        return ""
+    counts = rows["carried_from"].map(lambda source: _source(source)[0]).value_counts(sort=False)
+    return "".join(f"; {count} carried from {protocol}" for protocol, count in counts.items())
 
 
 def table_head(column: str, adjusted: bool, study: bool) -> list[str]:
@@ -56,9 +76,14 @@ def error_lines(claims: pd.DataFrame, level: float = 0.05) -> list[str]:
     tested = confirmatory(claims)
     tested = tested[tested["p"].notna()]
     holds = int((tested["study_verdict"] == HOLDS).sum())
-    return [f"Error control: within each family, the chance of any false holds (and of any false fails) is at most "
-            f"{level:g} (Holm over the family's tested claims); over the whole study, at most {level:g} among all "
-            f"{len(tested)} tested confirmatory claims (Holm over all of them): {holds} hold at the study level."]
+    lines = [f"Error control: within each family, the chance of any false holds (and of any false fails) is at most "
+             f"{level:g} (Holm over the family's tested claims); over the whole study, at most {level:g} among all "
+             f"{len(tested)} tested confirmatory claims (Holm over all of them): {holds} hold at the study level."]
+    if not carried(claims).empty:
+        lines[0] += (f" The {len(carried(claims))} claims carried from an earlier protocol keep the guarantee of the "
+                     "protocol that decided them, within that protocol (docs/claims.md, 'Carried verdicts'); the "
+                     "tested claims have this run's.")
+    return lines
 
 
 def description_lines(claims: pd.DataFrame) -> list[str]:
@@ -72,4 +97,23 @@ def description_lines(claims: pd.DataFrame) -> list[str]:
     evidence = described["evidence"] if "evidence" in described.columns else pd.Series("", index=described.index)
     for row, proof in zip(described.to_dict("records"), evidence):
         lines.append(f"| {code(row['id'])} | {text(row['statement'])} | {MARK[row['verdict']]} | {text(proof)} |")
+    return lines
+
+
+def carried_lines(claims: pd.DataFrame) -> list[str]:
+    """The carried claims apart, one table per publication they come from: each claim's carried verdict and
+    what this run's data show (no verdict), outside the counts and both Holm procedures of this run."""
+    lines = []
+    rows = carried(claims)
+    if rows.empty:
+        return lines
+    for source, group in rows.groupby("carried_from", sort=False):
+        protocol, commit = _source(source)
+        lines += ["", f"Carried from {protocol} ({len(group)}: the verdicts its publication gave, of the run at "
+                  f"commit {code(commit)} (`docs/publications/`); not tested again, outside this run's counts and "
+                  "both Holm procedures):", "", "| claim | statement | verdict (carried) | evidence |",
+                  "| --- | --- | --- | --- |"]
+        for row in group.to_dict("records"):
+            lines.append(f"| {code(row['id'])} | {text(row['statement'])} | {MARK[row['verdict']]} | "
+                         f"{text(row['evidence'])} |")
     return lines

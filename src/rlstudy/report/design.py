@@ -2,7 +2,9 @@
 
 Each claim's tests are planned at the level the claim is tested at (its family's Holm level for the
 first claim: level / the family's tested claims), each test of a claim at power^(1/m) so that the claim's
-intersection-union (all m tests must hold) keeps the planned power; the smallest effect of interest is
+intersection-union (all m tests must hold) keeps the planned power; a claim carried from an earlier
+protocol's publication (claims.yaml `carried`) is not tested again: it has no plan and is not counted in
+its family; the smallest effect of interest is
 claims.yaml's (`defaults.planning`). A paired test is the sign test: its design is exact
 (core/sequential.py: K looks, O'Brien-Fleming-type or Pocock-type alpha spending, a non-binding futility
 bound from beta spending). Any other test gets the fixed planned count (`planned_count`) as its maximum
@@ -32,6 +34,7 @@ from __future__ import annotations
 import math
 
 from rlstudy.claims.planning import effect_of, kind_of, planned_seeds
+from rlstudy.claims.rules import CARRIED, role_of
 from rlstudy.core.seed_blocks import CONFIRMATORY_KEY, seed_lists
 from rlstudy.core.sequential import look_counts, sign_test_power, smallest_binomial_design
 
@@ -75,19 +78,25 @@ def planned_count(test: dict, planning: dict, level: float, power: float) -> int
     return planned_seeds(test, {**planning, "power": power}, level)
 
 
+def tested_claims(claims: dict) -> list[dict]:
+    """The claims this protocol tests: all but those carried from an earlier protocol's publication."""
+    return [claim for claim in claims["claims"] if role_of(claim) != CARRIED]
+
+
 def _family_sizes(claims: dict) -> dict[str, int]:
     sizes: dict[str, int] = {}
-    for claim in claims["claims"]:
+    for claim in tested_claims(claims):
         tested = any(kind_of({**claims["defaults"], **test}) for test in claim["tests"])
         sizes[claim["family"]] = sizes.get(claim["family"], 0) + tested
     return sizes
 
 
 def test_plans(claims: dict, config: dict, looks: int, spending: str) -> list[dict]:
-    """One plan per planned test: its claim, lists, level, power, maximum and (a sign test) boundaries."""
+    """One plan per planned test of a tested claim (a carried one has none): its claim, lists, level,
+    power, maximum and (a sign test) boundaries."""
     defaults, planning = claims["defaults"], claims["defaults"]["planning"]
     lists, sizes, plans = list(seed_lists(config)), _family_sizes(claims), []
-    for claim in claims["claims"]:
+    for claim in tested_claims(claims):
         tests = [{**defaults, **test} for test in claim["tests"]]
         planned = [test for test in tests if kind_of(test)]
         for number, test in enumerate(tests, start=1):

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from rlstudy.claims.rules import HOLDS
-from rlstudy.report.claims_page import confirmatory, descriptions
+from rlstudy.report.claims_page import carried_count, confirmatory, descriptions
 from rlstudy.report.verdicts import MARK, verdict_counts
 # claims.csv's evidence: each test's "[verdict] text", joined by " | " (claims/rules.evaluate).
 _TEST_SEPARATOR = re.compile(r" \| (?=\[(?:holds|fails|inconclusive)\] )")
@@ -137,7 +137,8 @@ def claims_table(claims: pd.DataFrame, declared: Iterable[dict], available: Sequ
 def _descriptions_note(claims: pd.DataFrame) -> str:
     """The descriptions (claims no replicate seed moves) are in the table, not in the counts."""
     count = len(descriptions(claims))
-    return f"; and {count} descriptions (no replicate seed moves them), listed below, not counted" if count else ""
+    described = f"; and {count} descriptions (no replicate seed moves them), listed below, not counted" if count else ""
+    return carried_count(claims) + described
 
 
 def render(claims: pd.DataFrame, declared: Iterable[dict], available: Sequence[str], *, scale: str, commit: str,

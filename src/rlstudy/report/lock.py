@@ -6,7 +6,8 @@
   count, the equal-cost bound, the confirmatory seed counts per list;
 - the verdict step's code (`verdict_code`): every file `python -m rlstudy.claims.cli.evaluate_claims`
   and the looks' step `rlstudy.claims.cli.decide_look` execute (core/sources.py computes the import
-  closure), their rules and the claims' schema, listed by path, so that code can move between protocols
+  closure), their rules, the claims' schema and the earlier protocols' publications whose verdicts
+  carried claims keep (docs/publications/), listed by path, so that code can move between protocols
   without voiding what a lock meant;
 - the group-sequential design (report/design.py), fixed before any of its data;
 - the confirmatory seeds, derived from the sha256 of all of the above (`derived_start`): no one can have
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rlstudy.claims.publication import publications_in
 from rlstudy.core.config import ConfigError, load_yaml, validate_config
 from rlstudy.core.errors import InputError
 from rlstudy.core.provenance import sha256_file
@@ -50,6 +52,7 @@ def verdict_code(root: Path) -> dict[str, str]:
         raise InputError(f"--root {root}: {err}; no verdict step to lock") from err
     paths = [path.relative_to(root).as_posix() for path in modules]
     paths += [path for path in VERDICT_RULE_FILES if (root / path).is_file()]
+    paths += publications_in(root)  # locked as the code is: a changed carried verdict voids the lock
     return {path: sha256_file(root / path) for path in sorted(paths)}
 
 

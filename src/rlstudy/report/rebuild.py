@@ -23,10 +23,11 @@ import tempfile
 from collections import deque
 from pathlib import Path
 
+from rlstudy.claims.publication import PUBLICATIONS
 from rlstudy.core.errors import InputError
 
 PROJECT_FILES = ("Snakefile", "config.yaml", "claims.yaml", "envs.yaml", "protocol.lock", "spent_blocks.yaml")
-PROJECT_FOLDERS = ("workflow", "src")
+PROJECT_FOLDERS = ("workflow", "src", PUBLICATIONS)  # the publications: the verdicts carried claims keep
 LAUNCHER = ("-m", "rlstudy.runtime.launch")
 _RULE = re.compile(r"^(?:local)?rule (\S+):$")
 _OUTPUT = re.compile(r"^\s+output: (.*)$")

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rlstudy.claims.publication import publications_in
 from rlstudy.report.verdict_comparison import compare, verdicts
 from rlstudy.core.config import load_yaml
 from rlstudy.core.errors import InputError, PipelineError
@@ -41,8 +42,10 @@ def evaluate(tables: Path, out: Path, cwd: Path) -> None:
     """evaluate_claims of cwd's code and claims on the tables written in `tables` (TABLE_FILES), into out."""
     given = [f"{name}={tables / TABLE_FILES[name]}.csv" for name in TABLE_FILES
              if (tables / f"{TABLE_FILES[name]}.csv").is_file()]
+    publications = publications_in(cwd)
     done = run_step(["rlstudy.claims.cli.evaluate_claims", "--claims", "claims.yaml",
-                     "--schema", "workflow/schemas/claims.schema.yaml", "--table", *given, "--out", str(out)], cwd)
+                     "--schema", "workflow/schemas/claims.schema.yaml", "--table", *given, "--out", str(out),
+                     *(["--publication", *publications] if publications else [])], cwd)
     if done.returncode != 0:
         raise PipelineError(f"the claims on the tables of {tables}: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
 

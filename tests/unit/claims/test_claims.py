@@ -214,6 +214,9 @@ def test_the_shipped_claims_are_valid_and_a_broken_claim_is_refused(tmp_path):
         validate_config(claims, schema, document="claims.yaml")
 
 
+PUBLICATION = ("--publication", str(ROOT / "docs/publications/protocol-1.json"))  # the verdicts carried claims keep
+
+
 def test_the_cli_writes_a_verdict_per_claim_and_is_byte_identical(tmp_path):
     summary = pd.concat([runs("UR", [0.1, 0.2, 0.15]), runs("DS", [0.5, 0.6, 0.55])])
     summary["final_rel_error"] = summary["final_rel_error_exact"] = summary["final_greedy_shortfall"] = summary["final"]
@@ -223,7 +226,7 @@ def test_the_cli_writes_a_verdict_per_claim_and_is_byte_identical(tmp_path):
     for name in ("a.csv", "b.csv"):
         result = subprocess.run(
             [sys.executable, "-m", "rlstudy.claims.cli.evaluate_claims", "--claims", str(ROOT / "claims.yaml"),
-             "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"), "--table",
+             "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"), *PUBLICATION, "--table",
              f"summary={tmp_path / 'summary.csv'}", "--out", str(tmp_path / name),
              "--seed-power", str(tmp_path / f"power_{name}")],
             capture_output=True, text=True)
@@ -234,7 +237,7 @@ def test_the_cli_writes_a_verdict_per_claim_and_is_byte_identical(tmp_path):
     # no table with a rank test given: a table of no rows, with its columns
     result = subprocess.run(
         [sys.executable, "-m", "rlstudy.claims.cli.evaluate_claims", "--claims", str(ROOT / "claims.yaml"),
-         "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"), "--table", f"unused={tmp_path / 'summary.csv'}",
+         "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"), *PUBLICATION, "--table", f"unused={tmp_path / 'summary.csv'}",
          "--out", str(tmp_path / "c.csv"), "--seed-power", str(tmp_path / "power_c.csv")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     empty = pd.read_csv(tmp_path / "power_c.csv")

@@ -101,7 +101,7 @@ def test_the_seed_counts_are_the_configs():
 
 def test_the_levels_are_every_level_holm_can_apply():
     """Holm over m claims tests the smallest p at level/m: every level/k down to the study's count."""
-    assert LEVELS[0] == LEVEL and len(LEVELS) == TESTED_CLAIMS >= 30
+    assert LEVELS[0] == LEVEL and len(LEVELS) == TESTED_CLAIMS >= 20  # 26: the carried claims are not tested
     assert min(LEVELS) == pytest.approx(LEVEL / TESTED_CLAIMS)
 
 
@@ -225,10 +225,10 @@ def test_the_sign_test_has_power_at_its_planned_effect():
 
 def test_the_episodes_a_capped_run_needs_are_the_ones_the_pages_state():
     """docs/claims.md and config.yaml: ten CartPole episodes at the cap never decide 'solves' against 475;
-    84 do at 5 %, 171 at the study's smallest Holm level (5 % over the tested claims)."""
+    84 do at 5 %, 162 at the study's smallest Holm level (5 % over the tested claims)."""
     from rlstudy.core.bounded_mean import episodes_needed
 
     assert episodes_needed(0.95, LEVEL) == 84
-    assert episodes_needed(0.95, min(LEVELS)) == 171
+    assert episodes_needed(0.95, min(LEVELS)) == 162
     text = (ROOT / "docs/claims.md").read_text()
-    assert "at least 84 such episodes at level 5 % and 171 at the study's smallest Holm level" in " ".join(text.split())
+    assert "at least 84 such episodes at level 5 % and 162 at the study's smallest Holm level" in " ".join(text.split())

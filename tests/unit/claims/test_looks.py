@@ -157,7 +157,7 @@ def test_a_look_s_claims_file_read_back_is_checked(tmp_path):
 
 def test_the_offline_evaluation_runs_the_episodes_its_comment_computes():
     """config.yaml's offline.evaluation_episodes and its comment: a BCQ run 25 above a bar of 275 with an
-    episode sd of 100 on CartPole's [0, 500] decides at the study's smallest Holm level from 415."""
+    episode sd of 100 on CartPole's [0, 500] decides at the study's smallest Holm level from 396."""
     from pathlib import Path
 
     import yaml
@@ -171,5 +171,5 @@ def test_the_offline_evaluation_runs_the_episodes_its_comment_computes():
     assert level == min(planned_levels(claims, study=True).values())
     need = episodes_needed(275 / 500, level, mean_fraction=300 / 500, variance_fraction=(100 / 500) ** 2)
     text = (root / "config.yaml").read_text()
-    assert need == 415 and "from 415 (core/bounded_mean.episodes_needed)" in " ".join(text.split())
+    assert need == 396 and "from 396 (core/bounded_mean.episodes_needed)" in " ".join(text.split())
     assert yaml.safe_load(text)["offline"]["evaluation_episodes"] >= need

@@ -10,6 +10,7 @@ import yaml
 
 from rlstudy.core.sequential import smallest_binomial_design
 from rlstudy.report.design import fund_claims, lists_read, protocol_design, spread_rest
+from rlstudy.report.design import test_plans as plans_of  # (a name pytest does not collect)
 
 ROOT = Path(__file__).resolve().parents[3]
 CLAIMS = yaml.safe_load((ROOT / "claims.yaml").read_text())
@@ -19,8 +20,12 @@ LISTS = ["seeds.evaluation", "seeds.control", "cbo.settings.cbo.seeds", "cbo.set
          "cbo_sweep.seeds", "mpo.seeds", "ddpg.seeds", "qtable.seeds", "linear_q.seeds", "dqn.seeds", "offline.seeds"]
 
 
-def claims_of(*ids: str) -> dict:
-    return {**CLAIMS, "claims": [claim for claim in CLAIMS["claims"] if claim["id"] in ids]}
+def claims_of(*ids: str, carried: bool = False) -> dict:
+    """The named claims of claims.yaml; as tested claims (their `carried` mark dropped) unless `carried`."""
+    chosen = [claim for claim in CLAIMS["claims"] if claim["id"] in ids]
+    if not carried:
+        chosen = [{key: value for key, value in claim.items() if key != "carried"} for claim in chosen]
+    return {**CLAIMS, "claims": chosen}
 
 
 def test_each_test_reads_the_lists_its_rows_come_from():
@@ -141,3 +146,23 @@ def test_looks_stop_a_claim_at_its_boundary_and_a_list_once_no_open_claim_reads_
     reads = {"a": ["seeds.control"], "b": ["seeds.control", "cbo_sweep.seeds"], "c": ["mpo.seeds"]}
     assert lists_to_continue(reads, {"a": HOLDS, "b": OPEN, "c": FUTILE}) == ["cbo_sweep.seeds", "seeds.control"]
     assert lists_to_continue(reads, {"a": HOLDS, "b": FUTILE, "c": FUTILE}) == []
+
+
+def test_a_carried_claim_is_not_planned_nor_counted_in_its_family():
+    """ds-worse-control-qstar is carried from protocol 1 (claims.yaml): no plan of its own, and the tested
+    claim of its family is planned at the level of a family of one, as if it did not exist."""
+    both = claims_of("ds-worse-control-qstar", "ds-greedy-worse-control", carried=True)
+    assert "carried" in both["claims"][0] or "carried" in both["claims"][1]
+    plans = plans_of(both, CONFIG, 4, "obrien-fleming")
+    assert {plan["claim"] for plan in plans} == {"ds-greedy-worse-control"}
+    assert plans == plans_of(claims_of("ds-greedy-worse-control"), CONFIG, 4, "obrien-fleming")
+    assert all(plan["level"] == CLAIMS["defaults"]["level"] for plan in plans)
+    tested = plans_of(claims_of("ds-worse-control-qstar", "ds-greedy-worse-control"), CONFIG, 4, "obrien-fleming")
+    assert all(plan["level"] == CLAIMS["defaults"]["level"] / 2 for plan in tested)  # were it tested: Holm over 2
+
+
+def test_the_shipped_design_plans_no_carried_claim():
+    """The looks test only what the design plans (claims/looks.py): no claim claims.yaml marks carried."""
+    carried = {claim["id"] for claim in CLAIMS["claims"] if "carried" in claim}
+    plans = plans_of(CLAIMS, CONFIG, 4, "obrien-fleming")
+    assert carried and plans and not carried & {plan["claim"] for plan in plans}

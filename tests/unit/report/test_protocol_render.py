@@ -131,3 +131,15 @@ def test_every_block_of_the_study_pages_names_its_seed_block_and_a_table_of_anot
     one_line_error(*cli("report.cli.render_readme", *render_args(paths, "--allow-any-results")),
                    "seeds [3] are not of the confirmatory seed block")
     assert paths["--readme"].read_text() == before
+
+
+def test_a_changed_carried_verdict_voids_the_lock_naming_the_publication(tmp_path, cli, in_repository):
+    """The publication whose verdicts the carried claims keep is locked as the code is (report/lock.py): a
+    lock that holds another version of it (a carried verdict changed) refuses the run, naming the file."""
+    paths, _ = protocol_run(tmp_path)
+    lock = json.loads(paths["--protocol"].read_text())
+    publication = "docs/publications/protocol-1.json"
+    assert lock["analysis_code"][publication] == sha256_file(ROOT / publication)
+    rewrite_lock(paths, analysis_code={**lock["analysis_code"], publication: "0" * 64})
+    one_line_error(*cli("report.cli.render_readme", *render_args(paths, "--allow-any-results")),
+                   "the analysis code of its commit differs from the protocol's", f"in {publication}")

@@ -44,7 +44,8 @@ def test_the_lock_holds_the_claims_the_seed_plan_and_the_analysis_code(tmp_path,
     # the verdict step's whole import closure, by path: core/loaders.py and core/config.py among them
     closure = {path.relative_to(ROOT).as_posix() for step in (VERDICT_STEP, LOOK_STEP)
                for path in module_sources(step, ROOT / "src")}
-    rules = {"workflow/rules/claims.smk", "workflow/rules/looks.smk", "workflow/schemas/claims.schema.yaml"}
+    rules = {"workflow/rules/claims.smk", "workflow/rules/looks.smk", "workflow/schemas/claims.schema.yaml",
+             "docs/publications/protocol-1.json"}  # the publication whose verdicts the carried claims keep
     assert closure | rules == set(written["analysis_code"])
     assert {"src/rlstudy/claims/cli/decide_look.py", "src/rlstudy/core/looks.py"} <= closure
     assert {"src/rlstudy/core/loaders.py", "src/rlstudy/core/config.py", "src/rlstudy/claims/rules.py"} <= closure
@@ -111,7 +112,7 @@ def test_the_design_is_locked_and_the_counts_must_be_its_maxima(tmp_path, cli):
     """The block holds every seed a look may use: each list's count is the design's maximum for it."""
     claims = tmp_path / "claims.yaml"
     declared = yaml.safe_load((ROOT / "claims.yaml").read_text())
-    declared["claims"] = [claim for claim in declared["claims"] if claim["id"] == "ds-worse-control-qstar"]
+    declared["claims"] = [claim for claim in declared["claims"] if claim["id"] == "ds-greedy-worse-control"]
     claims.write_text(yaml.safe_dump(declared, sort_keys=False))
     config = tmp_path / "config.yaml"
     shutil.copy(ROOT / "config.yaml", config)

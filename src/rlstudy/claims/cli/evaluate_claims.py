@@ -9,7 +9,11 @@ effect needs (rules.seed_power): results/seed_power.csv.
 
 With --looks (the last look's claims.csv, where the confirmatory block runs a group-sequential design:
 core/looks.py), every claim the design tests is decided by that look (claims/looks.apply_looks), and its
-study-wide p-values are the sequential ones of its tests (claims/looks.study_p_values)."""
+study-wide p-values are the sequential ones of its tests (claims/looks.study_p_values).
+
+With --publication (docs/publications/protocol-<k>.json, one per protocol), every claim marked `carried: k`
+keeps protocol k's published verdict, outside both Holm procedures (claims/publication.py); its row still shows what
+this run's data say."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import pandas as pd
 
 from rlstudy.claims.loading import load_claims, named_tables
 from rlstudy.claims.looks import apply_looks, read_claims_file, study_p_values
+from rlstudy.claims.publication import carried_verdicts, load_publications
 from rlstudy.claims.rules import decide, seed_power, seed_power_columns
 from rlstudy.core.cli import parser, run
 from rlstudy.core.errors import InputError
@@ -35,6 +40,9 @@ def main() -> None:
                         "on a table not given is inconclusive")
     p.add_argument("--out", required=True)
     p.add_argument("--seed-power", help="where to write every rank test's power at the power sizes (CSV)")
+    p.add_argument("--publication", nargs="+", default=[], metavar="JSON",
+                   help="the publications whose verdicts the claims marked `carried` keep "
+                        "(docs/publications/protocol-<k>.json)")
     p.add_argument("--looks", help="the last look's claims.csv (results/looks/look<k>/claims.csv): its claims' verdicts")
     args = p.parse_args()
     claims = load_claims(Path(args.claims), Path(args.schema))
@@ -43,10 +51,12 @@ def main() -> None:
     unknown = sorted({claim for claim, _ in decisions} - {claim["id"] for claim in claims["claims"]})
     if unknown:
         raise InputError(f"{args.looks}: claims {unknown[:3]} are not in {args.claims}")
-    table = pd.DataFrame(decide(claims["claims"], tables, claims["defaults"], study_p_values(decisions)))
+    carried = carried_verdicts(claims["claims"], *load_publications(args.publication))
+    table = pd.DataFrame(decide(claims["claims"], tables, claims["defaults"], study_p_values(decisions), carried))
     if args.looks:
         table = apply_looks(table, decisions)
         paths["looks"] = args.looks
+    paths |= {f"publication_{number}": path for number, path in enumerate(args.publication, start=1)}
     for row in table.itertuples():
         print(f"{row.verdict:>12}  {row.id}: {row.evidence}")
     power = None

@@ -118,12 +118,13 @@ def _apart_counts(standing: Standing | None) -> str:
 
 def _described(claims: pd.DataFrame) -> str:
     count = len(claims_page.descriptions(claims))
-    return f"; {count} descriptions apart (no replicate seed moves them)" if count else ""
+    described = f"; {count} descriptions apart (no replicate seed moves them)" if count else ""
+    return claims_page.carried_count(claims) + described
 
 
 def _verdicts(claims: pd.DataFrame, standing: Standing | None) -> pd.DataFrame:
     """The claims whose verdicts are published: the confirmatory ones, less those the protocol sets apart
-    (the descriptions are listed apart: claims_page.description_lines)."""
+    (the carried claims and the descriptions are listed apart: claims_page.carried_lines, description_lines)."""
     claims = claims_page.confirmatory(claims)
     if standing is None or not standing.apart:
         return claims
@@ -176,7 +177,8 @@ def render_page(claims: pd.DataFrame, commit: str, pending: list[str] = (), *, p
         cells = [code(row["id"]), text(row["statement"]), MARK[row["verdict"]],
                  *([claims_page.adjusted_p(row, study)] if adjusted else []), text(proof)]
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join([*lines, *claims_page.description_lines(claims), CLAIMS_PAGE_END])
+    return "\n".join([*lines, *claims_page.carried_lines(claims), *claims_page.description_lines(claims),
+                      CLAIMS_PAGE_END])
 
 
 def replace_block(page: str, block: str, path: Path, start: str = START, end: str = END) -> str:
