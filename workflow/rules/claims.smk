@@ -16,6 +16,18 @@ CLAIM_TABLES = {
 PUBLICATIONS = publications_in(Path("."))
 
 
+def claims_options(wildcards, input, output):
+    """The verdict step's options: the claims, the tables by name, the publications and the last look."""
+    return options(
+        claims=input.claims,
+        schema=input.schema,
+        publication=list(input.publications) or None,
+        table=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
+        out=output.claims,
+        seed_power=output.seed_power,
+    ) + [option for path in input.looks for option in ("--looks", path)]
+
+
 use rule step as claims with:
     input:
         claims="claims.yaml",
@@ -30,12 +42,4 @@ use rule step as claims with:
     log:
         "logs/claims.log",
     params:
-        args=lambda w, input, output: options(
-            claims=input.claims,
-            schema=input.schema,
-            publication=list(input.publications) or None,
-            table=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
-            out=output.claims,
-            seed_power=output.seed_power,
-        )
-        + [option for path in input.looks for option in ("--looks", path)],
+        args=claims_options,
