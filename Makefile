@@ -102,8 +102,11 @@ protocol: $(STAMP)  ## write protocol.lock (the claims, the config values they r
 test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs (the 25 slowest listed: issue 23's budget)
 	$(BIN)/python -m pytest -q --durations=25
 
+# The unit tests run in two pytest-xdist workers where it is installed (the dev extra): its tests are
+# independent, their subprocesses leave a core idle, and none waits for the smoke build. make test runs
+# in one process: its smoke build, started once per session, already keeps the other core busy.
 test-fast: $(STAMP)  ## the unit tests alone (tests/unit): the loop to run while editing
-	$(BIN)/python -m pytest -q tests/unit
+	$(BIN)/python -m pytest -q $$($(BIN)/python -c 'import xdist' 2>/dev/null && echo '-n 2') tests/unit
 
 lint: $(STAMP)  ## snakemake --lint at the checkout's scale (it refuses another), and snakefmt --check of the Snakefile and rules
 	$(SNAKEMAKE) --lint $(if $(SCALE_FILE),--profile workflow/profiles/smoke)

@@ -51,19 +51,26 @@ def payload_tensor(marker: Path) -> torch.Tensor:
     return torch.frombuffer(bytearray(pickle.dumps(Payload(marker))), dtype=torch.uint8)
 
 
+def run_step(capsys, monkeypatch, module: str, *args) -> tuple[int, str, str]:
+    """A step's main() in this process as `python -m rlstudy.<module> args` would run it: (status, stdout, stderr)."""
+    main = importlib.import_module(f"rlstudy.{module}").main
+    monkeypatch.setattr(sys, "argv", [module, *map(str, args)])
+    capsys.readouterr()
+    try:
+        run(main)
+        status = 0
+    except SystemExit as stop:
+        status = stop.code
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
 @pytest.fixture
 def cli(capsys, monkeypatch):
     """Run a step's main() in this process as `python -m rlstudy.<module> args` would: (status, stderr)."""
     def call(module: str, *args) -> tuple[int, str]:
-        main = importlib.import_module(f"rlstudy.{module}").main
-        monkeypatch.setattr(sys, "argv", [module, *map(str, args)])
-        capsys.readouterr()
-        try:
-            run(main)
-            status = 0
-        except SystemExit as stop:
-            status = stop.code
-        return status, capsys.readouterr().err
+        status, _, err = run_step(capsys, monkeypatch, module, *args)
+        return status, err
     return call
 
 

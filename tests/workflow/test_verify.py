@@ -1,6 +1,7 @@
 """make verify at smoke scale: a manifest of a small build, its rebuild in a scratch copy identical, and a
 changed kernel reported as different with a non-zero exit; and the cache of paper.yml (a fresh checkout
-over restored outputs and Snakemake's records reruns nothing)."""
+over restored outputs and Snakemake's records reruns nothing); and verify's progress streamed as Snakemake
+runs a toy Snakefile."""
 
 import json
 import os
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 from project_copy import AUTHORS, copy_project, snakemake
 
+from rlstudy.report import rebuild
 from rlstudy.report.manifest_schema import load_manifest
 
 pytestmark = pytest.mark.integration
@@ -144,3 +146,18 @@ def test_the_published_density_agrees_here_with_or_without_openblas_coretype(tmp
     assert done.returncode == 0, done.stdout + done.stderr
     line = next(line for line in done.stdout.splitlines() if line.startswith("| `results/exact/control/stationary"))
     assert "| identical |" in line or "within tolerance" in line and "largest relative difference" in line, line
+
+
+def test_progress_is_streamed_and_a_refused_target_is_said_at_once(tmp_path, capsys):
+    """Each job started and each count done as Snakemake goes; a target it refuses, as it says so."""
+    (tmp_path / "Snakefile").write_text(
+        'rule a:\n    output: "results/a.txt"\n    log: "logs/a.log"\n    threads: 1\n    shell: "echo a > {output}"\n\n'
+        'rule b:\n    input: "results/a.txt"\n    output: "results/b.txt"\n    log: "logs/b.log"\n    threads: 1\n'
+        '    shell: "cat {input} > {output}"\n')
+    status, _ = rebuild.snakemake(["results/b.txt"], ["--cores", "1"], tmp_path)
+    out = capsys.readouterr().out
+    assert status == 0 and "job started: rule a -> results/a.txt" in out and "job started: rule b" in out, out
+    assert "jobs done: 1 of 2" in out and "jobs done: 2 of 2" in out
+    status, _ = rebuild.snakemake(["results/none.txt"], ["--cores", "1"], tmp_path)
+    out = capsys.readouterr().out
+    assert status != 0 and "  snakemake: MissingRuleException" in out, out

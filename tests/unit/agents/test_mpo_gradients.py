@@ -3,7 +3,6 @@ PyTorch autograd and torch's optimisers, on small networks of every layer kind (
 included), two action dimensions and random inputs: within float32 rounding."""
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -215,18 +214,3 @@ def test_warm_up_compiles_the_kernels_an_update_calls():
     learner = agent()
     assert learner.update({name: torch.from_numpy(value) for name, value in batch_arrays().items()}) is not None
     assert {name: list(kernel.signatures) for name, kernel in vars(kernels()).items()} == warmed
-
-
-def test_an_update_is_byte_identical_in_a_fresh_process():
-    """Two processes (the compiled kernels loaded from Numba's cache in the second) give the same bytes."""
-    import subprocess
-    import sys
-
-    script = ("import sys, torch, test_mpo_gradients as t; learner = t.agent(); "
-              "learner.update({k: torch.from_numpy(v) for k, v in t.batch_arrays().items()}); "
-              "sys.stdout.buffer.write(learner.policy_flat.values.tobytes() + learner.critic_flat.values.tobytes() "
-              "+ learner.dual_flat.values.tobytes())")
-    environment = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join([os.path.dirname(__file__), *sys.path])}
-    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, check=True, env=environment).stdout
-            for _ in range(2)]
-    assert len(runs[0]) > 0 and runs[0] == runs[1]

@@ -11,6 +11,7 @@ import torch
 
 from rlstudy.bellman.data import authors_data
 from rlstudy.core.errors import InputError
+from hostile import cli  # noqa: F401 (a fixture)
 
 SHARED = Path(__file__).resolve().parents[4] / "shared" / "data" / "cbo_rl_original"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"the shared copy {SHARED} is not here")
@@ -87,29 +88,22 @@ def test_shared_reference_is_a_q_network():
 
 
 @needs_shared
-def test_import_cli_writes_the_pipeline_formats(tmp_path):
-    import subprocess
-
+def test_import_cli_writes_the_pipeline_formats(tmp_path, cli):
     from rlstudy.bellman.data.trajectories import load_trajectory
     from rlstudy.core.loaders import load_tensors
     out = tmp_path / "control"
-    result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.import_authors_data", "--task", "control",
-                             "--source", str(SHARED), "--trajectory-out", str(out), "--steps", "5000",
-                             "--reference-out", str(tmp_path / "q.pt")],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    status, stderr = cli("bellman.cli.import_authors_data", "--task", "control", "--source", SHARED,
+                         "--trajectory-out", out, "--steps", "5000", "--reference-out", tmp_path / "q.pt")
+    assert status == 0, stderr
     shared = authors_data.trajectory_from_npz(SHARED / authors_data.NPZ_OF_TASK["control"])
     np.testing.assert_array_equal(load_trajectory(out).states, shared.states[:5000])
     assert set(load_tensors(tmp_path / "q.pt", "Q*")) == {f"fc{i}.{p}" for i in (1, 2, 3) for p in ("weight", "bias")}
     assert (out / "states.npy.provenance.json").is_file()
 
 
-def test_import_cli_refuses_an_evaluation_reference(tmp_path):
-    import subprocess
-
-    result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.import_authors_data", "--task", "evaluation",
-                             "--source", str(tmp_path), "--steps", "0", "--reference-out", str(tmp_path / "q.pt")],
-                            capture_output=True, text=True)
-    assert result.returncode == 2
-    assert "control task only" in result.stderr
+def test_import_cli_refuses_an_evaluation_reference(tmp_path, cli):
+    status, stderr = cli("bellman.cli.import_authors_data", "--task", "evaluation", "--source", tmp_path,
+                         "--steps", "0", "--reference-out", tmp_path / "q.pt")
+    assert status == 2
+    assert "control task only" in stderr
     assert not (tmp_path / "q.pt").exists()

@@ -2,8 +2,6 @@
 residual matches hand-computed values, DS exceeds UR by the variance term, and the steps refuse bad input."""
 
 import dataclasses
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,6 +15,7 @@ from rlstudy.core.errors import InputError
 from rlstudy.bellman.numerics.compiled.qnet import QNetShape, forward, init_params
 from rlstudy.bellman.problem.sde import Problem
 from bellman_fixtures import dynamics as shipped_dynamics
+from hostile import cli  # noqa: F401 (a fixture)
 
 GAMMA = 0.9
 POINTS = 64
@@ -172,7 +171,7 @@ def test_the_sampled_residual_interpolates_to_the_direct_loss():
     (["--fit", "[1]"], "--fit"),
     (["--fit-weights"], "--weights"),
 ])
-def test_the_reach_step_names_a_bad_option(tmp_path, args, option):
+def test_the_reach_step_names_a_bad_option(tmp_path, args, option, cli):
     q = tmp_path / "q_exact.npy"
     np.save(q, np.ones((100, 2)))
     given = {"--task": "evaluation", "--exact": str(q), "--points": "50", "--seed": "1",
@@ -180,25 +179,23 @@ def test_the_reach_step_names_a_bad_option(tmp_path, args, option):
     flags = [a for a in args if a == "--fit-weights"]
     values = [a for a in args if a != "--fit-weights"]
     given.update(dict(zip(values[::2], values[1::2])))
-    result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.budget_reach",
-                             *[x for pair in given.items() for x in pair], *flags], capture_output=True, text=True)
-    assert result.returncode != 0
-    assert option in result.stderr
+    status, stderr = cli("bellman.cli.budget_reach", *[x for pair in given.items() for x in pair], *flags)
+    assert status != 0
+    assert option in stderr
     assert not (tmp_path / "out" / "q.pt").exists()
 
 
-def test_the_population_step_refuses_bad_weights(tmp_path):
+def test_the_population_step_refuses_bad_weights(tmp_path, cli):
     q, w = tmp_path / "q_exact.npy", tmp_path / "w.npy"
     np.save(q, np.ones((100, 2)))
     np.save(w, np.array([1.0, np.inf, 2.0]))
-    result = subprocess.run([sys.executable, "-m", "rlstudy.bellman.cli.budget_population", "--task", "control",
-                             "--estimator", "UR", "--exact", str(q), "--points", "50", "--weights", str(w),
-                             "--fit", '{"max_iterations": 5, "chunk": 5, "rtol": 1e-6}', "--start", "none.pt",
-                             "--ur-action", "recorded",
-                             "--problem", '{"dynamics": {"dt": 0.2, "sigma": 0.2, "reward_of": "current"}, "gamma": 0.9}',
-                             "--out-dir", str(tmp_path / "out")], capture_output=True, text=True)
-    assert result.returncode == 2
-    assert "--weights" in result.stderr
+    status, stderr = cli("bellman.cli.budget_population", "--task", "control", "--estimator", "UR", "--exact", q,
+                         "--points", "50", "--weights", w, "--fit", '{"max_iterations": 5, "chunk": 5, "rtol": 1e-6}',
+                         "--start", "none.pt", "--ur-action", "recorded",
+                         "--problem", '{"dynamics": {"dt": 0.2, "sigma": 0.2, "reward_of": "current"}, "gamma": 0.9}',
+                         "--out-dir", tmp_path / "out")
+    assert status == 2
+    assert "--weights" in stderr
 
 
 def test_an_estimator_without_written_out_terms_is_refused(monkeypatch):

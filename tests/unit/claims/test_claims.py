@@ -17,6 +17,7 @@ from rlstudy.claims.rules import FAILS, HOLDS, INCONCLUSIVE, evaluate, seed_powe
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError
 from rlstudy.core.statistics import compare, interquartile_mean, seed_summary, share_interval, t_interval
+from hostile import cli  # noqa: F401 (a fixture)
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULTS = {"min_n": 2, "min_share": 1.0, "level": 0.05,
@@ -217,29 +218,29 @@ def test_the_shipped_claims_are_valid_and_a_broken_claim_is_refused(tmp_path):
 PUBLICATION = ("--publication", str(ROOT / "docs/publications/protocol-1.json"))  # the verdicts carried claims keep
 
 
-def test_the_cli_writes_a_verdict_per_claim_and_is_byte_identical(tmp_path):
+def test_the_cli_writes_a_verdict_per_claim_and_is_byte_identical(tmp_path, cli):
+    """The step as a new process writes the bytes it writes in this one (the same seeds, no hash order)."""
     summary = pd.concat([runs("UR", [0.1, 0.2, 0.15]), runs("DS", [0.5, 0.6, 0.55])])
     summary["final_rel_error"] = summary["final_rel_error_exact"] = summary["final_greedy_shortfall"] = summary["final"]
     summary["final_error_exact_weighted_normalised"] = summary["final"]
     summary.to_csv(tmp_path / "summary.csv", index=False)
-    outputs = []
-    for name in ("a.csv", "b.csv"):
-        result = subprocess.run(
-            [sys.executable, "-m", "rlstudy.claims.cli.evaluate_claims", "--claims", str(ROOT / "claims.yaml"),
-             "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"), *PUBLICATION, "--table",
-             f"summary={tmp_path / 'summary.csv'}", "--out", str(tmp_path / name),
-             "--seed-power", str(tmp_path / f"power_{name}")],
-            capture_output=True, text=True)
-        assert result.returncode == 0, result.stderr
-        outputs.append(((tmp_path / name).read_bytes(), (tmp_path / f"power_{name}").read_bytes()))
+
+    def arguments(table: str, name: str) -> list[str]:
+        return ["--claims", str(ROOT / "claims.yaml"), "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"),
+                *PUBLICATION, "--table", f"{table}={tmp_path / 'summary.csv'}", "--out", str(tmp_path / name),
+                "--seed-power", str(tmp_path / f"power_{name}")]
+
+    result = subprocess.run([sys.executable, "-m", "rlstudy.claims.cli.evaluate_claims", *arguments("summary", "a.csv")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    status, stderr = cli("claims.cli.evaluate_claims", *arguments("summary", "b.csv"))
+    assert status == 0, stderr
+    outputs = [((tmp_path / name).read_bytes(), (tmp_path / f"power_{name}").read_bytes()) for name in ("a.csv", "b.csv")]
     assert outputs[0] == outputs[1]
     assert set(pd.read_csv(tmp_path / "power_a.csv")["id"]) >= {"ds-worse-control-qstar"}
     # no table with a rank test given: a table of no rows, with its columns
-    result = subprocess.run(
-        [sys.executable, "-m", "rlstudy.claims.cli.evaluate_claims", "--claims", str(ROOT / "claims.yaml"),
-         "--schema", str(ROOT / "workflow/schemas/claims.schema.yaml"), *PUBLICATION, "--table", f"unused={tmp_path / 'summary.csv'}",
-         "--out", str(tmp_path / "c.csv"), "--seed-power", str(tmp_path / "power_c.csv")], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    status, stderr = cli("claims.cli.evaluate_claims", *arguments("unused", "c.csv"))
+    assert status == 0, stderr
     empty = pd.read_csv(tmp_path / "power_c.csv")
     assert empty.empty and {"id", "p", "power_at_40"} <= set(empty.columns)
     table = pd.read_csv(tmp_path / "a.csv")

@@ -1,13 +1,11 @@
 """Config and profile files are data, not code: Snakemake's loader (yte) runs a file's `?expr` values
 as Python when it sets `__use_yte__: true`, before the Snakefile runs; the project's entry points
-(make, python -m rlstudy.runtime.launch) refuse such a file first, and the Snakefile fails the run.
-Also: a key given twice, a nesting that ends in a RecursionError, `--config` aliases, and
+(make, python -m rlstudy.runtime.launch) refuse such a file first (the Snakefile failing the run, and
+the launcher's runs of Snakemake: tests/workflow/test_launcher_workflow.py). Also: a key given twice, a nesting that ends in a RecursionError, `--config` aliases, and
 `--config` scalars typed as a config file's (docs/reliability.md, "Configuration and scales")."""
 
-import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,33 +25,7 @@ from rlstudy.core.config import (
 )
 
 from hostile import ROOT, SCHEMA
-from project_copy import copy_project
-
-PYTHON = sys.executable
-SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
-ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-
-
-def env_of(workdir: Path) -> dict:
-    return {**os.environ, "PYTHONPATH": str(workdir / "src")}
-
-
-def yte_payload(marker: Path, key: str = "seed") -> str:
-    return f'__use_yte__: true\n{key}: ?__import__("pathlib").Path({str(marker)!r}).write_text("ran") and 7\n'
-
-
-def launch(*args, cwd=ROOT, env=ENV) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "rlstudy.runtime.launch", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
-
-
-def one_line_refusal(result, *fragments):
-    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
-    lines = [line for line in result.stderr.splitlines() if line.startswith("rlstudy.runtime.launch:")]
-    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-
+from launcher import ENV, PYTHON, alias_bomb, launch, one_line_refusal, yte_payload
 
 # ---------------------------------------------------------------- YTE: a config or profile file as code
 
@@ -103,26 +75,6 @@ def test_every_makefile_target_that_runs_snakemake_runs_the_launcher(tmp_path):
     assert not marker.exists()
 
 
-def test_plain_snakemake_runs_a_yte_file_but_the_snakefile_fails_the_run(tmp_path):
-    """What the launcher guards against: Snakemake 9 evaluates the template before the Snakefile
-    starts (no switch turns it off); the Snakefile's check makes the run fail instead of exit 0."""
-    marker = tmp_path / "PWN"
-    (tmp_path / "more.yaml").write_text(yte_payload(marker))
-    result = subprocess.run([SNAKEMAKE, "-n", "--cores", "1", "--configfile", str(tmp_path / "more.yaml")],
-                            cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
-    assert marker.exists()  # if this fails, Snakemake stopped running templates: say so in docs/reliability.md
-    output = result.stdout + result.stderr  # Snakemake prints a Snakefile's error to stdout
-    assert result.returncode != 0 and "more.yaml sets __use_yte__" in output, output[-2000:]
-
-
-def test_the_launcher_runs_snakemake_as_the_snakemake_command_does(tmp_path):
-    workdir = copy_project(tmp_path / "project")  # not this checkout: its recorded scale may be paper
-    result = launch("-n", "--profile", "workflow/profiles/smoke", "fourier_error", cwd=workdir, env=env_of(workdir))
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert launch("--version").stdout.strip() == subprocess.run(
-        [SNAKEMAKE, "--version"], capture_output=True, text=True).stdout.strip()
-
-
 # ---------------------------------------------------------------- hygiene of config files
 
 def test_a_key_given_twice_is_refused_with_both_lines(tmp_path):
@@ -149,13 +101,6 @@ def test_a_deeply_nested_file_is_one_line_not_a_recursion_error(tmp_path):
     one_line_refusal(launch("-n", "--cores", "1", "--configfile", str(path)), "nested deeper than 32 levels")
 
 
-def alias_bomb(levels: int) -> str:
-    names = "abcdefghij"
-    parts = ["&a [0,0,0,0,0,0,0,0,0,0]"] + [
-        f"&{names[i]} [" + ",".join([f"*{names[i - 1]}"] * 10) + "]" for i in range(1, levels)]
-    return "xx=[" + ",".join(parts) + "]"
-
-
 def test_aliases_in_config_on_the_command_line_are_refused_at_once():
     """204 characters, a million strings: typing and validating them took 82 s (tenfold per level)."""
     bomb = alias_bomb(6)
@@ -170,16 +115,6 @@ def test_aliases_in_config_on_the_command_line_are_refused_at_once():
     with pytest.raises(ConfigError, match="more than 10000 values"):  # Snakemake's merge copied each use
         check_command_line_size(parse_config([mapping_bomb]))
     check_command_line_size(parse_config(["seeds=[0,1]", "sgd={evaluation: {epochs: 3}}"]))
-
-
-def test_the_snakefile_and_the_launcher_refuse_config_aliases_within_seconds():
-    start = time.perf_counter()
-    result = subprocess.run([SNAKEMAKE, "-n", "--cores", "1", "--config", alias_bomb(6)], cwd=ROOT, env=ENV,
-                            capture_output=True, text=True, timeout=120)
-    output = result.stdout + result.stderr
-    assert result.returncode != 0 and "YAML aliases (*name) are not allowed" in output, output[-2000:]
-    assert time.perf_counter() - start < 5.0
-    one_line_refusal(launch("-n", "--cores", "1", "--config", alias_bomb(6)), "YAML aliases")
 
 
 # ---------------------------------------------------------------- --config scalars, optional extras
@@ -217,17 +152,3 @@ def test_a_true_that_needs_an_optional_extra_is_refused_with_the_install_command
         validate_config(config, SCHEMA, checks=[missing_extras])
     monkeypatch.setattr(config_module.importlib.util, "find_spec", lambda name: object())
     assert missing_extras(config) == []
-
-
-def test_tensorboard_true_on_the_command_line_plans_or_names_the_missing_extra(tmp_path):
-    """The documented `--config tensorboard=true`, end to end (a dry run): before any job."""
-    import importlib.util
-    workdir = copy_project(tmp_path / "project")
-    result = launch("fourier_error", "-n", "--profile", "workflow/profiles/smoke", "--config", "tensorboard=true",
-                    cwd=workdir, env=env_of(workdir))
-    output = result.stdout + result.stderr
-    assert "is not of type 'boolean'" not in output
-    if importlib.util.find_spec("tensorboard") is None:
-        assert result.returncode != 0 and "pip install -e '.[tensorboard]'" in output, output[-2000:]
-    else:
-        assert result.returncode == 0, output[-2000:]

@@ -2,9 +2,6 @@
 claims.csv, with the claims a partial run could not test left out of the comparison, and none
 compared across scales (a smoke run's against the published page) unless told to."""
 
-import subprocess
-import sys
-
 import pandas as pd
 import pytest
 import yaml
@@ -74,13 +71,12 @@ def test_verdicts_moved_and_not_compared(tmp_path):
     assert moved[["d-sweep", "e-authors", "f-new"]].isna().all()  # untested after, or a claim of one run only
 
 
-def test_check_fails_only_when_a_compared_verdict_moved(tmp_path):
+def test_check_fails_only_when_a_compared_verdict_moved(tmp_path, cli):
     before, after = page(tmp_path), after_table(tmp_path)
 
     def status(before, *more):
-        return subprocess.run([sys.executable, "-m", "rlstudy.report.cli.compare_verdicts", "--before", str(before),
-                               "--after", str(after), "--check", "--config", str(CONFIG), *more],
-                              capture_output=True, text=True).returncode
+        return cli("report.cli.compare_verdicts", "--before", before, "--after", after, "--check", "--config", CONFIG,
+                   *more)[0]
 
     assert status(before, "--allow-scales") == 1  # b-fails moved
     assert status(after) == 0  # a run against itself

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hostile import deadline
+from hostile import deadline, run_step
 from rlstudy.core.config import ConfigError, validate_config
 from rlstudy.core.errors import InputError
 from rlstudy.core.atomic_writes import write_artefact
@@ -48,8 +48,20 @@ def edited(project: Path, change) -> Path:
 
 
 def verify_cli(project: Path, *args: str, env=None) -> subprocess.CompletedProcess:
+    """`python -m rlstudy.report.cli.verify args` in the project, in a new process: for an environment
+    that must be there as the libraries load (the tests without one use the verify fixture)."""
     return subprocess.run([sys.executable, "-m", "rlstudy.report.cli.verify", *args], cwd=project,
                           capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.fixture
+def verify_run(capsys, monkeypatch):
+    """verify in this process, in the project, as `python -m rlstudy.report.cli.verify args` runs it (its
+    exit status, its streams): what verify_cli returns, without a new interpreter each call."""
+    def call(project: Path, *args: str) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(project)
+        return subprocess.CompletedProcess(args, *run_step(capsys, monkeypatch, "report.cli.verify", *args))
+    return call
 
 
 def test_the_manifest_of_a_run_is_valid_and_the_published_one_too(project):
@@ -109,7 +121,7 @@ def test_the_kernels_named_by_a_manifest_reach_the_environment_only_as_names():
         emulation_environment({"openblas_kernels": "Haswell; touch x", "torch_cpu_capability": "AVX512"})
 
 
-def test_the_manifests_snakemake_options_never_reach_snakemake(project):
+def test_the_manifests_snakemake_options_never_reach_snakemake(project, verify_run):
     """The options are the checkout's profile and the user's own; the manifest's only their scale."""
     assert rebuild.options("paper", "2", ["--config", "x=1"]) == ["--cores", "2", "--config", "x=1"]
     assert rebuild.options("smoke", "2", []) == ["--profile", "workflow/profiles/smoke", "--cores", "2"]
@@ -119,36 +131,36 @@ def test_the_manifests_snakemake_options_never_reach_snakemake(project):
         rebuild.snakemake(["--default-resources=pwn=1"], [], project)
     hostile = edited(project, lambda r: r.update(
         {"snakemake_args": ["--default-resources", "pwn=__import__('os').system('touch marker') or 1"]}))
-    done = verify_cli(project, "--manifest", str(hostile), "--run", ".")
+    done = verify_run(project, "--manifest", str(hostile), "--run", ".")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "(shown only)" in done.stdout and not (project / "marker").exists()
 
 
-def test_verify_fails_when_it_could_not_compare(project, tmp_path):
+def test_verify_fails_when_it_could_not_compare(project, tmp_path, verify_run):
     empty = tmp_path / "empty"
     empty.mkdir()
-    done = verify_cli(project, "--manifest", "manifest.json", "--run", str(empty))
+    done = verify_run(project, "--manifest", "manifest.json", "--run", str(empty))
     assert done.returncode == 1 and "nothing compared" in done.stdout and "3 missing" in done.stdout, done.stdout
     (project / "results/claims.csv").unlink()
-    done = verify_cli(project, "--manifest", "manifest.json", "--run", ".")
+    done = verify_run(project, "--manifest", "manifest.json", "--run", ".")
     assert done.returncode == 1, done.stdout
     assert "| `results/claims.csv` | table | missing" in done.stdout and "1 missing" in done.stdout
 
 
-def test_a_target_not_in_the_manifest_is_refused_at_once_and_nothing_is_built(project):
-    done = verify_cli(project, "--manifest", "manifest.json", "--targets", "results/other.csv", STATES)
+def test_a_target_not_in_the_manifest_is_refused_at_once_and_nothing_is_built(project, verify_run):
+    done = verify_run(project, "--manifest", "manifest.json", "--targets", "results/other.csv", STATES)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "target 'results/other.csv': refused, not an artefact of the manifest" in done.stdout
     assert "1 of 2 targets not in the manifest: nothing rebuilt" in done.stdout
 
 
-def test_verify_writes_only_in_its_scratch(project):
+def test_verify_writes_only_in_its_scratch(project, verify_run):
     """Its working tables under fixed names in a scratch folder beside the project, removed at the end."""
     before = sorted(p.relative_to(project.parent) for p in project.parent.rglob("*"))
-    done = verify_cli(project, "--manifest", "manifest.json", "--run", ".")
+    done = verify_run(project, "--manifest", "manifest.json", "--run", ".")
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(p.relative_to(project.parent) for p in project.parent.rglob("*")) == before
-    done = verify_cli(project, "--manifest", "manifest.json", "--run", ".", "--report", "report.md")
+    done = verify_run(project, "--manifest", "manifest.json", "--run", ".", "--report", "report.md")
     assert (project / "report.md").read_text().endswith("verify: agrees with the manifest\n")
 
 
@@ -206,18 +218,3 @@ def test_seeds_starts_and_counts_are_integers_within_int64(patch, key):
     config = {**copy.deepcopy(yaml.safe_load((ROOT / "config.yaml").read_text())), **patch}
     with pytest.raises(ConfigError, match=f"config key '{key.replace('.', '[.]')}'"):
         validate_config(config, ROOT / "workflow/schemas/config.schema.yaml")
-
-
-def test_progress_is_streamed_and_a_refused_target_is_said_at_once(tmp_path, capsys):
-    """Each job started and each count done as Snakemake goes; a target it refuses, as it says so."""
-    (tmp_path / "Snakefile").write_text(
-        'rule a:\n    output: "results/a.txt"\n    log: "logs/a.log"\n    threads: 1\n    shell: "echo a > {output}"\n\n'
-        'rule b:\n    input: "results/a.txt"\n    output: "results/b.txt"\n    log: "logs/b.log"\n    threads: 1\n'
-        '    shell: "cat {input} > {output}"\n')
-    status, _ = rebuild.snakemake(["results/b.txt"], ["--cores", "1"], tmp_path)
-    out = capsys.readouterr().out
-    assert status == 0 and "job started: rule a -> results/a.txt" in out and "job started: rule b" in out, out
-    assert "jobs done: 1 of 2" in out and "jobs done: 2 of 2" in out
-    status, _ = rebuild.snakemake(["results/none.txt"], ["--cores", "1"], tmp_path)
-    out = capsys.readouterr().out
-    assert status != 0 and "  snakemake: MissingRuleException" in out, out

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hostile import run_step
 from project_copy import MEASURED
 
 from rlstudy.core.errors import InputError
@@ -220,15 +221,15 @@ def test_verdicts_are_compared_under_the_analysis_code_that_decided_them(publish
     assert not moved and len(lines) == 1 and "verdicts not compared" in lines[0] and "evaluation_episodes" in lines[0]
 
 
-def test_verify_compares_a_finished_run_as_it_is(run_folder):
+def test_verify_compares_a_finished_run_as_it_is(run_folder, capsys, monkeypatch):
     """--run (make verify RUN=.): the run against its own manifest agrees; a changed byte or a moved
-    verdict does not, with status 1."""
-    assert subprocess.run([sys.executable, "-m", "rlstudy.report.cli.write_manifest", "--scale", "paper", "--out",
-                           "manifest.json"], cwd=run_folder).returncode == 0
+    verdict does not, with status 1 (both steps run in this process, as `python -m` runs them)."""
+    monkeypatch.chdir(run_folder)
+    assert run_step(capsys, monkeypatch, "report.cli.write_manifest", "--scale", "paper", "--out", "manifest.json")[0] == 0
 
     def verify_run():
-        return subprocess.run([sys.executable, "-m", "rlstudy.report.cli.verify", "--manifest", "manifest.json",
-                               "--run", "."], cwd=run_folder, capture_output=True, text=True)
+        status, out, err = run_step(capsys, monkeypatch, "report.cli.verify", "--manifest", "manifest.json", "--run", ".")
+        return subprocess.CompletedProcess("verify", status, out, err)
 
     done = verify_run()
     assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,84 @@
+"""The compiled kernels as the workflow's jobs meet them, each a new Python process: a second process
+loads the kernels the first compiled from Numba's cache, kernels compiled for narrower vectors give the
+same bits, and MPO's update gives the same bytes in a fresh process. Each test starts Python two or
+three times, most of them compiling (tens of seconds on a busy machine): with the workflow's tests in
+`make test`, out of `make test-fast`'s loop, which keeps every test of the kernels' arithmetic."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def test_a_second_process_loads_the_compiled_kernels_from_numbas_cache(tmp_path):
+    """Every job is a new process: it must load the kernels compiled by an earlier one, not compile
+    them again (the bug: a compiled helper captured in a closure made Numba's cache key differ in
+    every process, and each job spent seconds compiling)."""
+    probe = ("import numpy as np, torch\n"
+             "from rlstudy.bellman.numerics.compiled import qnet\n"
+             "theta = qnet.init_params(1, torch.Generator().manual_seed(0))[0]\n"
+             "feats = qnet.features(torch.linspace(0, 6, 300, dtype=torch.float64))\n"
+             "q, cache = qnet.forward_cached(theta, feats)\n"
+             "qnet.backward(theta, cache, torch.ones_like(q))\n"
+             "qnet.forward_no_grad(theta, feats)\n"
+             "from rlstudy.bellman.numerics.compiled import residual_kernels\n"
+             "residual_kernels.warm_up()\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NUMBA_DEBUG_CACHE": "1"}
+
+    def cache_log():
+        done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+        return done.stdout + done.stderr
+
+    first = cache_log()
+    assert "data saved" in first
+    second = cache_log()
+    assert "data saved" not in second, second
+    assert second.count("data loaded") >= 6  # the cosine layer, the two backward passes, the bound, the residuals'
+
+
+def test_the_compiled_kernels_give_the_same_bits_at_any_vector_width():
+    """trig.njit asks LLVM for the CPU's widest vectors (on AVX-512, 512 bits where its tuning prefers
+    256): the kernels have no FMA and no reassociation, so a process compiled for the narrower
+    vectors (Numba's features given by NUMBA_CPU_FEATURES) computes the same Q, gradient and losses."""
+    import llvmlite.binding as llvm
+
+    probe = ("import hashlib, numpy as np, torch\n"
+             "from rlstudy.bellman.numerics.compiled import backend, qnet, trig\n"
+             "from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors, make_batch, start_pool\n"
+             "from rlstudy.bellman.problem.sde import sample_trajectory\n"
+             "from bellman_fixtures import PROBLEM\n"
+             "gen = torch.Generator().manual_seed(0)\n"
+             "theta = qnet.init_params(3, gen)\n"
+             "z = (torch.rand(10_001, generator=gen) * 40 - 20).numpy()\n"
+             "path = sample_trajectory('uniform', 3000, PROBLEM.dynamics, np.random.default_rng(1))\n"
+             "traj = TrajectoryTensors.from_arrays(path.states, path.action_indices, path.rewards)\n"
+             "batch = make_batch(traj, start_pool('UR', traj.action_indices)[:1500], 'UR', 'control', PROBLEM.dynamics,"
+             " torch.Generator().manual_seed(2))\n"
+             "outputs = [trig.cos(z), *trig.sincos(z), *backend.sgd_direction(theta[0], batch, 0.9),"
+             " backend.particle_losses(theta, batch, 0.9)]\n"
+             "print(hashlib.sha256(b''.join(np.asarray(o).tobytes() for o in outputs)).hexdigest())\n")
+    features = llvm.get_host_cpu_features().flatten()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+
+    def digest(extra_env):
+        done = subprocess.run([sys.executable, "-c", probe], env={**env, **extra_env}, capture_output=True, text=True,
+                              check=True)
+        return done.stdout.strip()
+
+    assert digest({}) == digest({"NUMBA_CPU_FEATURES": features + ",+prefer-256-bit"})
+
+
+def test_an_mpo_update_is_byte_identical_in_a_fresh_process():
+    """Two processes (the compiled kernels loaded from Numba's cache in the second) give the same bytes,
+    for the learner and batch of tests/unit/agents/test_mpo_gradients.py."""
+    script = ("import sys, torch, test_mpo_gradients as t; learner = t.agent(); "
+              "learner.update({k: torch.from_numpy(v) for k, v in t.batch_arrays().items()}); "
+              "sys.stdout.buffer.write(learner.policy_flat.values.tobytes() + learner.critic_flat.values.tobytes() "
+              "+ learner.dual_flat.values.tobytes())")
+    path = [str(TESTS / "unit" / "agents"), str(TESTS), *sys.path]
+    environment = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(path)}
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, check=True, env=environment).stdout
+            for _ in range(2)]
+    assert len(runs[0]) > 0 and runs[0] == runs[1]
