@@ -61,6 +61,8 @@ def main() -> None:
     p.add_argument("--project", type=Path, default=Path("."), help="the checkout whose logs/ holds the run")
     p.add_argument("--write", action="store_true", help="write the table into docs/speed.md's block 'seed-costs'")
     args = p.parse_args()
+    if not any((args.project / "logs").rglob("*.benchmark.tsv")):
+        raise SystemExit(f"{args.project / 'logs'}: no benchmark files (logs/**/*.benchmark.tsv): not a workflow run")
     table, fixed = costs(args.project / "logs")
     lines = [f"Job-minutes per seed of each list, from the benchmark files of {args.project.resolve().name}'s run "
              f"(commit {commit(args.project)}, read {now()}, {machine()}):", "",

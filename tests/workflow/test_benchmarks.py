@@ -39,6 +39,8 @@ QUICK = {
 }
 # modules the scripts import (run through them), and the script offline_rl_speed.py runs in d3rlpy's venv
 NOT_SCRIPTS = {"bellman_problem.py", "record.py", "d3rlpy_bcq_speed.py"}
+# scripts that read a workflow run's files: each runs on a project made by its own test below
+OWN_TEST = {"seed_costs.py"}
 
 
 def run(script: str, *args: str, cwd: Path) -> str:
@@ -51,7 +53,7 @@ def run(script: str, *args: str, cwd: Path) -> str:
 
 def test_every_benchmark_is_run_here():
     """A new script gets its quick arguments in QUICK (or is a module the scripts import)."""
-    assert {path.name for path in BENCHMARKS.glob("*.py")} == set(QUICK) | NOT_SCRIPTS
+    assert {path.name for path in BENCHMARKS.glob("*.py")} == set(QUICK) | NOT_SCRIPTS | OWN_TEST
 
 
 @pytest.mark.parametrize("script", sorted(QUICK))
@@ -62,6 +64,23 @@ def test_benchmark_runs_at_its_smallest_scale(script, tmp_path):
 @pytest.mark.skipif(importlib.util.find_spec("d3rlpy") is None, reason="d3rlpy is not installed (its own venv)")
 def test_d3rlpy_comparison_runs(tmp_path):
     run("offline_rl_speed.py", *QUICK["offline_rl_speed.py"], "--d3rlpy-python", sys.executable, cwd=tmp_path)
+
+
+def test_seed_costs_charges_each_job_to_its_list(tmp_path):
+    """seed_costs.py on a project of two seeds of SGD evaluation runs (2 and 4 minutes) and a trajectory job
+    (30 s): 3 job-minutes per seed of seeds.evaluation, 0.5 of fixed cost; a project without benchmark
+    files is refused in one line."""
+    logs = tmp_path / "project" / "logs"
+    for seed, seconds in ((0, 120), (1, 240)):
+        (logs / "runs/ours/evaluation/sgd/DS").mkdir(parents=True, exist_ok=True)
+        (logs / f"runs/ours/evaluation/sgd/DS/seed{seed}.benchmark.tsv").write_text(f"s\th:m:s\n{seconds}\t0:02:00\n")
+    (logs / "trajectory").mkdir()
+    (logs / "trajectory" / "long.benchmark.tsv").write_text("s\th:m:s\n30\t0:00:30\n")
+    printed = run("seed_costs.py", "--project", str(tmp_path / "project"), cwd=tmp_path)
+    assert "| seeds.evaluation | 2 | 2 | 6.00 | 3.00 |" in printed and "0.5 job-minutes" in printed
+    result = subprocess.run([sys.executable, str(BENCHMARKS / "seed_costs.py"), "--project", str(tmp_path)],
+                            capture_output=True, text=True)
+    assert result.returncode != 0 and "no benchmark files" in result.stderr
 
 
 def test_timings_reads_a_workflow_run(tmp_path):

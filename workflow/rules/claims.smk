@@ -1,5 +1,6 @@
 # Stage 5: every claim of claims.yaml with its verdict, computed from the result tables.
 
+
 from rlstudy.claims.publication import publications_in
 
 CLAIM_TABLES = {
@@ -14,18 +15,6 @@ CLAIM_TABLES = {
 }
 # The earlier protocols' publications, whose verdicts the claims marked `carried` keep (claims/publication.py).
 PUBLICATIONS = publications_in(Path("."))
-
-
-def claims_options(wildcards, input, output):
-    """The verdict step's options: the claims, the tables by name, the publications and the last look."""
-    return options(
-        claims=input.claims,
-        schema=input.schema,
-        publication=list(input.publications) or None,
-        table=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
-        out=output.claims,
-        seed_power=output.seed_power,
-    ) + [option for path in input.looks for option in ("--looks", path)]
 
 
 use rule step as claims with:

@@ -82,3 +82,15 @@ def gpus_of_training_job():
     the SLURM executor adds --gpus=1; none otherwise (0 adds nothing, and a local run without
     --resources gpu=N does not limit it)."""
     return 1 if config["device"] == "cuda" else 0
+
+
+def claims_options(wildcards, input, output):
+    """The verdict step's options: the claims, the tables by name, the publications and the last look."""
+    return options(
+        claims=input.claims,
+        schema=input.schema,
+        publication=list(input.publications) or None,
+        table=[f"{name}={path}" for name, path in CLAIM_TABLES.items()],
+        out=output.claims,
+        seed_power=output.seed_power,
+    ) + [option for path in input.looks for option in ("--looks", path)]
