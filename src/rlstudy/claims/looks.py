@@ -211,10 +211,16 @@ def read_claims_file(path, design_tests: list[PlannedTest] | None = None) -> dic
         if not row["test"].isdigit() or row["test_status"] not in STATUSES or row["claim_status"] not in STATUSES:
             raise InputError(f"{path}: claim {row['claim']!r}: test {row['test']!r}, statuses {row['test_status']!r}/"
                              f"{row['claim_status']!r}: expected a test number and statuses among {list(STATUSES)}")
-        for column in ("sequential_p", "sequential_reverse_p"):
+        for column in ("p", "reverse_p", "sequential_p", "sequential_reverse_p"):
             if not is_p_value(row[column]):
                 raise InputError(f"{path}: claim {row['claim']!r}: {column} {row[column]!r}: expected a p-value "
                                  "in [0, 1] or nan")
+        for column in ("hold_boundary", "futility_boundary"):  # -1: cannot hold; 2: no futility stop
+            if not is_boundary(row[column]):
+                raise InputError(f"{path}: claim {row['claim']!r}: {column} {row[column]!r}: expected a boundary "
+                                 "in [0, 1], -1 or 2")
+        if not row["n"].isdigit():
+            raise InputError(f"{path}: claim {row['claim']!r}: n {row['n']!r}: expected a count")
         key = (row["claim"], int(row["test"]))
         if key in found:
             raise InputError(f"{path}: test {key[1]} of claim {key[0]!r} appears twice")
@@ -234,6 +240,15 @@ def is_p_value(text: str) -> bool:
     except ValueError:
         return False
     return math.isnan(value) or 0.0 <= value <= 1.0
+
+
+def is_boundary(text: str) -> bool:
+    """Whether a field read back is a boundary on p: in [0, 1], or -1 (no hold) or 2 (no futility stop)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return 0.0 <= value <= 1.0 or value in (-1.0, 2.0)
 
 
 def lists_rows(look: int, rows: list[dict], list_looks: dict[str, list[int]], counts: dict[str, int]) -> list[dict]:

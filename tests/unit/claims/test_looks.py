@@ -147,6 +147,15 @@ def test_a_look_s_claims_file_read_back_is_checked(tmp_path):
     pd.DataFrame(rows).assign(sequential_p=["0.5", "1.5"]).to_csv(path, index=False)
     with pytest.raises(InputError, match="sequential_p '1.5': expected a p-value"):
         read_claims_file(path)
+    pd.DataFrame(rows).assign(p=["x", "0.5"]).to_csv(path, index=False)
+    with pytest.raises(InputError, match="p 'x': expected a p-value"):
+        read_claims_file(path)
+    pd.DataFrame(rows).assign(hold_boundary=["inf", "0.1"]).to_csv(path, index=False)
+    with pytest.raises(InputError, match="hold_boundary 'inf': expected a boundary"):
+        read_claims_file(path)
+    pd.DataFrame(rows).assign(n=["3", "-2"]).to_csv(path, index=False)
+    with pytest.raises(InputError, match="n '-2': expected a count"):
+        read_claims_file(path)
     pd.DataFrame(rows).drop(columns=["sequential_p", "sequential_reverse_p"]).to_csv(path, index=False)
     with pytest.raises(InputError, match="without the sequential p-values is refused"):
         read_claims_file(path)
