@@ -15,6 +15,7 @@ ran beside them, so a measurement of idle cores only when nothing else ran.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from pathlib import Path
 
@@ -43,6 +44,8 @@ def costs(logs: Path) -> tuple[pd.DataFrame, float]:
     rows, fixed = [], 0.0
     for path in sorted(logs.rglob("*.benchmark.tsv")):
         wall = float(pd.read_csv(path, sep="\t")["s"].iloc[-1]) / 60.0
+        if not math.isfinite(wall) or wall < 0:
+            raise SystemExit(f"{path}: a job wall of {wall * 60!r} s: not a Snakemake benchmark file")
         where = path.relative_to(logs).as_posix()
         key = list_of(where)
         if key is None:
