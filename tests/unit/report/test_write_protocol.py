@@ -54,7 +54,8 @@ def test_the_lock_holds_the_claims_the_seed_plan_and_the_analysis_code(tmp_path,
     assert written["config_values"]["mpo.eval_episodes"] == SHIPPED["mpo"]["eval_episodes"]
     assert written["config_values"]["offline.evaluation_episodes"] == SHIPPED["offline"]["evaluation_episodes"]
     assert written["config_values"]["summary.converged_below"] == 0.5
-    assert written["config_values"]["confirmatory_block.counts.seeds.control"] == 40
+    shipped = SHIPPED["confirmatory_block"]["counts"]["seeds.control"]
+    assert written["config_values"]["confirmatory_block.counts.seeds.control"] == shipped
     status, err = cli("report.cli.write_protocol", *args, "--check")
     assert status == 0, err
     config.write_text(config.read_text().replace("solved_return: 475", "solved_return: 400", 1))
@@ -118,9 +119,11 @@ def test_the_design_is_locked_and_the_counts_must_be_its_maxima(tmp_path, cli):
     shutil.copy(ROOT / "config.yaml", config)
     args = ("--root", str(ROOT), "--claims", str(claims), "--config", str(config),
             "--schema", str(ROOT / "workflow" / "schemas" / "config.schema.yaml"), "--out", str(tmp_path / "lock"))
+    shipped = SHIPPED["confirmatory_block"]["counts"]["seeds.control"]
     one_line_error(*cli("report.cli.write_protocol", *args),
-                   "config key 'confirmatory_block.counts.seeds.control' is 40, but the design's maximum for it is 33")
-    text = config.read_text().replace("    seeds.control: 40 ", "    seeds.control: 33 ", 1)
+                   f"config key 'confirmatory_block.counts.seeds.control' is {shipped}, but the design's maximum "
+                   "for it is 33")
+    text = config.read_text().replace(f"    seeds.control: {shipped} ", "    seeds.control: 33 ", 1)
     config.write_text(text)
     status, err = cli("report.cli.write_protocol", *args)
     assert status == 0, err
