@@ -5,6 +5,7 @@ record_seed_plan writes the run's seed plan the claims rule reads."""
 
 import json
 import shutil
+import subprocess
 
 import pandas as pd
 import yaml
@@ -16,6 +17,7 @@ from rlstudy.report.lock import LOOK_STEP, SEED_FIELDS, VERDICT_STEP, derived_st
 from rlstudy.report.protocol import protocol_1_files
 
 from hostile import ROOT, cli, one_line_error  # noqa: F401 (cli: a fixture)
+from test_hostile_render import HEAD
 
 SHIPPED = yaml.safe_load((ROOT / "config.yaml").read_text())
 
@@ -81,11 +83,23 @@ def test_a_lock_whose_seeds_are_spent_or_written_by_hand_is_refused(tmp_path, cl
     assert not (tmp_path / "lock").exists()
 
 
-def test_protocol_1s_block_is_recorded_as_spent():
+def test_the_blocks_run_are_recorded_as_spent():
     spent = read_spent(ROOT / "spent_blocks.yaml")
     first = {"seeds.control": list(range(10000, 10040)), "cbo_sweep.seeds": list(range(15000, 15008))}
-    assert [block["protocol"] for block in spent] == [1]
+    assert [block["protocol"] for block in spent] == [1, 2]
     assert len(spent_problems(first, spent)) == 2
+    # the committed lock's block, once run: every seed its plan can hold, and the commit that wrote the lock
+    lock = json.loads((ROOT / "protocol.lock").read_text())
+    run = {block["protocol"]: block for block in spent}.get(lock["protocol"])
+    if run is None:
+        return
+    assert len(spent_problems(lock["seed_plan"], [run])) == len(lock["seed_plan"])
+    start, offset = lock["seed_start"], TUNING_OFFSET
+    assert run["ranges"] == [[start, start + offset - 1], [start + offset, start + 2 * offset - 1]]
+    if HEAD:
+        written = subprocess.run(["git", "log", "--diff-filter=AM", "--format=%H", "--", "protocol.lock"], cwd=ROOT,
+                                 capture_output=True, text=True, check=True).stdout.split()
+        assert run["commit"] == written[0]
 
 
 def test_protocol_1s_analysis_code_keeps_its_patterns():
