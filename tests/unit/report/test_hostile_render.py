@@ -74,7 +74,7 @@ def published_results(folder: Path, commit: str = HEAD, epochs: int | None = Non
     figures = headline_sources(folder, commit)
     (folder / "README.md").write_text(f"intro\n{START}\nold\n{END}\n{HEADLINE_BLOCK}")
     (folder / "claims.md").write_text("".join("page\n{}\nold\n{}\n".format(*markers(name))
-                                              for name in ("claims-table", "looks")))
+                                              for name in ("claims-table", "looks", "previous-publications")))
     cbo = "".join(f"{start}\nold\n{end}\n" for start, end in map(markers, (*NAMES, "budget-results", "seed-power")))
     (folder / "bellman.md").write_text(f"page\n{RESULTS_START}\nold\n{RESULTS_END}\n{cbo}{HEADLINE_BLOCK}")
     return {"--claims": folder / "claims.csv", "--stats": folder / "summary_stats.csv",

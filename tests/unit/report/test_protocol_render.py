@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from rlstudy.core.atomic_writes import save_csv
+from rlstudy.core.markdown import markers
 from rlstudy.core.provenance import provenance, read_record, sha256_file
 from rlstudy.core.seed_blocks import CONFIRMATORY, EXPLORATORY, seed_lists
 from rlstudy.report.lock import make_lock
@@ -97,7 +98,10 @@ def test_a_claim_changed_after_the_protocol_is_published_apart_without_a_verdict
     readme, page = paths["--readme"].read_text(), paths["--claims-page"].read_text()
     assert "1 claims, 0 holds, 1 fails, 0 inconclusive; 1 more exploratory, no verdict" in readme
     assert f"`{first['id']}` (changed after the protocol commit)" in page
-    assert f"| `{first['id']}` |" not in page and f"| `{second['id']}` |" in page  # no verdict row for it
+    start, end = markers("claims-table")
+    verdicts = page.split(start)[1].split(end)[0]
+    assert f"| `{first['id']}` |" not in verdicts and f"| `{second['id']}` |" in verdicts  # no verdict row for it
+    assert f"| `{first['id']}` | holds | no verdict (changed or added after the protocol commit) |  |" in page
     assert len(readme.split("<!-- headline-figures")[0].splitlines()) == 1 + 7 + 2  # the block keeps its 7 lines (+2: the claims not in this run)
     del lock["claims"][first["id"]]  # a claim the lock does not hold: added after the protocol
     rewrite_lock(paths, claims=lock["claims"])

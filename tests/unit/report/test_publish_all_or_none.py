@@ -25,7 +25,8 @@ from test_hostile_render import HEAD, in_repository, published_results, render_a
 
 pytestmark = pytest.mark.skipif(not HEAD, reason="not a git checkout")
 
-BLOCKS = ("claims", "claims-table", "looks", "results", "seed-power", *NAMES, *(study.marker for study in STUDY_TABLES))
+BLOCKS = ("claims", "claims-table", "looks", "previous-publications", "results", "seed-power", *NAMES,
+          *(study.marker for study in STUDY_TABLES))
 # a line break, a script, a pipe, a backtick, and every block's end and start marker
 HOSTILE = "x\n<script>alert(1)</script> | `tick` " + " ".join(f"{end} {start}" for start, end in map(markers, BLOCKS))
 PAGES = ("--readme", "--claims-page", "--study-page", "--agents-results-page", "--offline-results-page")

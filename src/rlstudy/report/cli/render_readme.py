@@ -2,7 +2,9 @@
 README or the study pages is typed by hand (`make readme` runs this after building the tables):
 
 - README.md, between its claims markers: the counts of results/claims.csv's verdicts and the
-  claims' ids by verdict; docs/claims.md: every claim with its statement, verdict and evidence;
+  claims' ids by verdict; docs/claims.md: every claim with its statement, verdict and evidence, the
+  looks of the group-sequential design (report/looks_page.py) and each previous protocol's verdicts
+  beside this run's (report/publications_page.py, from docs/publications/);
 - docs/bellman.md, between its results markers: the final errors over seeds of
   results/summary_stats.csv and the learned Q*'s distance to the exact Q of
   results/reference/error_exact.csv;
@@ -43,7 +45,7 @@ from rlstudy.bellman.results import bellman_page
 from rlstudy.bellman.results.bellman_page import GROUP, RESULTS_END, RESULTS_START, coverage_at_spread, render_results
 from rlstudy.claims.loading import load_claims
 from rlstudy.core.markdown import cells_of, check_block, code, markers, markers_intact, text
-from rlstudy.report import claims_page, headline_figures, looks_page
+from rlstudy.report import claims_page, headline_figures, looks_page, publications_page
 from rlstudy.report.seed_power_page import SEED_POWER_END, SEED_POWER_START, check_powers, render_seed_power
 from rlstudy.report.protocol import LOCK, Standing, block_note, foreign_seeds, judge
 from rlstudy.report.table_scale import scale_line, scale_problem
@@ -314,6 +316,9 @@ def main() -> None:
         design = looks_page.run_design(Path(args.protocol), Path(args.looks))
         put(args.claims_page, looks_page.render_looks(design, Path(args.looks), claims_commit), looks_page.START,
             looks_page.END, noted=False)
+    previous = publications_page.render_previous(Path.cwd(), claims, claims_commit, standing.confirmatory,
+                                                 standing.apart if standing.confirmatory else ())
+    put(args.claims_page, previous, publications_page.START, publications_page.END, noted=False)
     with cells_of(f"{args.stats} or {args.references}"):
         put(args.study_page, render_results(stats, references, stats_commit, coverage), RESULTS_START, RESULTS_END)
     check_paper_scale(args.seed_power, args.allow_any_results)
