@@ -5,7 +5,8 @@
 
 `workflow` reads a Snakemake run of the project DIR (default: this checkout): its wall time from the
 first to the last timestamp of its log (--log; default: the newest .snakemake/log/*.snakemake.log,
-which is the report's own run after `make report` or `make readme`), the jobs it finished, and the
+which is the report's own run after `make report` or `make readme`; a run resumed over several sessions
+gives each session's log, --log A --log B: its wall is the sum of their spans), the jobs it finished, and the
 wall and CPU time of every job it ran from that job's benchmark file (the `benchmark:` lines of the
 log, under logs/: the training jobs; figures and tables have none, and cost seconds). Snakemake
 samples a job's CPU time every 0.5 s for its first 15 s and every 30 s after, and keeps the last
@@ -49,38 +50,43 @@ def minutes(seconds: float) -> str:
 BENCHMARK = re.compile(r"^\s+benchmark: (logs/\S+\.benchmark\.tsv)$", re.M)
 
 
-def snakemake_log(project: Path, log: Path | None) -> Path:
-    """The run's log: `log`, or the newest under the project's .snakemake/log."""
-    if log is not None:
-        if not log.is_file():
-            sys.exit(f"--log {log}: no such file")
-        return log
+def snakemake_logs(project: Path, given: list[Path] | None) -> list[Path]:
+    """The run's logs: those given, or the newest under the project's .snakemake/log."""
+    if given:
+        for log in given:
+            if not log.is_file():
+                sys.exit(f"--log {log}: no such file")
+        return given
     logs = sorted((project / ".snakemake" / "log").glob("*.snakemake.log"))
     if not logs:
         sys.exit(f"no Snakemake log under {project / '.snakemake/log'}: run the workflow first")
-    return logs[-1]
+    return logs[-1:]
 
 
-def job_times(project: Path, log: Path) -> pd.DataFrame:
-    """One row per benchmarked job the run of `log` ran: its stage, name, wall and CPU seconds."""
+def job_times(project: Path, logs: list[Path]) -> pd.DataFrame:
+    """One row per benchmarked job the run of `logs` ran: its stage, name, wall and CPU seconds."""
     rows = []
-    for tsv in sorted({project / name for name in BENCHMARK.findall(log.read_text())}):
+    for tsv in sorted({project / name for log in logs for name in BENCHMARK.findall(log.read_text())}):
         name = tsv.relative_to(project / "logs")
         last = pd.read_csv(tsv, sep="\t").iloc[-1]
         rows.append({"stage": name.parts[0], "job": str(name).removesuffix(".benchmark.tsv"),
                      "wall_s": float(last["s"]), "cpu_s": float(last["cpu_time"])})
     if not rows:
-        sys.exit(f"{log}: its run ran no job with a benchmark file under {project / 'logs'}")
+        sys.exit(f"{', '.join(map(str, logs))}: the run ran no job with a benchmark file under {project / 'logs'}")
     return pd.DataFrame(rows)
 
 
-def run_span(log: Path) -> tuple[float, int]:
-    """Wall seconds from the first to the last timestamp of the Snakemake log, and the jobs it finished."""
-    text = log.read_text()
-    stamps = [datetime.datetime.strptime(s, "%a %b %d %H:%M:%S %Y") for s in STAMP.findall(text)]
-    if len(stamps) < 2:
-        sys.exit(f"{log}: fewer than two timestamps, nothing to time")
-    return (stamps[-1] - stamps[0]).total_seconds(), text.count("Finished job")
+def run_span(logs: list[Path]) -> tuple[float, int]:
+    """Wall seconds from the first to the last timestamp of each Snakemake log, summed over the logs (the
+    sessions of one run: the time between them is not the run's), and the jobs they finished."""
+    wall, finished = 0.0, 0
+    for log in logs:
+        text = log.read_text()
+        stamps = [datetime.datetime.strptime(s, "%a %b %d %H:%M:%S %Y") for s in STAMP.findall(text)]
+        if len(stamps) < 2:
+            sys.exit(f"{log}: fewer than two timestamps, nothing to time")
+        wall, finished = wall + (stamps[-1] - stamps[0]).total_seconds(), finished + text.count("Finished job")
+    return wall, finished
 
 
 def ran_warm(project: Path) -> bool:
@@ -122,7 +128,8 @@ def main() -> None:
     p.add_argument("--label", required=True, help="the row's name, e.g. 'make figures (paper scale)'")
     p.add_argument("--project", type=Path, default=ROOT, help="the checkout whose workflow run is read")
     p.add_argument("--note", default="", help="what the row measured beyond its label (config, clone)")
-    p.add_argument("--log", type=Path, help="the run's Snakemake log (default: the project's newest)")
+    p.add_argument("--log", type=Path, action="append",
+                   help="the run's Snakemake log, once per session of a resumed run (default: the project's newest)")
     p.add_argument("--keep-stages", action="store_true", help="write the row only, not the stage table")
     p.add_argument("--write", action="store_true", help=f"write into {DOC.relative_to(ROOT)}")
     argv = sys.argv[1:]
@@ -132,14 +139,15 @@ def main() -> None:
         sys.exit("--label and --note go into a Markdown table: no '|'")
     cores = os.cpu_count() or 1
     if args.what == "workflow":
-        log_file = snakemake_log(args.project, args.log)
-        jobs = job_times(args.project, log_file)
-        wall, finished = run_span(log_file)
-        log = log_file.name
+        log_files = snakemake_logs(args.project, args.log)
+        jobs = job_times(args.project, log_files)
+        wall, finished = run_span(log_files)
+        log = ", ".join(log_file.name for log_file in log_files)
         where = commit(args.project)
         warm = ran_warm(args.project)
         conditions = (f"{args.note + '; ' if args.note else ''}"
-                      f"{'jobs started warm (no CPU sampled); ' if warm else ''}Snakemake log {log}")
+                      f"{'jobs started warm (no CPU sampled); ' if warm else ''}"
+                      f"Snakemake log{'s' if len(log_files) > 1 else ''} {log}")
         row = (f"| {args.label} | {minutes(wall)} | {finished} | {cpu_minutes(jobs['cpu_s'].sum(), warm)} | "
                f"{where} | {now()} | {conditions} |")
         stages = (f"The last run of `{args.label}` by stage, from its benchmark files (commit {where}, read "

@@ -118,3 +118,7 @@ def test_timings_reads_the_jobs_of_the_run_it_is_given(tmp_path):
     newest = run("timings.py", "workflow", "--label", "newest", "--project", str(tmp_path), cwd=tmp_path)
     assert "| first | 2.0 min | 1 |" in first and "| runs | 1 | 1.0 | 1.0 |" in first
     assert "| newest | 10.0 min | 1 |" in newest and "| runs | 1 | 5.0 | 5.0 |" in newest
+    # a run resumed over two sessions: both logs, their spans summed, their jobs together
+    both = run("timings.py", "workflow", "--label", "both", "--project", str(tmp_path),
+               *(option for log in sorted(logs.iterdir()) for option in ("--log", str(log))), cwd=tmp_path)
+    assert "| both | 12.0 min | 2 |" in both and "| runs | 2 | 6.0 | 6.0 |" in both and "Snakemake logs 2026" in both
