@@ -99,14 +99,16 @@ verify: $(STAMP)  ## rebuild TARGETS="..." or SAMPLE jobs (SEED) in a scratch co
 protocol: $(STAMP)  ## write protocol.lock (the claims, the config values they read, the verdict code, the design, seeds derived from its digest); commit it before the confirmatory run (docs/reliability.md)
 	$(BIN)/python -m rlstudy.report.cli.write_protocol
 
+# Both run in two pytest-xdist workers where it is installed (the dev extra): the tests are independent
+# and most of them wait on one process at a time (a Snakemake or a step starting), which leaves a core idle.
+# make test's workers share one smoke build (tests/conftest.py) and take a file's tests each (loadfile:
+# a module's fixtures are built once).
+XDIST = $$($(BIN)/python -c 'import xdist' 2>/dev/null && echo '-n 2 --dist loadfile')
 test: $(STAMP)  ## every test: tests/unit and tests/workflow (smoke builds of the workflow); what CI runs (the 25 slowest listed: issue 23's budget)
-	$(BIN)/python -m pytest -q --durations=25
+	$(BIN)/python -m pytest -q --durations=25 $(XDIST)
 
-# The unit tests run in two pytest-xdist workers where it is installed (the dev extra): its tests are
-# independent, their subprocesses leave a core idle, and none waits for the smoke build. make test runs
-# in one process: its smoke build, started once per session, already keeps the other core busy.
 test-fast: $(STAMP)  ## the unit tests alone (tests/unit): the loop to run while editing
-	$(BIN)/python -m pytest -q $$($(BIN)/python -c 'import xdist' 2>/dev/null && echo '-n 2') tests/unit
+	$(BIN)/python -m pytest -q $(XDIST) tests/unit
 
 lint: $(STAMP)  ## snakemake --lint at the checkout's scale (it refuses another), and snakefmt --check of the Snakefile and rules
 	$(SNAKEMAKE) --lint $(if $(SCALE_FILE),--profile workflow/profiles/smoke)

@@ -1,6 +1,9 @@
+import fcntl
 import os
 import signal
 import subprocess
+import sys
+import time
 
 # One thread for NumPy's OpenBLAS and PyTorch, as every job of the workflow runs (core/process.py), set
 # before either loads: the tests' networks and products are small, and on a machine whose cores the
@@ -59,20 +62,45 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: "smoke_project" in item.fixturenames)
 
 
+# The smoke build writes its exit status here when it ends, so that any pytest-xdist worker can wait for it.
+STATUS = "smoke.status"
+RECORD_STATUS = ("import os, subprocess, sys\n"
+                 "status = subprocess.call(sys.argv[1:])\n"
+                 "with open('smoke.status.part', 'w') as out:\n"
+                 "    out.write(str(status))\n"
+                 "os.replace('smoke.status.part', 'smoke.status')\n"
+                 "sys.exit(status)\n")
+
+
+def worker_of_many() -> bool:
+    """Whether this session is one of several pytest-xdist workers (make test runs two)."""
+    return os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") != "1"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def smoke_build(request, tmp_path_factory):
     """The smoke build, started in the background at the session's first test when any test of the
-    session reads it (none does in `make test-fast`)."""
+    session reads it (none does in `make test-fast`). Under pytest-xdist the workers share one build:
+    the first to take its lock starts it in the run's common temporary folder, the others wait for its
+    status file; the starter lets it finish at its own end, as another worker may still need it."""
     if not any("await_smoke_project" in item.fixturenames for item in request.session.items):
         yield None
         return
-    workdir = copy_project(tmp_path_factory.mktemp("smoke"))
-    with open(workdir / "smoke.log", "w") as log:
-        build = subprocess.Popen([SNAKEMAKE, *SMOKE], cwd=workdir, stdout=log, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
-        yield workdir, build
-        if build.poll() is None:  # the session ended before a test waited for it (e.g. -x)
-            os.killpg(build.pid, signal.SIGTERM)
+    shared = tmp_path_factory.getbasetemp().parent if worker_of_many() else tmp_path_factory.getbasetemp()
+    workdir = shared / "smoke"
+    with open(shared / "smoke.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another worker builds it
+            yield workdir, None
+            return
+        copy_project(workdir)
+        with open(workdir / "smoke.log", "w") as log:
+            build = subprocess.Popen([sys.executable, "-c", RECORD_STATUS, SNAKEMAKE, *SMOKE], cwd=workdir,
+                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            yield workdir, build
+            if build.poll() is None and not worker_of_many():  # the session ended before a test waited (-x)
+                os.killpg(build.pid, signal.SIGTERM)
             build.wait()
 
 
@@ -82,7 +110,17 @@ def await_smoke_project(smoke_build):
     own to do first, so that the work runs while the build does."""
     def wait():
         workdir, build = smoke_build
-        assert build.wait() == 0, (workdir / "smoke.log").read_text()[-6000:]
+        if build is not None:
+            build.wait()
+        while not (workdir / STATUS).exists():  # started by another worker, which holds the lock until it ends
+            with open(workdir.parent / "smoke.lock") as lock:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    time.sleep(1)
+                    continue
+            assert (workdir / STATUS).exists(), f"the worker that started the smoke build in {workdir} ended first"
+        assert (workdir / STATUS).read_text() == "0", (workdir / "smoke.log").read_text()[-6000:]
         return workdir
     return wait
 
