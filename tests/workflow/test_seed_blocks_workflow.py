@@ -26,13 +26,25 @@ def planned(workdir, *args):
     return result.stdout
 
 
+def locked(workdir) -> dict:
+    return json.loads((workdir / "protocol.lock").read_text())
+
+
+def first_look(workdir, key: str) -> list[int]:
+    """The seeds of the list's first look: what a checkout that made no look yet runs."""
+    lock = locked(workdir)
+    return lock["seed_plan"][key][:lock["design"]["lists"][key]["looks"][0]]
+
+
 def test_the_paper_config_runs_the_confirmatory_block_and_records_it(workdir):
-    plan = planned(workdir, "results/seed_plan.csv", "results/runs/ours/control/sgd/UR/seed10039/errors.csv",
-                   "results/agents/mpo/seed10007/evaluation.csv")
+    plan = planned(workdir, "results/seed_plan.csv",
+                   f"results/runs/ours/control/sgd/UR/seed{first_look(workdir, 'seeds.control')[-1]}/errors.csv",
+                   f"results/agents/mpo/seed{first_look(workdir, 'mpo.seeds')[-1]}/evaluation.csv")
     command = next(line for line in plan.splitlines() if SEED_PLAN in line)
     block = yaml.safe_load((workdir / "config.yaml").read_text())["confirmatory_block"]
-    sweep = json.loads((workdir / "protocol.lock").read_text())["seed_plan"]["cbo_sweep.seeds"]
-    assert block["start"] == "protocol" and len(sweep) == block["counts"]["cbo_sweep.seeds"]
+    sweep = first_look(workdir, "cbo_sweep.seeds")
+    assert block["start"] == "protocol"
+    assert len(locked(workdir)["seed_plan"]["cbo_sweep.seeds"]) == block["counts"]["cbo_sweep.seeds"]
     assert "--block confirmatory" in command and f'"cbo_sweep.seeds": {sweep}' in command
     refused = snakemake(workdir, "-n", "--cores", "1", "results/runs/ours/control/sgd/UR/seed0/errors.csv")
     assert refused.returncode != 0 and "seed 0 is not a seed the config lists" in refused.stdout + refused.stderr
@@ -52,8 +64,10 @@ def test_a_confirmatory_seed_run_before_stops_the_workflow_naming_both_keys(tmp_
     config = workdir / "config.yaml"
     own = config.read_text()
     assert own.count("  control: [") == 1
-    config.write_text(own.replace("  control: [", "  control: [10002, ", 1))
+    seed = locked(workdir)["seed_plan"]["seeds.control"][2]
+    config.write_text(own.replace("  control: [", f"  control: [{seed}, ", 1))
     result = snakemake(workdir, "-n", "--cores", "1")
     assert result.returncode != 0
-    assert re.search(r"config key 'confirmatory_block\.counts\.[a-z_.-]+': its confirmatory seeds \[10002\] are also "
-                     r"exploratory seeds \(config key 'seeds\.control'\).*write a new protocol", result.stdout + result.stderr)
+    assert re.search(rf"config key 'confirmatory_block\.counts\.[a-z_.-]+': its confirmatory seeds \[{seed}\] are "
+                     r"also exploratory seeds \(config key 'seeds\.control'\).*write a new protocol",
+                     result.stdout + result.stderr)
