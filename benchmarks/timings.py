@@ -5,8 +5,9 @@
 
 `workflow` reads a Snakemake run of the project DIR (default: this checkout): its wall time from the
 first to the last timestamp of its log (--log; default: the newest .snakemake/log/*.snakemake.log,
-which is the report's own run after `make report` or `make readme`; a run resumed over several sessions
-gives each session's log, --log A --log B: its wall is the sum of their spans), the jobs it finished, and the
+which is the report's own run after `make report` or `make readme`; a run of several Snakemake runs, one
+per look of a group-sequential design or per session it was resumed in, gives each one's log, --log A
+--log B: its wall is the sum of their spans), the jobs it finished, and the
 wall and CPU time of every job it ran from that job's benchmark file (the `benchmark:` lines of the
 log, under logs/: the training jobs; figures and tables have none, and cost seconds). Snakemake
 samples a job's CPU time every 0.5 s for its first 15 s and every 30 s after, and keeps the last
@@ -129,7 +130,8 @@ def main() -> None:
     p.add_argument("--project", type=Path, default=ROOT, help="the checkout whose workflow run is read")
     p.add_argument("--note", default="", help="what the row measured beyond its label (config, clone)")
     p.add_argument("--log", type=Path, action="append",
-                   help="the run's Snakemake log, once per session of a resumed run (default: the project's newest)")
+                   help="the run's Snakemake log, once per Snakemake run of it (per look, per resumed session; "
+                        "default: the project's newest)")
     p.add_argument("--keep-stages", action="store_true", help="write the row only, not the stage table")
     p.add_argument("--write", action="store_true", help=f"write into {DOC.relative_to(ROOT)}")
     argv = sys.argv[1:]
