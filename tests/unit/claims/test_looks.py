@@ -141,21 +141,14 @@ def test_a_look_s_claims_file_read_back_is_checked(tmp_path):
     path = tmp_path / "claims.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     assert set(read_claims_file(path, planned_tests(DESIGN, LISTS))) == {("a-below-b", 1), ("c-passes", 1)}
-    pd.DataFrame(rows).assign(test_status=["maybe", "open"]).to_csv(path, index=False)
-    with pytest.raises(InputError, match="statuses 'maybe'"):
-        read_claims_file(path)
-    pd.DataFrame(rows).assign(sequential_p=["0.5", "1.5"]).to_csv(path, index=False)
-    with pytest.raises(InputError, match="sequential_p '1.5': expected a p-value"):
-        read_claims_file(path)
-    pd.DataFrame(rows).assign(p=["x", "0.5"]).to_csv(path, index=False)
-    with pytest.raises(InputError, match="p 'x': expected a p-value"):
-        read_claims_file(path)
-    pd.DataFrame(rows).assign(hold_boundary=["inf", "0.1"]).to_csv(path, index=False)
-    with pytest.raises(InputError, match="hold_boundary 'inf': expected a boundary"):
-        read_claims_file(path)
-    pd.DataFrame(rows).assign(n=["3", "-2"]).to_csv(path, index=False)
-    with pytest.raises(InputError, match="n '-2': expected a count"):
-        read_claims_file(path)
+    for column, values, message in (("test_status", ["maybe", "open"], "statuses 'maybe'"),
+                                    ("sequential_p", ["0.5", "1.5"], "sequential_p '1.5': expected a p-value"),
+                                    ("p", ["x", "0.5"], "p 'x': expected a p-value"),
+                                    ("hold_boundary", ["inf", "0.1"], "hold_boundary 'inf': expected a boundary"),
+                                    ("n", ["3", "-2"], "n '-2': expected a count")):
+        pd.DataFrame(rows).assign(**{column: values}).to_csv(path, index=False)
+        with pytest.raises(InputError, match=message):
+            read_claims_file(path)
     pd.DataFrame(rows).drop(columns=["sequential_p", "sequential_reverse_p"]).to_csv(path, index=False)
     with pytest.raises(InputError, match="without the sequential p-values is refused"):
         read_claims_file(path)
