@@ -92,9 +92,10 @@ def seeded(lock: dict, counts: dict[str, int]) -> dict:
 
 
 def make_lock(root: Path, claims_file: Path, config_file: Path, config_schema: Path,
-              spent_file: Path | None = None, design=None) -> dict:
+              spent_file: Path | None = None, design=None, refuse_spent: bool = True) -> dict:
     """The lock of this checkout. `design(claims, config)` -> the design to fix in it (report/design.py);
-    refused where the config's block is not `start: protocol` or its seeds are spent."""
+    refused where the config's block is not `start: protocol` or (`refuse_spent`: a lock to write, not one
+    compared with the committed lock, whose seeds are spent once its run began) its seeds are spent."""
     try:
         claims = load_yaml(claims_file, "claims file")
         config = load_yaml(config_file, "config file")
@@ -125,7 +126,7 @@ def make_lock(root: Path, claims_file: Path, config_file: Path, config_schema: P
     problems = [f"{config_file}: config key '{CONFIRMATORY_KEY}.counts.{key}' is {counts.get(key)}, but the design's "
                 f"maximum for it is {planned['maximum']}: set the count to it (the block holds every seed a look may use)"
                 for key, planned in (lock["design"].get("lists") or {}).items() if counts.get(key) != planned["maximum"]]
-    problems += spent_problems(lock["seed_plan"], spent) + seed_block_problems(
+    problems += (spent_problems(lock["seed_plan"], spent) if refuse_spent else []) + seed_block_problems(
         {**config, BLOCK_KEY: CONFIRMATORY}, None, lock["seed_plan"])
     if problems:
         raise InputError(problems[0])

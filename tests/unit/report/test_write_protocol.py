@@ -81,6 +81,11 @@ def test_a_lock_whose_seeds_are_spent_or_written_by_hand_is_refused(tmp_path, cl
     one_line_error(*cli("report.cli.write_protocol", *args, "--config", str(ROOT / "config.yaml"), "--spent", str(spent)),
                    "were run by protocol 9")
     assert not (tmp_path / "lock").exists()
+    # --check compares a lock with the checkout: the lock's own seeds are spent once its run began
+    assert cli("report.cli.write_protocol", *args, "--config", str(ROOT / "config.yaml"))[0] == 0
+    status, err = cli("report.cli.write_protocol", *args, "--config", str(ROOT / "config.yaml"), "--spent", str(spent),
+                      "--check")
+    assert status == 0, err
 
 
 def test_the_blocks_run_are_recorded_as_spent():

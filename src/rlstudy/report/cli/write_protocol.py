@@ -54,7 +54,7 @@ def main() -> None:
     args = p.parse_args()
     root = Path(args.root)
     current = make_lock(root, Path(args.claims), Path(args.config), Path(args.schema), Path(args.spent),
-                        None if args.no_design else protocol_design)
+                        None if args.no_design else protocol_design, refuse_spent=not args.check)
     if args.check:
         stale = differences(read_lock(Path(args.out)), current)
         if stale:
