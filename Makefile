@@ -19,7 +19,8 @@ TARGET ?=
 CONFIGFILES ?=
 
 # What was published and the checks against it (docs/ci.md): make manifest [SCALE=smoke] MANIFEST=...,
-#   make verify TARGETS="results/...", make verify SAMPLE=5 SEED=0, make verify RUN=. (this checkout's run)
+#   make verify TARGETS="results/...", make verify SAMPLE=5 SEED=0, make verify RUN=. (this checkout's run);
+#   the rebuild runs the code of the manifest's run commit where git has it (CODE=checkout: the checkout's files)
 MANIFEST ?= docs/manifest.json
 SEED ?= 0
 
@@ -94,6 +95,7 @@ manifest: $(STAMP)  ## MANIFEST (docs/manifest.json): every artefact's sha256 an
 
 verify: $(STAMP)  ## rebuild TARGETS="..." or SAMPLE jobs (SEED) in a scratch copy, or take RUN=. as built; compare with MANIFEST
 	$(BIN)/python -m rlstudy.report.cli.verify --manifest $(MANIFEST) --seed $(SEED) --snakemake-args "$(SNAKEMAKE_ARGS)" \
+		$(if $(CODE),--code $(CODE)) \
 		$(if $(RUN),--run $(RUN),$(if $(TARGETS),--targets $(TARGETS),--sample $(or $(SAMPLE),5)))
 
 protocol: $(STAMP)  ## write protocol.lock (the claims, the config values they read, the verdict code, the design, seeds derived from its digest); commit it before the confirmatory run (docs/reliability.md)

@@ -1,5 +1,6 @@
 """make verify at smoke scale: a manifest of a small build, its rebuild in a scratch copy identical, and a
-changed kernel reported as different with a non-zero exit; and the cache of paper.yml (a fresh checkout
+changed kernel reported as different with a non-zero exit, a kernel changed by a later commit not (the
+manifest's run commit rebuilds); and the cache of paper.yml (a fresh checkout
 over restored outputs and Snakemake's records reruns nothing); and verify's progress streamed as Snakemake
 runs a toy Snakefile."""
 
@@ -89,6 +90,36 @@ def test_nothing_of_the_manifest_and_no_yte_file_runs(built, tmp_path):
                 "--snakemake-args", f"--configfile {tmp_path}/yte.yaml", "--scratch", str(tmp_path / "two"), cwd=built)
     assert done.returncode == 2, done.stdout + done.stderr
     assert not (tmp_path / "b").exists() and "__use_yte__" in done.stdout + done.stderr
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_later_commit_that_moves_a_kernel_does_not_move_what_is_verified(tmp_path):
+    """A run built and published in a repository of its own, then a commit that changes its reward: verify
+    rebuilds with the code of the manifest's run commit (exported from the repository) and agrees."""
+    project = copy_project(tmp_path / "project")
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "published")
+    published = git(project, "rev-parse", "HEAD")
+    own_code = {**os.environ, "PYTHONPATH": str(project / "src")}  # the jobs record this repository's commit
+    done = snakemake(project, *PROFILE, TARGETS[0], env=own_code)
+    assert done.returncode == 0, done.stderr[-3000:]
+    done = subprocess.run([sys.executable, "-m", "rlstudy.report.cli.write_manifest", "--scale", "smoke", "--out",
+                           "manifest.json"], cwd=project, capture_output=True, text=True, env=own_code)
+    assert done.returncode == 0, done.stderr
+    assert load_manifest(project / "manifest.json")["commits_of_artefacts"] == {published: 3}
+    kernel = project / KERNEL
+    kernel.write_text(kernel.read_text().replace(REWARD, "return sin_s + 1.0000001\n"))
+    git(project, "commit", "-qam", "a kernel that moves bits")
+    done = step("verify", "--manifest", "manifest.json", "--targets", TARGETS[0], "--cores", "2",
+                "--scratch", str(tmp_path / "scratch"), cwd=project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"code: commit {published[:12]}, the one the manifest's artefacts were built at" in done.stdout
+    assert "3 identical" in done.stdout and "verify: agrees" in done.stdout
 
 
 def restored(built: Path, target: Path, records: bool) -> Path:

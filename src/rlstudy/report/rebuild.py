@@ -1,6 +1,8 @@
 """A published run's artefacts rebuilt in a scratch copy of the project, for verify (report/cli/verify.py).
 
-The scratch copy holds the checkout's code (Snakefile, configs, workflow/, src/; no outputs) beside the
+The scratch copy holds the project's code (Snakefile, configs, workflow/, src/; no outputs): the
+checkout's files, or those of a commit of its repository (`git archive`: the commit the published run
+was built at, so that later edits of the checkout do not move what is verified), beside the
 project, so that the user's relative options (`--config authors_data=../shared/...`) still resolve, and
 everything a rebuild writes is inside it. Snakemake runs through the project's launcher
 (`python -m rlstudy.runtime.launch`), as every Makefile target does: a config or profile file is read
@@ -13,17 +15,19 @@ started, each count of jobs done, and an error line the moment Snakemake prints 
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from collections import deque
 from pathlib import Path
 
-from rlstudy.claims.publication import PUBLICATIONS
+from rlstudy.claims.publication import COMMIT, PUBLICATIONS
 from rlstudy.core.errors import InputError
 
 PROJECT_FILES = ("Snakefile", "config.yaml", "claims.yaml", "envs.yaml", "protocol.lock", "spent_blocks.yaml")
@@ -42,8 +46,12 @@ def say(line: str) -> None:
     print(line, flush=True)
 
 
-def copy_project(project: Path, scratch: Path) -> None:
-    """The files a workflow run needs (no outputs, logs or .snakemake), into scratch; said as it goes."""
+def copy_project(project: Path, scratch: Path, commit: str | None = None) -> None:
+    """The files a workflow run needs (no outputs, logs or .snakemake), into scratch: the checkout's, or
+    with `commit` that commit's (export_commit); said as it goes."""
+    if commit is not None:
+        export_commit(project, commit, scratch)
+        return
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     for name in PROJECT_FILES:
         if not (project / name).is_file():
@@ -54,6 +62,39 @@ def copy_project(project: Path, scratch: Path) -> None:
         shutil.copytree(project / name, scratch / name, ignore=ignore)
         count = sum(1 for path in (scratch / name).rglob("*") if path.is_file())
         say(f"copied {name}/ ({count} files)")
+
+
+def _git(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(project), *args], capture_output=True)
+
+
+def has_commit(project: Path, commit: str) -> bool:
+    """Whether the project is a git checkout whose repository holds this commit (a full hash)."""
+    if not re.fullmatch(COMMIT, commit):
+        return False
+    return _git(project, "cat-file", "-e", f"{commit}^{{commit}}").returncode == 0
+
+
+def export_commit(project: Path, commit: str, scratch: Path) -> None:
+    """The files a workflow run needs as the commit has them, from the project's repository (git archive;
+    a file the commit does not have yet is left out), into scratch; the archive is unpacked as data
+    (no link or path outside scratch)."""
+    if not has_commit(project, commit):
+        raise InputError(f"commit {commit[:60]!r}: not a commit of the repository of {project}")
+    listed = _git(project, "ls-tree", "--name-only", commit, "--", *PROJECT_FILES, *PROJECT_FOLDERS)
+    names = listed.stdout.decode(errors="replace").split()
+    if listed.returncode != 0 or "Snakefile" not in names:
+        raise InputError(f"commit {commit[:12]} of {project}: no Snakefile, not a commit of this workflow")
+    archive = _git(project, "archive", "--format=tar", commit, "--", *names)
+    if archive.returncode != 0:
+        why = archive.stderr.decode(errors="replace")[-300:]
+        raise InputError(f"git archive {commit[:12]} in {project} failed: {why}")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as files:
+            files.extractall(scratch, filter="data")
+    except tarfile.TarError as error:
+        raise InputError(f"commit {commit[:12]} of {project}: its files cannot be unpacked as data ({error})") from None
+    say(f"exported {', '.join(names)} of commit {commit[:12]} into {scratch}")
 
 
 def make_scratch(folder: str | None, project: Path) -> Path:

@@ -2,12 +2,13 @@
 
 `make verify TARGETS="results/..."` rebuilds the named artefacts (each must be one the manifest lists),
 `make verify SAMPLE=5` a seeded sample of five (artefacts of distinct folders whose build needs at most
---max-jobs jobs), each with its upstream, in a scratch copy of the checkout beside it
-(report/rebuild.py), at the manifest's scale, with the checkout's profile and the user's own Snakemake
-options (--snakemake-args; the manifest's are shown, never used); `make verify RUN=.` compares the
-checkout's own finished run, rebuilding nothing. Every artefact is judged against the manifest
-(report/verify.py: identical, within tolerance, chaotic, measured, missing, different), then each
-claim's verdict (report/verify_claims.py). A manifest is checked field by field before any of it is
+--max-jobs jobs), each with its upstream, in a scratch copy of the project beside it
+(report/rebuild.py): the code of the commit the manifest's artefacts were built at where the checkout's
+repository holds it (--code: auto, published or checkout), at the manifest's scale, with the scale's
+profile and the user's own Snakemake options (--snakemake-args; the manifest's are shown, never used);
+`make verify RUN=.` compares the checkout's own finished run, rebuilding nothing. Every artefact is
+judged against the manifest (report/verify.py: identical, within tolerance, chaotic, measured, missing,
+different), then each claim's verdict (report/verify_claims.py). A manifest is checked field by field before any of it is
 used (report/manifest_schema.py). Everything verify writes is inside its scratch folders, removed at
 the end unless --keep (and the report it is asked for with --report).
 
@@ -23,14 +24,16 @@ import re
 import shlex
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 
+from rlstudy.claims.publication import COMMIT
 from rlstudy.core.cli import integer_from, parser, run
 from rlstudy.core.errors import InputError
 from rlstudy.core.atomic_writes import write_artefact
 from rlstudy.core.provenance import read_record
 from rlstudy.report import rebuild
-from rlstudy.report.manifest import kind_of
+from rlstudy.report.manifest import kind_of, run_commit
 from rlstudy.report.manifest_schema import ARTEFACT_PATH, load_manifest
 from rlstudy.report.platform import differing_kernels, differing_platform, emulation_environment, platform_record
 from rlstudy.report.rebuild import say
@@ -51,6 +54,27 @@ def platform_line(record: dict) -> tuple[bool, dict]:
     return not differ, here
 
 
+def rebuild_commit(record: dict, project: Path, code: str) -> str | None:
+    """The commit whose code rebuilds (None: the checkout's files), said in a line. auto: the manifest's
+    run commit where the checkout's repository holds it, else the checkout's; published: that commit or
+    an error."""
+    commit = run_commit(Counter(record["commits_of_artefacts"]))
+    if code == "checkout":
+        say("code: the checkout's files (--code checkout)")
+        return None
+    if rebuild.has_commit(project, commit):
+        say(f"code: commit {commit[:12]}, the one the manifest's artefacts were built at (from the repository of "
+            f"{project}; --code checkout rebuilds the checkout's files instead)")
+        return commit
+    why = (f"the manifest's run commit {commit[:60]!r} is not a clean commit" if not re.fullmatch(COMMIT, commit)
+           else f"the manifest's run commit {commit[:12]} is not in the repository of {project} (a shallow clone? "
+                "git fetch --unshallow)")
+    if code == "published":
+        raise InputError(f"--code published: {why}")
+    say(f"code: the checkout's files: {why}")
+    return None
+
+
 def checked_targets(record: dict, targets: list[str]) -> list[str]:
     """The targets, each an artefact the manifest lists; one line for each that is not, at once."""
     refused = []
@@ -65,7 +89,7 @@ def checked_targets(record: dict, targets: list[str]) -> list[str]:
 
 
 def under_published_kernels(record: dict, here: dict, paths: list[str], project: Path, arguments: list[str],
-                            scratch: Path) -> Path | None:
+                            scratch: Path, commit: str | None) -> Path | None:
     """paths rebuilt here under the manifest's kernels (OPENBLAS_CORETYPE, ATEN_CPU_CAPABILITY), in a scratch
     copy of its own; None where this machine cannot run them (the kernels it reports are not those)."""
     published = record["platform"]["rounding"]
@@ -74,7 +98,7 @@ def under_published_kernels(record: dict, here: dict, paths: list[str], project:
         say("the manifest's kernels are this machine's own: nothing to emulate")
         return None
     say(f"rebuilding {len(paths)} artefact(s) of a kind measured to move under the manifest's kernels: {environment}")
-    rebuild.copy_project(project, scratch)
+    rebuild.copy_project(project, scratch, commit)
     rebuild.build(paths, arguments, scratch, environment)
     ran = {str((read_record(scratch / path, "an artefact rebuilt under the manifest's kernels") or {})
                .get("openblas_kernels")) for path in paths}
@@ -86,7 +110,8 @@ def under_published_kernels(record: dict, here: dict, paths: list[str], project:
 
 
 def compare_run(record: dict, run_folder: Path, asked: list[str] | None, same_platform: bool, here: dict,
-                work: Path, project: Path, arguments: list[str], keep: bool = False) -> tuple[bool, list[str]]:
+                work: Path, project: Path, arguments: list[str], commit: str | None,
+                keep: bool = False) -> tuple[bool, list[str]]:
     """Every asked artefact (every one of the manifest when asked is None) and every artefact the run
     folder holds, judged; the verdicts; (whether everything agrees as the platform allows, report lines)."""
     claim_lines, moved = compare_claims(record, run_folder, work, arguments)  # first: it may build the exact Q
@@ -95,7 +120,8 @@ def compare_run(record: dict, run_folder: Path, asked: list[str] | None, same_pl
     moving = [path for path in paths if needs_published_kernels(path, run_folder / path, record, same_platform)]
     emulation = rebuild.make_scratch(None, project) if moving else None  # beside the project, like the first
     try:
-        emulated = emulation and under_published_kernels(record, here, moving, project, arguments, emulation)
+        emulated = emulation and under_published_kernels(record, here, moving, project, arguments, emulation,
+                                                           commit)
         results = [(path, *judge(path, run_folder / path, record, same_platform,
                                  emulated / path if emulated else None)) for path in paths]
     finally:
@@ -132,6 +158,9 @@ def main() -> None:
     p.add_argument("--snakemake-args", default="",
                    help="Snakemake options for the rebuild (e.g. --config authors_data=...): yours alone; the "
                         "manifest's are shown for comparison, never used")
+    p.add_argument("--code", choices=("auto", "published", "checkout"), default="auto",
+                   help="the code that rebuilds: the commit the manifest's artefacts were built at (published), the "
+                        "checkout's files (checkout), or the first where the checkout's repository holds it (auto)")
     p.add_argument("--cores", default="all", help="Snakemake's --cores")
     p.add_argument("--scratch", help="an empty folder to rebuild in (default: a new one beside the project, "
                                      "so that relative paths of the options, e.g. ../shared, still resolve)")
@@ -144,6 +173,7 @@ def main() -> None:
     say(f"the manifest's run used the Snakemake options {shlex.join(record['snakemake_args']) or '(none)'} "
         f"(shown only); this rebuild uses {shlex.join(arguments)}")
     project = Path(args.project).resolve()
+    commit = rebuild_commit(record, project, args.code)
     targets = checked_targets(record, args.targets) if args.targets else None
     scratch = rebuild.make_scratch(args.scratch, project)
     try:
@@ -151,16 +181,16 @@ def main() -> None:
         if args.run:
             work.mkdir()
             agreed, lines = compare_run(record, Path(args.run), None, same_platform, here, work, project,
-                                        arguments, args.keep)
+                                        arguments, commit, args.keep)
         else:
-            rebuild.copy_project(project, scratch)
+            rebuild.copy_project(project, scratch, commit)
             if targets is None:
                 targets = rebuild.sample_targets(record, args.sample, args.seed, args.max_jobs, arguments, scratch)
                 say(f"sample (seed {args.seed}): {' '.join(targets)}")
             rebuild.build(targets, arguments, scratch)
             work.mkdir()
             agreed, lines = compare_run(record, scratch, targets, same_platform, here, work, project, arguments,
-                                        args.keep)
+                                        commit, args.keep)
     finally:
         if args.keep:
             say(f"scratch folder kept: {scratch}")
