@@ -2,15 +2,15 @@
 
 `make verify TARGETS="results/..."` rebuilds the named artefacts (each must be one the manifest lists),
 `make verify SAMPLE=5` a seeded sample of five (artefacts of distinct folders whose build needs at most
---max-jobs jobs), each with its upstream, in a scratch copy of the project beside it
-(report/rebuild.py): the code of the commit the manifest's artefacts were built at where the checkout's
-repository holds it (--code: auto, published or checkout), at the manifest's scale, with the scale's
-profile and the user's own Snakemake options (--snakemake-args; the manifest's are shown, never used);
-`make verify RUN=.` compares the checkout's own finished run, rebuilding nothing. Every artefact is
-judged against the manifest (report/verify.py: identical, within tolerance, chaotic, measured, missing,
-different), then each claim's verdict (report/verify_claims.py). A manifest is checked field by field before any of it is
-used (report/manifest_schema.py). Everything verify writes is inside its scratch folders, removed at
-the end unless --keep (and the report it is asked for with --report).
+--max-jobs jobs), each with its upstream, in a scratch copy of the project beside it (report/rebuild.py):
+the code of the commit the manifest's artefacts were built at where the checkout's repository holds it
+(--code: auto, published or checkout), at the manifest's scale, with the scale's profile and the user's own
+Snakemake options (--snakemake-args; the manifest's are shown, never used); `make verify RUN=.` compares the
+checkout's own finished run, rebuilding nothing. Every artefact is judged against the manifest
+(report/verify.py: identical, within tolerance, chaotic, measured, missing, different), then each claim's
+verdict (report/verify_claims.py). A manifest is checked field by field before any of it is used
+(report/manifest_schema.py). Everything verify writes is inside its scratch folders, removed at the end
+unless --keep (and the report it is asked for with --report).
 
 Exits with status 1 when an artefact is different or missing, a target is not in the manifest, nothing
 was compared, or a verdict moved; 2 when the manifest or the build fails.
