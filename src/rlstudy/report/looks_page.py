@@ -86,6 +86,8 @@ def render_looks(design: dict, root: Path, commit: str) -> str:
                      f"{item['maximum']} | {item['needed']} |")
     lines.append(f"| all lists, in job-minutes (the design's cost of a seed of each) | | {used:.0f} | "
                  f"{at_fixed:.0f} | {at_maximum:.0f} | |")
+    lines += ["", "The run's wall time on its machine, from its Snakemake logs (one per look): the timings table of "
+              "[speed.md](speed.md), written by `benchmarks/timings.py workflow`."]
     lines += ["", "Each planned test at each look (its count n, its p-value, the boundary it is held to, its status):",
               "", "| claim | test | " + " | ".join(f"look {k}" for k in range(1, made + 1)) + " |",
               "| --- | ---: |" + " --- |" * made]
