@@ -4,7 +4,7 @@ toy claims. `toy-qtable-below-dqn` (MountainCar's returns are never positive, Ca
 paired sign test sees 3 of 3 pairs in its direction, p = 0.125, Pocock's first boundary at level 0.25)
 holds at look 1 and stops both its lists there; `toy-linear-q-not-positive` is a share test, tested once at
 its maximum, so its list goes on to look 2, where it holds. The launcher (make figures) runs both looks;
-a rerun plans nothing; a look's file read back is checked, a hostile one stops the workflow in one line."""
+a rerun plans nothing; the seed plan the publication checks is the lists the looks ran; a look's file read back is checked, a hostile one stops the workflow in one line."""
 
 import json
 import re
@@ -77,8 +77,8 @@ def project(tmp_path_factory):
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     lock = {"protocol": 2, "seed_plan": plan_from(counts, START), "design": DESIGN}
     (workdir / "protocol.lock").write_text(json.dumps(lock, indent=1))
-    run = subprocess.run([sys.executable, "-m", "rlstudy.runtime.launch", "looks", *SMOKE], cwd=workdir,
-                         capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-m", "rlstudy.runtime.launch", "looks", "results/seed_plan.csv", *SMOKE],
+                         cwd=workdir, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "look 1 made and a seed list continues: running look 2" in run.stderr
     return workdir
@@ -107,6 +107,15 @@ def test_a_claim_crossing_its_boundary_at_look_1_stops_its_lists(project):
     assert ran["qtable"] == ran["dqn"] == [START, START + 1, START + 2]
     assert ran["linear_q"] == [START + k for k in range(4)]
     assert not (project / "results" / "agents" / "qtable" / f"seed{START + 3}").exists()
+
+
+def test_the_seed_plan_is_the_lists_the_looks_ran(project):
+    """results/seed_plan.csv (whose digest the publication compares with the lock) is rewritten at each look:
+    the lists where the looks left them (the bug: its rule's lists were a function Snakemake did not track,
+    so the first look's plan stood at the end and the publication refused the run)."""
+    plan = pd.read_csv(project / "results" / "seed_plan.csv").groupby("list")["seed"].apply(list).to_dict()
+    assert plan["qtable.seeds"] == plan["dqn.seeds"] == [START, START + 1, START + 2]
+    assert plan["linear_q.seeds"] == [START + k for k in range(4)]
 
 
 def test_a_rerun_reuses_every_look(project):

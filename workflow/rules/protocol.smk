@@ -17,6 +17,7 @@ use rule step as seed_plan with:
         mem_mb=500,
         runtime=5,
     params:
-        args=lambda w, output: options(
-            block=config.get("seed_block", EXPLORATORY), plan=as_json(seed_lists(config)), out=output[0]
+        # a function of the wildcards alone: Snakemake tracks it, so each look's lists rerun the rule
+        args=lambda w: options(
+            block=config.get("seed_block", EXPLORATORY), plan=as_json(seed_lists(config)), out=SEED_PLAN
         ),

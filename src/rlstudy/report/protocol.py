@@ -9,7 +9,8 @@ that last changed it before the run (git log -1 <run> -- protocol.lock): a later
 runs of an earlier one judged as they were.
 
 render_readme publishes a run's verdicts only against its lock (`judge`): a confirmatory run whose seed
-plan, shared claims settings, config values the claims read or verdict code differ from the lock, or that
+plan (under a group-sequential design: the lock's lists cut where its looks stopped them, the looks
+finished), shared claims settings, config values the claims read or verdict code differ from the lock, or that
 predates any protocol, is refused, naming what differs; a claim added or changed after the protocol commit
 is published apart, as exploratory, with no verdict; a run of the exploratory block (or one made before
 the blocks: its seeds are that block's) is published as exploratory throughout, lock or none.
@@ -30,6 +31,7 @@ import pandas as pd
 from rlstudy.core.config import ConfigError, load_yaml, parse_yaml
 from rlstudy.core.errors import InputError
 from rlstudy.core.loaders import load_csv
+from rlstudy.core.looks import LOOKS_DIR, design_lists, look_state
 from rlstudy.core.provenance import read_record, sha256_file
 from rlstudy.core.regular_files import read_regular
 from rlstudy.core.seed_blocks import CONFIRMATORY, EXPLORATORY, MAX_LOCK_BYTES, digest
@@ -233,6 +235,25 @@ def config_differences(locked: dict, run: dict) -> list[str]:
             for key in sorted(set(locked) | set(run)) if locked.get(key) != run.get(key)]
 
 
+def looked_plan(lock: dict, looks: Path, claims_table: str) -> tuple[dict[str, list[int]], str]:
+    """The seeds the protocol's run ran and their digest: the lock's plan, or where its design's looks were
+    made under `looks`, each list of the design cut to its count when the looks finished (refused while a
+    list continues)."""
+    plan = lock.get("seed_plan") or {}
+    lists = design_lists(lock.get("design") or {})
+    try:
+        state = look_state(lists, looks) if lists else None
+    except ConfigError as err:
+        raise InputError(str(err)) from err
+    if state is None or not state.made:
+        return plan, lock["seed_plan_sha256"]
+    if state.current is not None:
+        raise InputError(f"{claims_table}: the design's looks have not finished (look {state.current} is next, "
+                         f"{looks}); run make figures to its end before the verdicts are published")
+    cut = {key: seeds[:state.counts[key]] if key in state.counts else seeds for key, seeds in plan.items()}
+    return cut, digest(cut)
+
+
 def judge(root: Path, claims_table: str, run_commit: str, claims_file: Path, checkout_claims: dict,
           lock_path: Path, any_results: bool = False) -> Standing:
     """The run's standing against its lock (the module's docstring); a one-line InputError where its
@@ -245,9 +266,10 @@ def judge(root: Path, claims_table: str, run_commit: str, claims_file: Path, che
     if clean and protocol != "uncommitted" and _git(root, "merge-base", "--is-ancestor", protocol, run_commit).returncode:
         raise InputError(f"{claims_table}: made at commit {run_commit[:12]}, before the protocol commit {protocol[:12]} "
                          f"({lock_path}); a confirmatory run follows its protocol: rerun it")
-    if digest(seeds.plan) != lock["seed_plan_sha256"]:
-        differing = sorted(set(seeds.plan) ^ set(lock.get("seed_plan") or {})) or sorted(
-            key for key in seeds.plan if seeds.plan[key] != (lock.get("seed_plan") or {}).get(key))
+    planned, planned_sha = looked_plan(lock, root / LOOKS_DIR, claims_table)
+    if digest(seeds.plan) != planned_sha:
+        differing = sorted(set(seeds.plan) ^ set(planned)) or sorted(
+            key for key in seeds.plan if seeds.plan[key] != planned.get(key))
         raise InputError(f"{claims_table}: its seed plan differs from the protocol's ({lock_path}, commit "
                          f"{protocol[:12]}) at {differing[:3] or 'its lists'}; run the protocol's confirmatory block")
     run_claims = _run_claims(root, _inputs(claims_table).get("claims"), run_commit, claims_file)

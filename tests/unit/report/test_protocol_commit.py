@@ -185,3 +185,52 @@ def test_protocol_1s_publication_stays_judged_against_its_own_lock_after_a_secon
     git(repo, "commit", "-qam", "protocol 2")
     standing = judge(repo, table, PROTOCOL_1, repo / "claims.yaml", declared, repo / "protocol.lock", any_results=True)
     assert standing.protocol == PROTOCOL_1 and standing.apart == {}
+
+
+def write_looks(root: Path, lists: dict[str, list[int]], looks: int, stops: dict[str, int]) -> dict[str, int]:
+    """The design's first `looks` looks under root/results/looks, each list continuing to its next count
+    but at its look in `stops` or its last count, where it stops for good; the counts the looks ended at."""
+    counts, stopped = {key: counts[0] for key, counts in lists.items()}, set()
+    for look in range(1, looks + 1):
+        rows = ["list,look,count,status,next_count"]
+        for key, design in sorted(lists.items()):
+            if key in stopped or stops.get(key) == look or counts[key] == design[-1]:
+                stopped.add(key)
+                rows.append(f"{key},{look},{counts[key]},stop,{counts[key]}")
+            else:
+                following = design[design.index(counts[key]) + 1]
+                rows.append(f"{key},{look},{counts[key]},continue,{following}")
+                counts[key] = following
+        folder = root / "results" / "looks" / f"look{look}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "lists.csv").write_text("\n".join(rows) + "\n")
+    return counts
+
+
+def test_a_run_of_the_design_is_judged_against_the_lists_its_looks_ran(repository, tmp_path):
+    """Under a group-sequential design the run ran each list's seeds up to where its looks stopped it: that
+    plan is the protocol's (the lock's whole plan is refused, naming a list the looks cut); looks that have
+    not finished are refused (the bug: the whole plan was asked of every run, so a list stopped early made
+    the publication refuse)."""
+    repo, _, claims, _ = repository
+    shipped = json.loads((ROOT / "protocol.lock").read_text())["design"]  # the shipped design, for this config
+    lock = make_lock(repo, repo / "claims.yaml", repo / "config.yaml", repo / "workflow" / "schemas" / "config.schema.yaml",
+                     design=lambda claims, config: shipped)
+    (repo / "protocol.lock").write_text(lock_text(lock))
+    git(repo, "commit", "-qam", "a protocol with a design")
+    head = git(repo, "rev-parse", "HEAD")
+    lists = {key: item["looks"] for key, item in lock["design"]["lists"].items()}
+    early = sorted(lists)[0]
+    counts = write_looks(repo, lists, len(lists[early]), {early: 2})
+    assert counts[early] == lists[early][1] < lists[early][-1]
+    ran = {key: seeds[:counts[key]] if key in counts else seeds for key, seeds in lock["seed_plan"].items()}
+    table = write_run(tmp_path / "ran", repo, ran)
+    standing = judge(repo, table, head, repo / "claims.yaml", claims, repo / "protocol.lock")
+    assert standing.confirmatory and standing.protocol == head
+    whole = write_run(tmp_path / "whole", repo, lock["seed_plan"])
+    with pytest.raises(InputError, match=f"its seed plan differs from the protocol's .* at \\['{early}'\\]"):
+        judge(repo, whole, head, repo / "claims.yaml", claims, repo / "protocol.lock")
+    shutil.rmtree(repo / "results" / "looks")
+    write_looks(repo, lists, 2, {})
+    with pytest.raises(InputError, match="the design's looks have not finished"):
+        judge(repo, table, head, repo / "claims.yaml", claims, repo / "protocol.lock")
