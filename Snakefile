@@ -41,6 +41,7 @@ from rlstudy.core.provenance import SCALE_ENV, SEED_BLOCK_ENV  # noqa: E402
 from rlstudy.core.run_config import LOCK, settle_config  # noqa: E402
 from rlstudy.core.scale import record_scale, recorded_scale  # noqa: E402
 from rlstudy.runtime.snakemake_exit import cancel_scheduling_timers  # noqa: E402
+from rlstudy.runtime.tracked_params import track_derived_params  # noqa: E402
 from rlstudy.runtime.warmstart import client as warm_starts  # noqa: E402
 
 # The config made whole and checked, once (core/run_config.py): the raw files' limits, the command
@@ -169,3 +170,7 @@ TARGET_PROBLEMS = target_problems(
 )
 if TARGET_PROBLEMS:
     raise TargetError("; ".join(TARGET_PROBLEMS))
+
+
+# Last, once every rule is defined: a changed config value reruns the jobs it reaches (the module says why).
+track_derived_params(workflow.rules)

@@ -1,4 +1,5 @@
-"""Editing a library module reruns exactly the jobs whose step imports it, and nothing else."""
+"""Editing a library module reruns exactly the jobs whose step imports it, and nothing else; so does a
+changed config value, the jobs whose options it reaches."""
 
 import os
 import shutil
@@ -69,5 +70,27 @@ def test_editing_a_module_reruns_the_jobs_that_import_it(complete_copy, module, 
     finally:  # the same text and modification time: the copy is complete again for the next case
         edited.write_text(text)
         os.utime(edited, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert reruns <= planned, planned
+    assert not planned & untouched, planned
+
+
+@pytest.mark.parametrize("old, new, reruns, untouched", [
+    ("    lr0: 0.15\n", "    lr0: 0.14\n", {"run_method"},  # sgd.control: the control runs of SGD
+     {"trajectory", "reference", "train_agent", "train_qtable", "mpo_train", "offline_train", "sweep_run"}),
+    ("    max_steps: 50 ", "    max_steps: 49 ", {"train_qtable"},  # qtable.params
+     {"trajectory", "run_method", "train_agent", "mpo_train", "offline_train", "sweep_run"}),
+])
+def test_a_changed_config_value_reruns_the_jobs_it_reaches(complete_copy, old, new, reruns, untouched):
+    """A step's options name its files, so Snakemake did not compare them (a params function of `input` or
+    `output` is not tracked): a changed learning rate reran nothing (runtime/tracked_params.py)."""
+    config = complete_copy / "config.yaml"
+    text, stat = config.read_text(), config.stat()
+    assert text.count(old) == 1
+    try:
+        config.write_text(text.replace(old, new))
+        planned = planned_rules(complete_copy)
+    finally:
+        config.write_text(text)
+        os.utime(config, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert reruns <= planned, planned
     assert not planned & untouched, planned
