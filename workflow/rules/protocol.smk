@@ -17,7 +17,6 @@ use rule step as seed_plan with:
         mem_mb=500,
         runtime=5,
     params:
-        # a function of the wildcards alone: Snakemake tracks it, so each look's lists rerun the rule
-        args=lambda w: options(
-            block=config.get("seed_block", EXPLORATORY), plan=as_json(seed_lists(config)), out=SEED_PLAN
+        args=lambda w, output: options(
+            block=config.get("seed_block", EXPLORATORY), plan=as_json(seed_lists(config)), out=output[0]
         ),
