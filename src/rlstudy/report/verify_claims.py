@@ -3,7 +3,8 @@
 Where results/claims.csv was rebuilt (TARGETS=results/claims.csv, a whole run: RUN=.), its verdicts;
 otherwise the rebuilt runs' rows, recomputed by their tables' steps with the published parameters and
 put in place of theirs in the manifest's tables, evaluated by evaluate_claims (on another platform:
-whether a chaotic run's new numbers would move a verdict). Every table it writes is in the verify's
+whether a chaotic run's new numbers would move a verdict); not for a run that decided its claims look by
+look (a group-sequential design: results/looks/), whose looks a projection cannot replay. Every table it writes is in the verify's
 scratch folder, under a file name of its own fixed set (TABLE_FILES), never one the manifest names.
 """
 
@@ -20,6 +21,7 @@ from pathlib import Path
 from rlstudy.claims.publication import publications_in
 from rlstudy.report.verdict_comparison import compare, verdicts
 from rlstudy.core.config import load_yaml
+from rlstudy.core.looks import LOOKS_DIR
 from rlstudy.core.errors import InputError, PipelineError
 from rlstudy.core.regular_files import shown
 from rlstudy.report.manifest import TABLES, read_table
@@ -30,6 +32,7 @@ from rlstudy.report.verify import run_files, write_table
 
 # The file each of the claims' tables is written to in the scratch folder, by its name in TABLES.
 TABLE_FILES = {name: name for name in TABLES if name != "claims"}
+LOOKS_PREFIX = f"{LOOKS_DIR.as_posix()}/"  # a run of a group-sequential design lists its looks' files
 
 
 def run_step(step: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -214,6 +217,10 @@ def compare_claims(record: dict, run_folder: Path, work: Path,
             return code, False
         lines, moved = verdict_lines(before, rebuilt, "")
         return [*code, *lines], moved
+    if any(path.startswith(LOOKS_PREFIX) for path in record["artefacts"]):
+        return ["verdicts: not compared (the published run decided its claims look by look, "
+                "results/looks/, which a projection of rebuilt rows cannot replay; RUN=. after make figures "
+                "compares the whole run's verdicts)"], False
     folder = work / "tables"
     folder.mkdir()
     notes = project_rows(record, run_folder, run_files(run_folder), arguments, folder)

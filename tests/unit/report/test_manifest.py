@@ -182,6 +182,24 @@ def test_a_moved_verdict_is_reported(published, tmp_path):
     assert verify_claims.compare_claims(published, tmp_path, work)[1] is False
 
 
+def test_a_run_decided_look_by_look_is_not_projected(published, tmp_path, monkeypatch):
+    """A sample's rebuilt rows are not projected into the tables of a group-sequential run: its claims were
+    decided by its looks, which the projection cannot replay (the bug: protocol 2's sample, its artefacts
+    identical, reported a moved verdict that a fixed evaluation of the tables gave). A whole rebuilt run's
+    verdicts are still compared (RUN=.)."""
+    looked = {**published, "artefacts": {**published["artefacts"],
+                                         "results/looks/look1/claims.csv": {"sha256": "0" * 64, "size": 1}}}
+    monkeypatch.setattr(verify_claims, "project_rows", lambda *args: pytest.fail("projected a run of looks"))
+    sample, work = tmp_path / "sample", tmp_path / "work"
+    (sample / "results").mkdir(parents=True)
+    work.mkdir()
+    lines, moved = verify_claims.compare_claims(looked, sample, work)
+    assert not moved and len(lines) == 1 and "decided its claims look by look" in lines[0]
+    (sample / "results/claims.csv").write_text("id,verdict,evidence\na,holds,p=0.01\nb,holds,p=0.04\n")
+    lines, moved = verify_claims.compare_claims(looked, sample, work)
+    assert moved and any("`b`: fails -> holds" in line for line in lines)
+
+
 def test_verdicts_are_compared_under_the_analysis_code_that_decided_them(published, tmp_path, monkeypatch):
     """A checkout whose analysis code is its protocol.lock's compares a rebuild's verdicts with the manifest's
     (an edited one shows as moved); one whose code differs compares them with its own code's verdicts on the
