@@ -3,6 +3,7 @@ or of both: `snakemake --unlock`, then the same `snakemake` command, ends with t
 uninterrupted build. A small smoke-scale target: the control task's two trajectories, one job at a
 time, so the job killed is the second, forked from the warm-start server the first one started."""
 
+import contextlib
 import os
 import shutil
 import signal
@@ -84,7 +85,8 @@ def test_the_documented_recovery_restores_the_bytes_of_an_uninterrupted_build(pr
             os.kill(run.pid, signal.SIGKILL)
         elif killed == "job":
             for pid in reversed(descendants(run.pid)):
-                os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):  # a short-lived child may end before its kill
+                    os.kill(pid, signal.SIGKILL)
         else:
             os.killpg(run.pid, signal.SIGKILL)
         run.wait(timeout=DEADLINE_S)
