@@ -57,7 +57,8 @@ def protocol_1_files(paths) -> list[str]:
     return sorted({path for path in paths if any(_matches(path, pattern) for pattern in PROTOCOL_1_CODE)})
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
+def run_git(root: Path, *args: str) -> subprocess.CompletedProcess:
+    """git in the repository of root, its output captured; an InputError where git cannot run."""
     try:
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True)
     except OSError as err:
@@ -71,7 +72,7 @@ def _show(root: Path, commit: str | None, path: str) -> bytes | None:
             return (root / path).read_bytes()
         except OSError:
             return None
-    shown = _git(root, "show", f"{commit}:{path}")
+    shown = run_git(root, "show", f"{commit}:{path}")
     return shown.stdout if shown.returncode == 0 else None
 
 
@@ -82,7 +83,7 @@ def analysis_code(root: Path, lock: dict, commit: str | None = None) -> dict[str
         if commit is None:
             paths = [p.relative_to(root).as_posix() for pattern in PROTOCOL_1_CODE for p in root.glob(pattern)]
         else:
-            listed = _git(root, "ls-tree", "-r", "--name-only", commit)
+            listed = run_git(root, "ls-tree", "-r", "--name-only", commit)
             if listed.returncode != 0:
                 raise InputError(f"commit {commit[:12]}: not in this repository (git ls-tree); cannot read its code")
             paths = listed.stdout.decode().splitlines()
@@ -124,9 +125,9 @@ def read_lock(path: Path) -> dict:
 
 def protocol_commit(root: Path, lock: Path, any_results: bool) -> str:
     """The commit that last changed the lock; the lock must be committed as it is (unless any_results)."""
-    found = _git(root, "log", "-1", "--format=%H", "--", str(lock))
+    found = run_git(root, "log", "-1", "--format=%H", "--", str(lock))
     commit = found.stdout.decode().strip() if found.returncode == 0 else ""
-    dirty = _git(root, "status", "--porcelain", "--", str(lock)).stdout.decode().strip()
+    dirty = run_git(root, "status", "--porcelain", "--", str(lock)).stdout.decode().strip()
     if (not commit or dirty) and not any_results:
         raise InputError(f"{lock}: not committed as it is; the protocol is the commit that last changed it "
                          "(git log -1 -- protocol.lock): commit it before the confirmatory run")
@@ -176,7 +177,7 @@ def _run_claims(root: Path, entry: dict, commit: str, checkout_file: Path) -> di
     if checkout_file.is_file() and sha256_file(checkout_file) == wanted:
         return load_yaml(checkout_file, "claims file")
     path = entry.get("path") if isinstance(entry, dict) else None
-    shown = _git(root, "show", f"{commit}:{path}") if isinstance(path, str) else None
+    shown = run_git(root, "show", f"{commit}:{path}") if isinstance(path, str) else None
     if shown is None or shown.returncode != 0 or hashlib.sha256(shown.stdout).hexdigest() != wanted:
         raise InputError(f"the claims file the run evaluated (sha256 {str(wanted)[:12]}) is neither {checkout_file} "
                          f"nor {path} at its commit {commit[:12]}; rerun rule claims")
@@ -209,7 +210,7 @@ def lock_of_run(root: Path, lock_path: Path, run_commit: str | None, claims_tabl
         relative = lock_path.resolve().relative_to(root.resolve()).as_posix() if lock_path.is_absolute() else str(lock_path)
     except ValueError:
         raise InputError(f"{lock_path}: not inside the repository {root}; the protocol is a committed lock") from None
-    found = _git(root, "log", "-1", "--format=%H", run_commit, "--", relative)
+    found = run_git(root, "log", "-1", "--format=%H", run_commit, "--", relative)
     at_run = found.stdout.decode().strip() if found.returncode == 0 else ""
     shown = _show(root, run_commit, relative) if at_run else None
     if shown is None:
@@ -263,7 +264,7 @@ def judge(root: Path, claims_table: str, run_commit: str, claims_file: Path, che
         return Standing(EXPLORATORY, plan=seeds.plan)
     clean = len(run_commit) == 40 and all(c in "0123456789abcdef" for c in run_commit)
     lock, protocol = lock_of_run(root, lock_path, run_commit if clean else None, claims_table, any_results)
-    if clean and protocol != "uncommitted" and _git(root, "merge-base", "--is-ancestor", protocol, run_commit).returncode:
+    if clean and protocol != "uncommitted" and run_git(root, "merge-base", "--is-ancestor", protocol, run_commit).returncode:
         raise InputError(f"{claims_table}: made at commit {run_commit[:12]}, before the protocol commit {protocol[:12]} "
                          f"({lock_path}); a confirmatory run follows its protocol: rerun it")
     planned, planned_sha = looked_plan(lock, root / LOOKS_DIR, claims_table)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from rlstudy.claims.publication import COMMIT, PUBLICATIONS
 from rlstudy.core.errors import InputError
+from rlstudy.report.protocol import run_git
 
 PROJECT_FILES = ("Snakefile", "config.yaml", "claims.yaml", "envs.yaml", "protocol.lock", "spent_blocks.yaml")
 PROJECT_FOLDERS = ("workflow", "src", PUBLICATIONS)  # the publications: the verdicts carried claims keep
@@ -64,15 +65,11 @@ def copy_project(project: Path, scratch: Path, commit: str | None = None) -> Non
         say(f"copied {name}/ ({count} files)")
 
 
-def _git(project: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(project), *args], capture_output=True)
-
-
 def has_commit(project: Path, commit: str) -> bool:
     """Whether the project is a git checkout whose repository holds this commit (a full hash)."""
     if not re.fullmatch(COMMIT, commit):
         return False
-    return _git(project, "cat-file", "-e", f"{commit}^{{commit}}").returncode == 0
+    return run_git(project, "cat-file", "-e", f"{commit}^{{commit}}").returncode == 0
 
 
 def export_commit(project: Path, commit: str, scratch: Path) -> None:
@@ -81,11 +78,11 @@ def export_commit(project: Path, commit: str, scratch: Path) -> None:
     (no link or path outside scratch)."""
     if not has_commit(project, commit):
         raise InputError(f"commit {commit[:60]!r}: not a commit of the repository of {project}")
-    listed = _git(project, "ls-tree", "--name-only", commit, "--", *PROJECT_FILES, *PROJECT_FOLDERS)
+    listed = run_git(project, "ls-tree", "--name-only", commit, "--", *PROJECT_FILES, *PROJECT_FOLDERS)
     names = listed.stdout.decode(errors="replace").split()
     if listed.returncode != 0 or "Snakefile" not in names:
         raise InputError(f"commit {commit[:12]} of {project}: no Snakefile, not a commit of this workflow")
-    archive = _git(project, "archive", "--format=tar", commit, "--", *names)
+    archive = run_git(project, "archive", "--format=tar", commit, "--", *names)
     if archive.returncode != 0:
         why = archive.stderr.decode(errors="replace")[-300:]
         raise InputError(f"git archive {commit[:12]} in {project} failed: {why}")
