@@ -1,26 +1,55 @@
-"""Which BLAS sgemm the compiled updates (core/compiled_updates.py) call for their wide products."""
+"""Which BLAS runs the wide float32 matrix products: the compiled updates' (core/compiled_updates.py,
+by sgemm_address) and the Q network's 50x50 layers (bellman/numerics/compiled/qnet.py, by matmul).
+
+On an Intel CPU MKL's sgemm, which PyTorch's CPU library exports, is faster at these shapes
+(1.2-1.5x OpenBLAS's at the agents' layers; 1.3x at the Q network's forward products and 2.3x at
+its weight gradient, a 50 x 4000 by 4000 x 50 product that OpenBLAS runs at 40 GFLOP/s:
+docs/speed.md). On the AMD machines MKL's products ran below OpenBLAS's, so elsewhere SciPy's and
+NumPy's OpenBLAS run them. The CPU decides, so the bits of a run are the platform's, as ever (its
+provenance names the CPU's vendor)."""
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
+
+import numpy as np
+
+
+@functools.cache
+def intel_cpu() -> bool:
+    """Whether /proc/cpuinfo names an Intel CPU (False where it cannot be read)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as cpuinfo:
+            return "GenuineIntel" in cpuinfo.read(4096)
+    except OSError:
+        return False
+
+
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """a @ b of float32 arrays (transposed views are read in place) into out (C-contiguous) or a new
+    array: by MKL through torch.mm on an Intel CPU, else by NumPy's OpenBLAS."""
+    if not intel_cpu():
+        return np.matmul(a, b, out=out)
+    import torch
+
+    if out is None:
+        out = np.empty((a.shape[0], b.shape[1]), np.float32)
+    torch.mm(torch.from_numpy(a), torch.from_numpy(b), out=torch.from_numpy(out))
+    return out
 
 
 def sgemm_address() -> int:
-    """The address of a Fortran-interface sgemm: on an Intel CPU MKL's, which PyTorch's CPU library
-    exports (1.2-1.5x OpenBLAS's at these shapes there), else SciPy's OpenBLAS (on the AMD machines
-    MKL's products ran below OpenBLAS's: docs/speed.md). The CPU decides, so the bits of a run are
-    the platform's, as ever."""
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as cpuinfo:
-            intel = "GenuineIntel" in cpuinfo.read(4096)
-        if intel:
+    """The address of a Fortran-interface sgemm: MKL's on an Intel CPU, else SciPy's OpenBLAS."""
+    if intel_cpu():
+        try:
             import torch
 
             library = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
             return ctypes.cast(library.sgemm_, ctypes.c_void_p).value
-    except (OSError, AttributeError):
-        pass
+        except (OSError, AttributeError):
+            pass
     from scipy.linalg import cython_blas
 
     get_name, get_pointer = ctypes.pythonapi.PyCapsule_GetName, ctypes.pythonapi.PyCapsule_GetPointer

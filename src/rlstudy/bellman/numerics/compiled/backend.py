@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from . import residual_kernels
-from .qnet import (SHAPE, GradientSums, Network, PartBuffers, backward, forward_cached, forward_into,
+from .qnet import (SHAPE, CacheBuffers, GradientSums, Network, PartBuffers, backward, forward_cached, forward_into,
                    forward_no_grad, hidden_backward)
 from ..loss import bellman_loss
 from .residuals import ResidualBatch, make_batch, residual_pair, sgd_grad_q
@@ -39,7 +39,7 @@ def sgd_direction(theta: torch.Tensor, batch: ResidualBatch, gamma: float):
     """The step's direction mean(j * grad j^) over the mini-batch, and its j, j^ and Q(s_m, a_m).
 
     The mini-batch goes through the network TRANSITIONS_PER_PASS transitions at a time, each part's
-    gradient added up: a part's activations (a few hundred KB each) stay in the cache between the
+    gradient added up, in the same buffers (qnet.CacheBuffers): a part's activations (800 KB each) stay in the cache between the
     forward and the backward pass, where the whole batch's (MB each) went to memory and back, and
     two runs side by side competed for it. The sum is the same gradient up to float32 rounding.
     Where the compiled passes run, each part's residuals, their gradient in Q and the output
@@ -53,16 +53,23 @@ def sgd_direction(theta: torch.Tensor, batch: ResidualBatch, gamma: float):
     sums = GradientSums.zeros()
     j, j_hat, q_taken = (np.empty(m, np.float32) for _ in range(3))
     kern = residual_kernels.kernels().residual_backward
+    part_rows = min(m, TRANSITIONS_PER_PASS)
+    buffers = CacheBuffers(2 * part_rows)
+    next_buffers, next_q = PartBuffers(part_rows), np.empty((part_rows, SHAPE.actions), np.float32)
     for start in range(0, m, TRANSITIONS_PER_PASS):
         stop = min(start + TRANSITIONS_PER_PASS, m)
         part = batch.transitions(start, stop)
-        q_main, cache = forward_cached(net, part.feats)
-        q_next = _NONE if part.next_feats is None else forward_no_grad(net, part.next_feats).numpy()
-        grad_z2 = np.empty_like(cache.h2)
+        q_main, cache = forward_cached(net, part.feats, buffers=buffers)
+        q_next = _NONE
+        if part.next_feats is not None:
+            q_next = next_q[:stop - start]
+            forward_into(net, part.next_feats.numpy(), q_next, next_buffers)
+        views = buffers.first(len(cache.h2))
+        grad_z2 = views.z2  # z2 is spent once h2 and -sin z2 are made
         kern(q_main.numpy(), q_next, part.action_indices.numpy(), part.rewards.numpy(), part.alt_rewards.numpy(),
              _rows(part.alt_probs), _rows(part.next_probs), np.float32(gamma), np.float32(m), w3, cache.h2,
              cache.dcos2, j[start:stop], j_hat[start:stop], q_taken[start:stop], grad_z2, sums.w3, sums.b3, sums.b2)
-        hidden_backward(w2, cache, grad_z2, sums)
+        hidden_backward(w2, cache, grad_z2, sums, views.grad_h1)
     return sums.flat(), torch.from_numpy(j), torch.from_numpy(j_hat), torch.from_numpy(q_taken)
 
 
