@@ -69,11 +69,11 @@ class BCQ(Learner):
         q, logits = self.network(batch.states)
         return bcq_loss(q, logits, batch.actions, target, self.threshold, measure)
 
-    def gradients(self, batch: Batch, measure: bool) -> tuple[torch.Tensor, dict[str, float]]:
+    def gradients(self, batch: Batch, measure: bool) -> tuple[float, dict[str, float]]:
         if self.flat is None:
             return super().gradients(batch, measure)
         td, imitation, penalty, chosen, target, out = self.compiled_gradients(batch, True, self.threshold, LOGIT_PENALTY)
-        loss = torch.tensor(td + imitation + penalty)
+        loss = float(td + imitation + penalty)
         if not measure:
             return loss, {}
         logits = out[:, self.network.info.num_actions:]

@@ -343,3 +343,11 @@ def test_the_forward_pass_in_reused_buffers_is_the_forward_pass_in_new_arrays(sm
     assert np.shares_memory(cache_reused.h1, buffers.wide)
     with pytest.raises(ValueError, match="201 rows, buffers for 200"):
         buffers.first(201)
+
+
+def test_the_output_bias_added_a_column_at_a_time_is_numpys_broadcast():
+    rng = np.random.default_rng(2)
+    q, bias = rng.standard_normal((301, 2), np.float32), rng.standard_normal(2, np.float32)
+    expected = q + bias
+    qnet._add_bias(q, bias)
+    assert q.tobytes() == expected.tobytes()
