@@ -318,7 +318,8 @@ class GradientSums:
 def backward(theta: torch.Tensor, cache: Cache, grad_q: torch.Tensor, shape: QNetShape = SHAPE) -> torch.Tensor:
     """d(sum(grad_q * Q))/d(theta) as a flat vector: the chain rule of forward(), written out (the
     tests check it against autograd). Compiled: the narrow layers' products and every bias's sum are
-    fused into trig's passes and summed in float64; the 50x50 products run in NumPy's BLAS."""
+    fused into trig's passes and summed in float64; the 50x50 products run in the CPU's faster BLAS
+    (hidden_backward)."""
     if not cache.compiled:
         return _library_backward(theta, cache, grad_q, shape)
     (_, _), (w2, _), (w3, _) = unflatten(theta.numpy(), shape)
