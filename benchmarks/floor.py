@@ -57,6 +57,9 @@ keep_freed_memory()  # as every training step does (core/cli.setup_torch): its a
 HIDDEN, ACTIONS, INPUTS = 50, 2, 2  # the Q network of bellman/numerics/compiled/qnet.py
 
 
+KERNEL_REPEATS = 5  # timed calls of each kernel's row: its least time is read, as the primitives' is over theirs
+
+
 def best_time(fn, repeats: int) -> float:
     """The least CPU time of this process over `repeats` calls, after a warm-up call. CPU time, not
     wall time: on a shared machine a process waits for a core, and that wait is not the kernel's
@@ -213,7 +216,7 @@ def sgd_kernel(estimator: str, batch: int, batches: int):
     def run():
         train_sgd(theta, traj, estimator, "control", params, PROBLEM, torch.Generator().manual_seed(3), meter)
 
-    seconds = best_time(run, 2) / batches
+    seconds = best_time(run, KERNEL_REPEATS) / batches
     arith = Arithmetic()
     grad_rows, next_rows = 2 * batch, batch * (rows_per_sample(estimator) - 2)
     qnet_forward(arith, grad_rows, "sin+cos")  # forward_cached: sine and cosine of both layers
@@ -243,7 +246,7 @@ def cbo_kernel(setting: str, steps: int):
     def run():
         train_cbo(swarm, traj, estimator, "control", params, PROBLEM, torch.Generator().manual_seed(6), meter)
 
-    seconds = best_time(run, 2) / steps
+    seconds = best_time(run, KERNEL_REPEATS) / steps
     arith = Arithmetic()
     rows = params.samples * rows_per_sample(estimator)
     qnet_forward(arith, params.samples * 2, count=params.particle_batch)  # [s; s^'] per particle
@@ -310,7 +313,8 @@ def dqn_row(updates: int, gen: torch.Generator):
     sizes = [4, *p.hidden, 2]
     mlp_arithmetic(arith, sizes, p.batch_size)  # the target network on s'
     mlp_arithmetic(arith, sizes, p.batch_size, backward=True)
-    return ROW_NAMES["DQN update"], best_time(lambda: [dqn_update() for _ in range(updates)], 3) / updates, arith
+    seconds = best_time(lambda: [dqn_update() for _ in range(updates)], KERNEL_REPEATS) / updates
+    return ROW_NAMES["DQN update"], seconds, arith
 
 
 def ddpg_row(updates: int, gen: torch.Generator):
@@ -339,7 +343,8 @@ def ddpg_row(updates: int, gen: torch.Generator):
     mlp_arithmetic(arith, actor_sizes, p.batch_size, backward=True)  # the actor's, through the critic
     mlp_arithmetic(arith, critic_sizes, p.batch_size, backward=True, parameters=False, inputs=True)
     arith.calls["tanh"] += 2 * p.batch_size
-    return ROW_NAMES["DDPG"], best_time(lambda: [ddpg_update() for _ in range(updates)], 3) / updates, arith
+    seconds = best_time(lambda: [ddpg_update() for _ in range(updates)], KERNEL_REPEATS) / updates
+    return ROW_NAMES["DDPG"], seconds, arith
 
 
 def mpo_row(updates: int, gen: torch.Generator):
@@ -363,7 +368,8 @@ def mpo_row(updates: int, gen: torch.Generator):
         replay.add(obs, action, reward, nxt, term, actions_raw=raw, ends=term or trunc, behaviour_log_probs=logp)
         obs = env.reset()[0] if term or trunc else nxt
     mpo_batch = replay.sample_sequences(p.batch_size, 1, rng)  # as mpo/loop.py samples without Retrace
-    return (ROW_NAMES["MPO"], best_time(lambda: [agent.update(mpo_batch) for _ in range(updates)], 3) / updates,
+    return (ROW_NAMES["MPO"],
+            best_time(lambda: [agent.update(mpo_batch) for _ in range(updates)], KERNEL_REPEATS) / updates,
             mpo_arithmetic(p, 3, 1))
 
 
@@ -432,7 +438,8 @@ def offline_rows(updates: int, wanted) -> list:
     for name, learner, heads in (("BCQ", BCQ(info, params, 0.3, torch.device("cpu")), 2),
                                  ("offline DQN", DQN(info, params, torch.device("cpu")), 1)):
         if wanted(names[name]):
-            rows.append((names[name], best_time(lambda: [learner.update(sample) for _ in range(updates)], 3) / updates,
+            seconds = best_time(lambda: [learner.update(sample) for _ in range(updates)], KERNEL_REPEATS) / updates
+            rows.append((names[name], seconds,
                          offline_arithmetic(info.observation_shape[0], info.num_actions, params.batch_size, heads)))
     return rows
 
