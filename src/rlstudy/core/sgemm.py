@@ -2,9 +2,8 @@
 by sgemm_address) and the Q network's 50x50 layers (bellman/numerics/compiled/qnet.py, by matmul).
 
 On an Intel CPU MKL's sgemm, which PyTorch's CPU library exports, is faster at these shapes
-(1.2-1.5x OpenBLAS's at the agents' layers; 1.3x at the Q network's forward products and 2.3x at
-its weight gradient, a 50 x 4000 by 4000 x 50 product that OpenBLAS runs at 40 GFLOP/s:
-docs/speed.md). On the AMD machines MKL's products ran below OpenBLAS's, so elsewhere SciPy's and
+(1.2-1.5x OpenBLAS's at the agents' layers, 1.1-1.25x at the Q network's three products on one
+thread: docs/speed.md). On the AMD machines MKL's products ran below OpenBLAS's, so elsewhere SciPy's and
 NumPy's OpenBLAS run them. The CPU decides, so the bits of a run are the platform's, as ever (its
 provenance names the CPU's vendor)."""
 

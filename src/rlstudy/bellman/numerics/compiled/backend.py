@@ -39,9 +39,9 @@ def sgd_direction(theta: torch.Tensor, batch: ResidualBatch, gamma: float):
     """The step's direction mean(j * grad j^) over the mini-batch, and its j, j^ and Q(s_m, a_m).
 
     The mini-batch goes through the network TRANSITIONS_PER_PASS transitions at a time, each part's
-    gradient added up, in the same buffers (qnet.CacheBuffers): a part's activations (800 KB each) stay in the cache between the
-    forward and the backward pass, where the whole batch's (MB each) went to memory and back, and
-    two runs side by side competed for it. The sum is the same gradient up to float32 rounding.
+    gradient added up, all parts in the same buffers (qnet.CacheBuffers): a part's activations (800
+    KB each) stay in the cache between the forward and the backward pass, where the whole batch's
+    (MB each) went to memory and back, and two runs side by side competed for it. The sum is the same gradient up to float32 rounding.
     Where the compiled passes run, each part's residuals, their gradient in Q and the output
     layer's backward pass are one compiled pass (residual_kernels.py) and the gradient's sums are float64
     across the parts; else the residuals are residual_pair's and sgd_grad_q's tensor operations."""
