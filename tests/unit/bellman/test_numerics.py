@@ -202,3 +202,45 @@ def test_a_step_that_takes_numerics_depends_on_both_backends(step):
     sources = {str(path.relative_to(src)) for path in module_sources(step, src)}
     backends = {"compiled": "numerics/compiled/backend.py", "reference": "numerics/reference.py"}
     assert {f"rlstudy/bellman/{backends[name]}" for name in NUMERICS} | {"rlstudy/bellman/problem/laws.py"} <= sources
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_sgds_compiled_mini_batch_in_parts_agrees_with_the_reference(small_trajectory, theta, monkeypatch, task,
+                                                                     estimator):
+    """The compiled mini-batch goes through the network in parts (here of 7 transitions: 43 parts, the
+    last of 6): every part's rows, residuals and gradient in their places."""
+    monkeypatch.setattr(compiled, "TRANSITIONS_PER_PASS", 7)
+    dynamics = problem().dynamics
+    batches, _ = both_batches(trajectory(small_trajectory, task), task, estimator, "recorded", dynamics)
+    fast = compiled.sgd_direction(theta, batches["compiled"], 0.9)
+    plain = reference.sgd_direction(theta, batches["reference"], 0.9)
+    for ours, expected in zip(fast[1:], plain[1:]):
+        torch.testing.assert_close(ours, expected, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(fast[0], plain[0], rtol=1e-4, atol=1e-5)
+
+
+def test_the_compiled_mini_batchs_cache_key_holds_the_files_it_calls_into():
+    """Numba's cache notices edits of a kernel's own file only; the mini-batch's kernel calls trig.py's
+    and core/compiled_updates.py's, so their digest rides in its closure, part of the cache's key."""
+    from rlstudy.bellman.numerics.compiled import residual_kernels, trig
+    from rlstudy.core import compiled_updates
+
+    closure = residual_kernels.kernels().sgd_direction.py_func.__closure__
+    assert [cell.cell_contents for cell in closure] == [residual_kernels.sources_digest(trig, compiled_updates)]
+
+
+@pytest.mark.parametrize("estimator", ["DS", "UR"])
+def test_warm_up_compiles_the_signatures_the_backend_calls(small_trajectory, theta, estimator):
+    """The warm-start server loads each kernel for the arguments a job passes (residual_kernels.warm_up):
+    a job's first mini-batch and particles then compile nothing."""
+    from rlstudy.bellman.numerics.compiled import residual_kernels
+
+    residual_kernels.warm_up()
+    kernels = vars(residual_kernels.kernels())
+    warmed = {name: list(kernel.signatures) for name, kernel in kernels.items()}
+    batch = both_batches(trajectory(small_trajectory, "control"), "control", estimator, "recorded",
+                         problem().dynamics)[0]["compiled"]
+    compiled.sgd_direction(theta, batch, 0.9)
+    compiled.particle_losses(torch.stack([theta, theta]), batch, 0.9)
+    assert {name: list(kernel.signatures) for name, kernel in kernels.items()} == warmed

@@ -326,25 +326,6 @@ def test_a_mini_batch_bounds_the_network_once_not_once_per_part(small_trajectory
     torch.testing.assert_close(grad, per_call, rtol=1e-6, atol=1e-7)
 
 
-def test_the_forward_pass_in_reused_buffers_is_the_forward_pass_in_new_arrays(small_trajectory, theta):
-    """sgd_direction runs every part of a mini-batch through the same qnet.CacheBuffers: a part written
-    over a larger part's leftovers gives the bytes of new arrays, and the buffers refuse a larger part."""
-    traj = small_trajectory("uniform")
-    batch = make_batch(traj, start_pool("UR", traj.action_indices)[:100], "UR", "control", DYN,
-                       torch.Generator().manual_seed(5))
-    buffers = qnet.CacheBuffers(200)
-    forward_cached(theta, batch.feats, buffers=buffers)
-    part = batch.transitions(0, 30)
-    q_reused, cache_reused = forward_cached(theta, part.feats, buffers=buffers)
-    q_new, cache_new = forward_cached(theta, part.feats)
-    assert q_reused.numpy().tobytes() == q_new.numpy().tobytes()
-    for name in ("h1", "dcos1", "h2", "dcos2"):
-        assert getattr(cache_reused, name).tobytes() == getattr(cache_new, name).tobytes()
-    assert np.shares_memory(cache_reused.h1, buffers.wide)
-    with pytest.raises(ValueError, match="201 rows, buffers for 200"):
-        buffers.first(201)
-
-
 def test_the_output_bias_added_a_column_at_a_time_is_numpys_broadcast():
     rng = np.random.default_rng(2)
     q, bias = rng.standard_normal((301, 2), np.float32), rng.standard_normal(2, np.float32)

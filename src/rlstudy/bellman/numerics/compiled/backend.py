@@ -5,10 +5,9 @@ reference.py, computed fast. What it adds to the equations, and why:
     every state computed once per trajectory and gathered with the rest of a transition from one
     packed row (residuals.TrajectoryTensors.transitions), the rows [s; s^] stacked so that one
     forward pass serves Q(s_m, a_m) and V(s^_{m+1}) (residuals.ResidualBatch);
-  * sgd_direction: mean(j * grad j^) by the chain rule written out (d mean(j j^)/dQ with j fixed
-    and the output layer's backward pass in residual_kernels.py's one pass, the layers below by
-    qnet.hidden_backward), the network's passes by trig.py's Numba kernels, the mini-batch in parts
-    that stay in the cache;
+  * sgd_direction: mean(j * grad j^) by the chain rule written out (d mean(j j^)/dQ with j fixed),
+    the whole mini-batch one compiled call (residual_kernels.py: trig.py's layer passes, the BLAS
+    sgemm's products, the residuals and the backward pass), in parts that stay in the cache;
   * particle_losses: each particle's Q by the compiled forward pass, its loss by residual_kernels.py.
 
 The budget's sampled residual has its compiled pass in budget_kernel.py. tests/unit/bellman/test_numerics.py
@@ -20,14 +19,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from rlstudy.core import compiled_updates
+
 from . import residual_kernels
-from .qnet import (SHAPE, CacheBuffers, GradientSums, Network, PartBuffers, backward, forward_cached, forward_into,
-                   forward_no_grad, hidden_backward)
+from .qnet import SHAPE, GradientSums, Network, PartBuffers, backward, forward_cached, forward_into, forward_no_grad
 from ..loss import bellman_loss
 from .residuals import ResidualBatch, make_batch, residual_pair, sgd_grad_q
 
 NAME = "compiled"
-TRANSITIONS_PER_PASS = 2000  # a mini-batch goes through the network in parts of this many transitions
+TRANSITIONS_PER_PASS = 1000  # a mini-batch goes through the network in parts of this many transitions
 
 
 def batch(*args, **kwargs) -> ResidualBatch:
@@ -39,37 +39,26 @@ def sgd_direction(theta: torch.Tensor, batch: ResidualBatch, gamma: float):
     """The step's direction mean(j * grad j^) over the mini-batch, and its j, j^ and Q(s_m, a_m).
 
     The mini-batch goes through the network TRANSITIONS_PER_PASS transitions at a time, each part's
-    gradient added up, all parts in the same buffers (qnet.CacheBuffers): a part's activations (800
-    KB each) stay in the cache between the forward and the backward pass, where the whole batch's
-    (MB each) went to memory and back, and two runs side by side competed for it. The sum is the same gradient up to float32 rounding.
-    Where the compiled passes run, each part's residuals, their gradient in Q and the output
-    layer's backward pass are one compiled pass (residual_kernels.py) and the gradient's sums are float64
-    across the parts; else the residuals are residual_pair's and sgd_grad_q's tensor operations."""
+    gradient added up: a part's activations (400 KB each) stay in the cache between the forward and
+    the backward pass, where the whole batch's (MB each) went to memory and back, and two runs side
+    by side competed for it. The sum is the same gradient up to float32 rounding. Where the compiled
+    passes run, the whole mini-batch is one call (residual_kernels.py) and the gradient's sums are
+    float64 across the parts; else the residuals are residual_pair's and sgd_grad_q's tensor
+    operations and the backward pass qnet.backward's."""
     m = len(batch.action_indices)
     net = Network(theta)
     if net.layers is None or not _compiled_rows(batch):
         return _tensor_direction(net, batch, gamma)
-    (_, _), (w2, _), (w3, _) = net.layers
+    (w1, b1), (w2, b2), (w3, b3) = net.layers
     sums = GradientSums.zeros()
     j, j_hat, q_taken = (np.empty(m, np.float32) for _ in range(3))
-    kern = residual_kernels.kernels().residual_backward
-    part_rows = min(m, TRANSITIONS_PER_PASS)
-    buffers = CacheBuffers(2 * part_rows)
-    next_buffers, next_q = PartBuffers(part_rows), np.empty((part_rows, SHAPE.actions), np.float32)
-    for start in range(0, m, TRANSITIONS_PER_PASS):
-        stop = min(start + TRANSITIONS_PER_PASS, m)
-        part = batch.transitions(start, stop)
-        q_main, cache = forward_cached(net, part.feats, buffers=buffers)
-        q_next = _NONE
-        if part.next_feats is not None:
-            q_next = next_q[:stop - start]
-            forward_into(net, part.next_feats.numpy(), q_next, next_buffers)
-        views = buffers.first(len(cache.h2))
-        grad_z2 = views.z2  # z2 is spent once h2 and -sin z2 are made
-        kern(q_main.numpy(), q_next, part.action_indices.numpy(), part.rewards.numpy(), part.alt_rewards.numpy(),
-             _rows(part.alt_probs), _rows(part.next_probs), np.float32(gamma), np.float32(m), w3, cache.h2,
-             cache.dcos2, j[start:stop], j_hat[start:stop], q_taken[start:stop], grad_z2, sums.w3, sums.b3, sums.b2)
-        hidden_backward(w2, cache, grad_z2, sums, views.grad_h1)
+    w2_aligned = compiled_updates._aligned(w2.size).reshape(w2.shape)  # the sgemm's operands: 64-byte aligned
+    w2_aligned[:] = w2
+    residual_kernels.kernels().sgd_direction(
+        batch.feats.numpy(), _rows(batch.next_feats), np.ascontiguousarray(w1.T), b1, w2_aligned, b2, w3, b3,
+        batch.action_indices.numpy(), batch.rewards.numpy(), batch.alt_rewards.numpy(), _rows(batch.alt_probs),
+        _rows(batch.next_probs), np.float32(gamma), TRANSITIONS_PER_PASS, j, j_hat, q_taken, sums.w1_t, sums.b1,
+        sums.w2, sums.b2, sums.w3, sums.b3)
     return sums.flat(), torch.from_numpy(j), torch.from_numpy(j_hat), torch.from_numpy(q_taken)
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -131,12 +130,10 @@ class Cache:
 ROWS_PER_PART = 2048  # forward_no_grad's rows per part: a part's activations (400 KB each) stay in L2
 
 
-def _compiled_forward(layers: list, feats: torch.Tensor, keep_derivatives: bool, out: torch.Tensor | None = None,
-                      buffers: "CacheBuffers | None" = None):
+def _compiled_forward(layers: list, feats: torch.Tensor, keep_derivatives: bool, out: torch.Tensor | None = None):
     """Q (a tensor: out, where given) and the Cache, by trig's kernels: each cosine layer one pass over
     its rows (the input layer's two-column product summed inside it), the 50x50 product by the CPU's
-    faster BLAS (core/sgemm.py), the narrow output product by NumPy's. buffers: the arrays of Q and
-    the Cache (views of their first rows), else new ones."""
+    faster BLAS (core/sgemm.py), the narrow output product by NumPy's."""
     kern = trig.kernels()
     (w1, b1), (w2, b2), (w3, b3) = layers
     x = feats.numpy()
@@ -145,39 +142,12 @@ def _compiled_forward(layers: list, feats: torch.Tensor, keep_derivatives: bool,
         q = np.empty((len(x), len(b3)), np.float32) if out is None else out.numpy()
         _forward_by_parts(kern, x, w1_t, b1, w2, b2, w3, b3, q, PartBuffers(len(x), len(b1)))
         return torch.from_numpy(q) if out is None else out, None
-    h1, dcos1, z2, h2, dcos2, _, q = (buffers or CacheBuffers(len(x), len(b1), len(b3))).first(len(x))
+    h1, dcos1, h2, dcos2 = (np.empty((len(x), len(b1)), np.float32) for _ in range(4))
     kern.cos_layer(x, w1_t, b1, _NONE, dcos1, h1)
-    kern.cos_layer(_NONE, _NONE, b2, matmul(h1, w2.T, out=z2), dcos2, h2)
-    np.matmul(h2, np.ascontiguousarray(w3.T), out=q)  # BLAS's narrow product: twice as fast with W3^T contiguous
+    kern.cos_layer(_NONE, _NONE, b2, matmul(h1, w2.T), dcos2, h2)
+    q = h2 @ np.ascontiguousarray(w3.T)  # BLAS's narrow product runs twice as fast on a contiguous operand
     _add_bias(q, b3)
     return torch.from_numpy(q), Cache(True, x, h1, dcos1, h2, dcos2)
-
-
-class CacheBuffers:
-    """The arrays of forward_cached and hidden_backward for up to `rows` rows (h1, -sin z1, z2, h2,
-    -sin z2, dL/dh1 and Q), made once for all parts of a mini-batch: each part then works in the
-    memory the part before it left in the cache, where new arrays (800 KB each) came cold."""
-
-    def __init__(self, rows: int, width: int = SHAPE.hidden, actions: int = SHAPE.actions):
-        self.rows = rows
-        self.wide = np.empty((6, rows, width), np.float32)
-        self.q = np.empty((rows, actions), np.float32)
-
-    def first(self, rows: int) -> "CacheViews":
-        """Views of the arrays' first `rows` rows."""
-        if rows > self.rows:
-            raise ValueError(f"{rows} rows, buffers for {self.rows}")
-        return CacheViews(*(array[:rows] for array in self.wide), self.q[:rows])
-
-
-class CacheViews(NamedTuple):
-    h1: np.ndarray
-    dcos1: np.ndarray
-    z2: np.ndarray
-    h2: np.ndarray
-    dcos2: np.ndarray
-    grad_h1: np.ndarray
-    q: np.ndarray
 
 
 class PartBuffers:
@@ -281,15 +251,14 @@ def load_network(path, what: str) -> torch.Tensor:
         raise InputError(f"{path}: not a Q network state dict ({err})") from err
 
 
-def forward_cached(theta: torch.Tensor | Network, feats: torch.Tensor, shape: QNetShape = SHAPE,
-                   buffers: CacheBuffers | None = None) -> tuple[torch.Tensor, Cache]:
+def forward_cached(theta: torch.Tensor | Network, feats: torch.Tensor,
+                   shape: QNetShape = SHAPE) -> tuple[torch.Tensor, Cache]:
     """Q values and what backward() needs: each cosine layer's output and its derivative (-sin),
-    nothing else. theta: a parameter vector, or a Network made of one; buffers: where the compiled
-    passes write Q and the Cache (valid until the buffers' next use), else new arrays."""
+    nothing else. theta: a parameter vector, or a Network made of one."""
     net = _network(theta, shape)
     layers = _compiled_layers(net, feats)
     if layers is not None:
-        return _compiled_forward(layers, feats, True, buffers=buffers)
+        return _compiled_forward(layers, feats, True)
     return _library_forward(net.theta, feats, net.shape)
 
 
@@ -331,13 +300,12 @@ def backward(theta: torch.Tensor, cache: Cache, grad_q: torch.Tensor, shape: QNe
     return sums.flat()
 
 
-def hidden_backward(w2: np.ndarray, cache: Cache, grad_z2: np.ndarray, sums: GradientSums,
-                    grad_h1: np.ndarray | None = None) -> None:
+def hidden_backward(w2: np.ndarray, cache: Cache, grad_z2: np.ndarray, sums: GradientSums) -> None:
     """The compiled backward pass below the output layer, from dL/dz2 (grad_z2, a row per row of the
     cache): the 50x50 layer's products by the CPU's faster BLAS (core/sgemm.py), the input layer's in
-    one pass; added to sums. grad_h1: where dL/dh1 goes (grad_z2's shape), else a new array."""
+    one pass; added to sums."""
     np.add(sums.w2, matmul(grad_z2.T, cache.h1), out=sums.w2)
-    trig.kernels().input_backward(matmul(grad_z2, w2, out=grad_h1), cache.dcos1, cache.feats, sums.w1_t, sums.b1)
+    trig.kernels().input_backward(matmul(grad_z2, w2), cache.dcos1, cache.feats, sums.w1_t, sums.b1)
 
 
 def _library_backward(theta: torch.Tensor, cache: Cache, grad_q: torch.Tensor, shape: QNetShape) -> torch.Tensor:

@@ -14,16 +14,28 @@ in the stacked layout [s; s^']) stay in the cache:
 Every term is a float32 operation of the tensor code's, in its order; the sums over rows are
 float64, one accumulator each, in the rows' order (the mini-batch's parts add to the same ones).
 tests/unit/bellman/test_numerics.py holds both against the reference layer.
+
+SGD's whole mini-batch is one call (_sgd_direction): the network's passes (trig.py's layer passes,
+the 50x50 products by the BLAS sgemm of core/compiled_updates._gemm), the residuals and the backward
+pass, part after part, with no Python between them (their calls were a fifth of a mini-batch).
+It calls kernels of two other files, and Numba's cache notices changes to a kernel's own file only:
+so the digest of those files rides in its closure, which Numba's cache key holds (kernels()).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 
-from .trig import _output_row_backward  # replaced by its compiled self in kernels()
+from rlstudy.core import compiled_updates
+from rlstudy.core.compiled_updates import _aligned, _gemm, _padded  # each replaced by its compiled self in kernels()
+
+from . import trig
+from .trig import _cos_layer, _input_backward, _output_row_backward  # likewise
 
 
 def _state_value(q, row, probs, m):
@@ -84,18 +96,106 @@ def _particle_loss(q_main, q_next, actions, rewards, alt_rewards, alt_probs, nex
     return total / part / 2.0
 
 
+def _forward_rows(x, w1_t, b1, w2, b2, w3_t, b3, h1, dcos1, z2, h2, dcos2, q):
+    """Q of the rows x into q, keeping each cosine layer's output and -sin where dcos1 and dcos2 have
+    rows (none: Q alone): the input layer in trig's pass, the 50x50 product by the BLAS sgemm
+    (core/compiled_updates._gemm), the narrow output product by np.dot, then its bias."""
+    none = np.empty((0, 0), np.float32)  # an absent operand (a global would be typed read-only)
+    _cos_layer(x, w1_t, b1, none, dcos1, h1)
+    _gemm(h1, False, w2, True, z2)
+    _cos_layer(none, none, b2, z2, dcos2, h2)
+    _gemm(h2, False, w3_t, False, q)
+    for r in range(q.shape[0]):
+        for a in range(q.shape[1]):
+            q[r, a] += b3[a]
+
+
+def _sgd_direction_keyed(sources: str):
+    """_sgd_direction with `sources`, the digest of the files whose kernels it calls, in its closure."""
+
+    def _sgd_direction(feats, next_feats, w1_t, b1, w2, b2, w3, b3, actions, rewards, alt_rewards, alt_probs,
+                       next_probs, gamma, part, j_out, j_hat_out, q_taken_out, grad_w1_t, grad_b1, grad_w2,
+                       grad_b2, grad_w3, grad_b3):
+        """SGD's direction over a mini-batch of M transitions, `part` transitions at a time: each part's
+        rows [s; s^'] (feats: M rows of s, then M of s^') through the network with their derivatives
+        and s' (next_feats: no rows for DS) without, the residuals and the output layer's backward
+        pass (_residual_backward), dW2 and dL/dh1 by the sgemm, the input layer's backward pass
+        (trig's). Writes j, j^, Q(s, a); adds every gradient to the float64 sums grad_*. w2 64-byte
+        aligned, as every array the sgemm sees (core/compiled_updates._gemm; the work arrays here too)."""
+        sources  # noqa: B018 (read, so that it stays in the closure)
+        m, width = len(actions), len(b1)
+        part = min(part, m)
+        rows = 2 * part
+        wide, narrow = _padded(rows * width), _padded(part * width)  # each work array starts 64-byte aligned
+        work = _aligned(7 * wide + 3 * narrow + width * width)
+        h1 = work[:rows * width].reshape((rows, width))
+        dcos1 = work[wide:wide + rows * width].reshape((rows, width))
+        z2 = work[2 * wide:2 * wide + rows * width].reshape((rows, width))  # then dL/dz2: spent once h2 is made
+        h2 = work[3 * wide:3 * wide + rows * width].reshape((rows, width))
+        dcos2 = work[4 * wide:4 * wide + rows * width].reshape((rows, width))
+        grad_h1 = work[5 * wide:5 * wide + rows * width].reshape((rows, width))
+        x = work[6 * wide:6 * wide + rows * 2].reshape((rows, 2))
+        q = work[6 * wide + rows * 2:6 * wide + rows * 4].reshape((rows, 2))
+        q_next = work[6 * wide + rows * 4:6 * wide + rows * 5].reshape((part, 2))
+        next_h1 = work[7 * wide:7 * wide + part * width].reshape((part, width))
+        next_z2 = work[7 * wide + narrow:7 * wide + narrow + part * width].reshape((part, width))
+        next_h2 = work[7 * wide + 2 * narrow:7 * wide + 2 * narrow + part * width].reshape((part, width))
+        dw2 = work[7 * wide + 3 * narrow:].reshape((width, width))
+        w3_t = np.ascontiguousarray(w3.T)
+        for start in range(0, m, part):
+            stop = min(start + part, m)
+            n = stop - start
+            for r in range(n):  # the part's rows [s; s^'], contiguous
+                x[r, 0], x[r, 1] = feats[start + r, 0], feats[start + r, 1]
+                x[n + r, 0], x[n + r, 1] = feats[m + start + r, 0], feats[m + start + r, 1]
+            _forward_rows(x[:2 * n], w1_t, b1, w2, b2, w3_t, b3, h1[:2 * n], dcos1[:2 * n], z2[:2 * n],
+                          h2[:2 * n], dcos2[:2 * n], q[:2 * n])
+            at_next = q_next[:0]
+            if next_feats.shape[0]:
+                at_next = q_next[:n]
+                _forward_rows(next_feats[start:stop], w1_t, b1, w2, b2, w3_t, b3, next_h1[:n], dcos1[:0],
+                              next_z2[:n], next_h2[:n], dcos2[:0], at_next)
+            grad_z2 = z2[:2 * n]
+            _residual_backward(q[:2 * n], at_next, actions[start:stop], rewards[start:stop],
+                               alt_rewards[start:stop], alt_probs[start:stop], next_probs[start:stop], gamma,
+                               np.float32(m), w3, h2[:2 * n], dcos2[:2 * n], j_out[start:stop],
+                               j_hat_out[start:stop], q_taken_out[start:stop], grad_z2, grad_w3, grad_b3, grad_b2)
+            _gemm(grad_z2, True, h1[:2 * n], False, dw2)
+            for i in range(width):
+                for k in range(width):
+                    grad_w2[i, k] += np.float64(dw2[i, k])
+            _gemm(grad_z2, False, w2, False, grad_h1[:2 * n])
+            _input_backward(grad_h1[:2 * n], dcos1[:2 * n], x[:2 * n], grad_w1_t, grad_b1)
+
+    return _sgd_direction
+
+
+def sources_digest(*modules) -> str:
+    """The sha256 of the modules' source files, in order."""
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()
+
+
 @functools.cache
 def kernels() -> SimpleNamespace:
     """The compiled passes (fastmath off: no reassociation, so the bits do not depend on the SIMD unit)."""
-    from . import trig
-
     jit = trig.njit()
     module = globals()
     module["_state_value"] = jit(inline="always", fastmath=False)(_state_value)
-    module["_output_row_backward"] = trig.kernels().output_row_backward  # trig's row of the output layer's pass
+    compiled = trig.kernels()  # trig's row of the output layer's pass and its layer passes
+    module["_output_row_backward"] = compiled.output_row_backward
+    module["_cos_layer"], module["_input_backward"] = compiled.cos_layer, compiled.input_backward
+    compiled_updates.kernels()  # binds the sgemm's symbol, before any kernel that calls it compiles or loads
+    for name in ("_aligned", "_gemm", "_padded"):
+        module[name] = getattr(compiled_updates, name)
+    for name in ("_residual_backward", "_forward_rows"):  # compiled into the cached kernel that calls them
+        module[name] = jit(fastmath=False, boundscheck=False)(module[name])
     options = {"cache": True, "fastmath": False, "boundscheck": False, "nogil": True}
-    return SimpleNamespace(residual_backward=jit(**options)(module["_residual_backward"]),
-                           particle_loss=jit(**options)(module["_particle_loss"]))
+    sgd_direction = _sgd_direction_keyed(sources_digest(trig, compiled_updates))
+    return SimpleNamespace(particle_loss=jit(**options)(module["_particle_loss"]),
+                           sgd_direction=jit(**options)(sgd_direction))
 
 
 def warm_up() -> None:
@@ -105,6 +205,7 @@ def warm_up() -> None:
     f32, f64 = ({n: types.Array(t, n, "C") for n in (1, 2)} for t in (float32, float64))
     i64 = types.Array(int64, 1, "C")
     k = kernels()
-    k.residual_backward.compile((f32[2], f32[2], i64, f32[1], f32[1], f32[2], f32[2], float32, float32, f32[2],
-                                 f32[2], f32[2], f32[1], f32[1], f32[1], f32[2], f64[2], f64[1], f64[1]))
+    k.sgd_direction.compile((f32[2], f32[2], f32[2], f32[1], f32[2], f32[1], f32[2], f32[1], i64, f32[1], f32[1],
+                             f32[2], f32[2], float32, int64, f32[1], f32[1], f32[1], f64[2], f64[1], f64[2], f64[1],
+                             f64[2], f64[1]))
     k.particle_loss.compile((f32[2], f32[2], i64, f32[1], f32[1], f32[2], f32[2], float32))
