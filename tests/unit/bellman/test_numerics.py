@@ -70,6 +70,31 @@ def test_cbos_particle_losses_agree_between_the_backends(small_trajectory, task,
     assert len(set(plain.tolist())) == 5  # each particle its own loss
 
 
+@pytest.mark.parametrize("rows_per_part", [2048, 37])
+def test_a_swarm_with_a_particle_beyond_the_compiled_cosines_range_takes_the_librarys_cosine(
+        small_trajectory, monkeypatch, rows_per_part):
+    """The compiled call checks every particle's bound first: one particle whose weights could reach
+    the cosine beyond trig.LIMIT sends the whole swarm to PyTorch's cosine, exact there; a swarm in
+    range gives the reference's losses whatever the rows per part."""
+    monkeypatch.setattr(compiled, "ROWS_PER_PART", rows_per_part)
+    batches, _ = both_batches(trajectory(small_trajectory, "control"), "control", "UR", "recorded", problem().dynamics)
+    particles = init_params(4, torch.Generator().manual_seed(4))
+    far = particles.clone()
+    far[2] *= 3e4
+    for swarm in (particles, far):
+        fast = compiled.particle_losses(swarm, batches["compiled"], 0.9)
+        torch.testing.assert_close(fast, reference.particle_losses(swarm, batches["reference"], 0.9), rtol=1e-5, atol=1e-6)
+    from rlstudy.bellman.numerics.compiled import residual_kernels
+
+    losses = np.full(4, np.nan)
+    batch = batches["compiled"]
+    assert not residual_kernels.kernels().particle_losses(
+        far.numpy(), 50, np.ascontiguousarray(torch.cat([batch.feats, batch.next_feats]).numpy()), len(batch.feats),
+        batch.action_indices.numpy(), batch.rewards.numpy(), batch.alt_rewards.numpy(), np.empty((0, 0), np.float32),
+        np.empty((0, 0), np.float32), np.float32(0.9), 2048, losses)
+    assert np.isnan(losses).all()
+
+
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("estimator", list(ESTIMATORS))
 def test_short_sgd_and_cbo_runs_agree_between_the_backends(small_trajectory, task, estimator):
@@ -220,14 +245,16 @@ def test_sgds_compiled_mini_batch_in_parts_agrees_with_the_reference(small_traje
     torch.testing.assert_close(fast[0], plain[0], rtol=1e-4, atol=1e-5)
 
 
-def test_the_compiled_mini_batchs_cache_key_holds_the_files_it_calls_into():
-    """Numba's cache notices edits of a kernel's own file only; the mini-batch's kernel calls trig.py's
-    and core/compiled_updates.py's, so their digest rides in its closure, part of the cache's key."""
+def test_the_residual_kernels_cache_keys_hold_the_files_they_call_into():
+    """Numba's cache notices edits of a kernel's own file only; SGD's mini-batch and CBO's particles
+    call trig.py's and core/compiled_updates.py's kernels, so their digest rides in each one's
+    closure, part of the cache's key."""
     from rlstudy.bellman.numerics.compiled import residual_kernels, trig
     from rlstudy.core import compiled_updates
 
-    closure = residual_kernels.kernels().sgd_direction.py_func.__closure__
-    assert [cell.cell_contents for cell in closure] == [residual_kernels.sources_digest(trig, compiled_updates)]
+    digest = residual_kernels.sources_digest(trig, compiled_updates)
+    for kernel in vars(residual_kernels.kernels()).values():
+        assert [cell.cell_contents for cell in kernel.py_func.__closure__] == [digest]
 
 
 @pytest.mark.parametrize("estimator", ["DS", "UR"])

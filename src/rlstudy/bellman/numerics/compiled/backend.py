@@ -22,7 +22,7 @@ import torch
 from rlstudy.core import compiled_updates
 
 from . import residual_kernels
-from .qnet import SHAPE, GradientSums, Network, PartBuffers, backward, forward_cached, forward_into, forward_no_grad
+from .qnet import ROWS_PER_PART, SHAPE, GradientSums, Network, backward, forward_cached, forward_no_grad
 from ..loss import bellman_loss
 from .residuals import ResidualBatch, make_batch, residual_pair, sgd_grad_q
 
@@ -95,24 +95,20 @@ def _tensor_direction(net: Network, batch: ResidualBatch, gamma: float):
 def particle_losses(particles: torch.Tensor, batch: ResidualBatch, gamma: float) -> torch.Tensor:
     """L_i for each particle: each particle's Q by a loop of ordinary matmuls (measured faster here than
     one batched matmul over all particles, whose large intermediates make it memory-bound), on the
-    rows of [s; s^'] and s' at once; then its loss in one compiled pass (residual_kernels.py), or
-    every particle's residuals at once by tensor operations where the compiled passes do not run."""
+    rows of [s; s^'] and s' at once, then its loss: every particle in one compiled call
+    (residual_kernels.py), or every particle's residuals at once by tensor operations where the
+    compiled passes do not run (a network beyond the compiled cosine's range, other tensors)."""
     rows = batch.feats if batch.next_feats is None else torch.cat([batch.feats, batch.next_feats])
     main = len(batch.feats)
+    if (particles.device.type == "cpu" and particles.dtype == torch.float32 and not particles.requires_grad
+            and _compiled_rows(batch)):
+        losses = np.empty(len(particles))
+        if residual_kernels.kernels().particle_losses(
+                np.ascontiguousarray(particles.numpy()), SHAPE.hidden, np.ascontiguousarray(rows.numpy()), main,
+                batch.action_indices.numpy(), batch.rewards.numpy(), batch.alt_rewards.numpy(), _rows(batch.alt_probs),
+                _rows(batch.next_probs), np.float32(gamma), ROWS_PER_PART, losses):
+            return torch.from_numpy(losses).to(torch.float32)
     nets = [Network(theta) for theta in particles]
-    if all(net.layers is not None for net in nets) and _compiled_rows(batch):
-        x = np.ascontiguousarray(rows.numpy())
-        q = np.empty((len(rows), SHAPE.actions), np.float32)
-        q_main, q_next = q[:main], _NONE if batch.next_feats is None else q[main:]
-        arguments = (batch.action_indices.numpy(), batch.rewards.numpy(), batch.alt_rewards.numpy(),
-                     _rows(batch.alt_probs), _rows(batch.next_probs), np.float32(gamma))
-        loss = residual_kernels.kernels().particle_loss
-        buffers = PartBuffers(len(x))
-        losses = np.empty(len(nets))
-        for i, net in enumerate(nets):
-            forward_into(net, x, q, buffers)
-            losses[i] = loss(q_main, q_next, *arguments)
-        return torch.from_numpy(losses).to(torch.float32)
     q = torch.stack([forward_no_grad(net, rows) for net in nets])
     q_next = None if batch.next_feats is None else q[:, main:]
     return bellman_loss(*residual_pair(q[:, :main], q_next, batch, gamma))

@@ -180,15 +180,6 @@ def _add_bias(q: np.ndarray, bias: np.ndarray) -> None:
         q[:, column] += value
 
 
-def forward_into(net: Network, x: np.ndarray, q: np.ndarray, buffers: PartBuffers) -> None:
-    """Q of a network whose compiled passes run (net.layers not None) at the rows x (C-contiguous
-    float32) into q (C-contiguous float32, rows x actions): forward_no_grad's compiled pass without its
-    checks and allocations, for a loop whose caller checks once (CBO's particles: ~30 us of ~500 a
-    particle)."""
-    (w1, b1), (w2, b2), (w3, b3) = net.layers
-    _forward_by_parts(trig.kernels(), x, np.ascontiguousarray(w1.T), b1, w2, b2, w3, b3, q, buffers)
-
-
 def _library_forward(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape):
     (w1, b1), (w2, b2), (w3, b3) = unflatten(theta, shape)
     z1 = torch.addmm(b1, feats, w1.t())

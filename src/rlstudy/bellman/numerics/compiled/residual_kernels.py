@@ -35,7 +35,8 @@ from rlstudy.core import compiled_updates
 from rlstudy.core.compiled_updates import _aligned, _gemm, _padded  # each replaced by its compiled self in kernels()
 
 from . import trig
-from .trig import _cos_layer, _input_backward, _output_row_backward  # likewise
+from .trig import LIMIT
+from .trig import _cos_layer, _input_backward, _layer_bound, _output_row_backward  # likewise
 
 
 def _state_value(q, row, probs, m):
@@ -170,6 +171,56 @@ def _sgd_direction_keyed(sources: str):
     return _sgd_direction
 
 
+def _particle_losses_keyed(sources: str):
+    """_particle_losses with `sources`, the digest of the files whose kernels it calls, in its closure."""
+
+    def _particle_losses(particles, width, x, main, actions, rewards, alt_rewards, alt_probs, next_probs, gamma,
+                         part, losses):
+        """CBO's loss of every particle (a row of particles: a flat parameter vector, qnet's layout for
+        a network of 2 inputs, `width` hidden units and 2 actions) into losses: Q of each particle at
+        the rows x ([s; s^'] then s', `main` rows of the first), `part` rows at a time, then its loss
+        (_particle_loss). False, with nothing computed, where a particle's weights do not bound its
+        cosines' arguments below trig.LIMIT (the compiled cosine is exact only there)."""
+        sources  # noqa: B018 (read, so that it stays in the closure)
+        inputs, actions_count = 2, 2
+        sizes = (inputs * width, width, width * width, width, actions_count * width, actions_count)
+        offsets = np.zeros(7, np.int64)
+        for k in range(6):
+            offsets[k + 1] = offsets[k] + sizes[k]
+        for i in range(particles.shape[0]):
+            theta = particles[i]
+            w1 = theta[offsets[0]:offsets[1]].reshape((width, inputs))
+            w2 = theta[offsets[2]:offsets[3]].reshape((width, width))
+            if not (_layer_bound(w1, theta[offsets[1]:offsets[2]]) < LIMIT
+                    and _layer_bound(w2, theta[offsets[3]:offsets[4]]) < LIMIT):
+                return False
+        rows = min(part, x.shape[0])
+        wide = _padded(rows * width)  # each work array starts 64-byte aligned (the sgemm's operands)
+        work = _aligned(3 * wide + width * width)
+        h1 = work[:rows * width].reshape((rows, width))
+        z2 = work[wide:wide + rows * width].reshape((rows, width))
+        h2 = work[2 * wide:2 * wide + rows * width].reshape((rows, width))
+        w2_aligned = work[3 * wide:].reshape((width, width))
+        none = h1[:0]  # no derivatives
+        q = np.empty((x.shape[0], actions_count), np.float32)
+        for i in range(particles.shape[0]):
+            theta = particles[i]
+            w1_t = np.ascontiguousarray(theta[offsets[0]:offsets[1]].reshape((width, inputs)).T)
+            w2_aligned[:] = theta[offsets[2]:offsets[3]].reshape((width, width))
+            w3_t = np.ascontiguousarray(theta[offsets[4]:offsets[5]].reshape((actions_count, width)).T)
+            b1, b2, b3 = theta[offsets[1]:offsets[2]], theta[offsets[3]:offsets[4]], theta[offsets[5]:offsets[6]]
+            for start in range(0, x.shape[0], rows):
+                stop = min(start + rows, x.shape[0])
+                n = stop - start
+                _forward_rows(x[start:stop], w1_t, b1, w2_aligned, b2, w3_t, b3, h1[:n], none, z2[:n], h2[:n], none,
+                              q[start:stop])
+            losses[i] = _particle_loss(q[:main], q[main:], actions, rewards, alt_rewards, alt_probs, next_probs,
+                                       gamma)
+        return True
+
+    return _particle_losses
+
+
 def sources_digest(*modules) -> str:
     """The sha256 of the modules' source files, in order."""
     digest = hashlib.sha256()
@@ -187,15 +238,16 @@ def kernels() -> SimpleNamespace:
     compiled = trig.kernels()  # trig's row of the output layer's pass and its layer passes
     module["_output_row_backward"] = compiled.output_row_backward
     module["_cos_layer"], module["_input_backward"] = compiled.cos_layer, compiled.input_backward
+    module["_layer_bound"] = compiled.layer_bound
     compiled_updates.kernels()  # binds the sgemm's symbol, before any kernel that calls it compiles or loads
     for name in ("_aligned", "_gemm", "_padded"):
         module[name] = getattr(compiled_updates, name)
-    for name in ("_residual_backward", "_forward_rows"):  # compiled into the cached kernel that calls them
+    for name in ("_residual_backward", "_forward_rows", "_particle_loss"):  # compiled into the kernels calling them
         module[name] = jit(fastmath=False, boundscheck=False)(module[name])
     options = {"cache": True, "fastmath": False, "boundscheck": False, "nogil": True}
-    sgd_direction = _sgd_direction_keyed(sources_digest(trig, compiled_updates))
-    return SimpleNamespace(particle_loss=jit(**options)(module["_particle_loss"]),
-                           sgd_direction=jit(**options)(sgd_direction))
+    sources = sources_digest(trig, compiled_updates)
+    return SimpleNamespace(sgd_direction=jit(**options)(_sgd_direction_keyed(sources)),
+                           particle_losses=jit(**options)(_particle_losses_keyed(sources)))
 
 
 def warm_up() -> None:
@@ -208,4 +260,5 @@ def warm_up() -> None:
     k.sgd_direction.compile((f32[2], f32[2], f32[2], f32[1], f32[2], f32[1], f32[2], f32[1], i64, f32[1], f32[1],
                              f32[2], f32[2], float32, int64, f32[1], f32[1], f32[1], f64[2], f64[1], f64[2], f64[1],
                              f64[2], f64[1]))
-    k.particle_loss.compile((f32[2], f32[2], i64, f32[1], f32[1], f32[2], f32[2], float32))
+    k.particle_losses.compile((f32[2], int64, f32[2], int64, i64, f32[1], f32[1], f32[2], f32[2], float32, int64,
+                               f64[1]))
