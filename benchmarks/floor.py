@@ -204,6 +204,7 @@ def make_meter():
 def sgd_kernel(estimator: str, batch: int, batches: int):
     """Seconds per mini-batch of train_sgd (the given estimator, control task) and its arithmetic."""
     from bellman_problem import PROBLEM, SGD_CONTROL
+    from rlstudy.bellman.numerics.compiled.backend import TRANSITIONS_PER_PASS
     from rlstudy.bellman.numerics.compiled.qnet import init_params
     from rlstudy.bellman.numerics.compiled.residuals import rows_per_sample
     from rlstudy.bellman.learners.sgd import SGDParams, train_sgd
@@ -218,15 +219,19 @@ def sgd_kernel(estimator: str, batch: int, batches: int):
 
     seconds = best_time(run, KERNEL_REPEATS) / batches
     arith = Arithmetic()
-    grad_rows, next_rows = 2 * batch, batch * (rows_per_sample(estimator) - 2)
-    qnet_forward(arith, grad_rows, "sin+cos")  # forward_cached: sine and cosine of both layers
-    if next_rows:
-        qnet_forward(arith, next_rows)
-        arith.calls["sin+cos"] += next_rows  # features(s^') of UR and BFF's second next state (float64, small)
-    # backward(): dW3, dQ/dh2, dW2, dQ/dh1, dW1
-    for shape in ((ACTIONS, grad_rows, HIDDEN), (grad_rows, ACTIONS, HIDDEN), (HIDDEN, grad_rows, HIDDEN),
-                  (grad_rows, HIDDEN, HIDDEN), (INPUTS, grad_rows, HIDDEN)):
-        arith.add_gemm(*shape)
+    part = min(batch, TRANSITIONS_PER_PASS)  # the mini-batch goes through the network in parts: their shapes
+    for transitions, count in ((part, batch // part), (batch % part, 1)):
+        if not transitions:
+            continue
+        grad_rows, next_rows = 2 * transitions, transitions * (rows_per_sample(estimator) - 2)
+        qnet_forward(arith, grad_rows, "sin+cos", count)  # with their derivatives: sine and cosine of both layers
+        if next_rows:
+            qnet_forward(arith, next_rows, count=count)
+        # the backward pass: dW3, dQ/dh2, dW2, dQ/dh1, dW1
+        for shape in ((ACTIONS, grad_rows, HIDDEN), (grad_rows, ACTIONS, HIDDEN), (HIDDEN, grad_rows, HIDDEN),
+                      (grad_rows, HIDDEN, HIDDEN), (INPUTS, grad_rows, HIDDEN)):
+            arith.add_gemm(*shape, count)
+    arith.calls["sin+cos"] += batch * (rows_per_sample(estimator) - 2)  # features of UR's and BFF's s^' (float64)
     meter_arithmetic(arith)
     return seconds, arith
 
@@ -235,6 +240,7 @@ def cbo_kernel(setting: str, steps: int):
     """Seconds per step of train_cbo in a setting of config.yaml (`cbo` is the notebook's) and its arithmetic."""
     from bellman_problem import CBO_SETTINGS, PROBLEM
     from rlstudy.bellman.learners.cbo import CBOParams, initial_swarm, train_cbo
+    from rlstudy.bellman.numerics.compiled.qnet import ROWS_PER_PART
     from rlstudy.bellman.numerics.compiled.residuals import rows_per_sample
 
     estimator = {"cbo": "UR", "cbo-adaptive": "BFF-matched"}[setting]
@@ -248,9 +254,10 @@ def cbo_kernel(setting: str, steps: int):
 
     seconds = best_time(run, KERNEL_REPEATS) / steps
     arith = Arithmetic()
-    rows = params.samples * rows_per_sample(estimator)
-    qnet_forward(arith, params.samples * 2, count=params.particle_batch)  # [s; s^'] per particle
-    qnet_forward(arith, rows - 2 * params.samples, count=params.particle_batch)  # s' (UR, BFF)
+    rows = params.samples * rows_per_sample(estimator)  # [s; s^'; s'] of each particle, in parts: their shapes
+    qnet_forward(arith, ROWS_PER_PART, count=params.particle_batch * (rows // ROWS_PER_PART))
+    if rows % ROWS_PER_PART:
+        qnet_forward(arith, rows % ROWS_PER_PART, count=params.particle_batch)
     meter_arithmetic(arith)
     arith.calls["sin+cos"] += params.samples  # features of UR's s^'
     return seconds, arith, f"{estimator}, N={params.particles}, m={params.samples}"
