@@ -41,6 +41,23 @@ def test_update_drift_and_noise_by_hand():
     assert moved.tolist()[1] == pytest.approx(expected[1])
 
 
+def test_a_noiseless_update_draws_no_normals_and_moves_as_zero_noise_does(small_trajectory, monkeypatch):
+    """noise 0 (cbo-adaptive): the step draws no normals, which would be multiplied by zero, and the
+    move is the drift alone."""
+    particles = torch.randn(6, 4, generator=torch.Generator().manual_seed(1))
+    weights = torch.full((6,), 1 / 6, dtype=torch.float64)
+    drift, consensus = cbo_update(particles, weights, 1.0, 0.5, 0.0, None)
+    assert torch.equal(drift, cbo_update(particles, weights, 1.0, 0.5, 0.0, torch.randn(6, 4))[0])
+    torch.testing.assert_close(drift, particles - 0.5 * (particles - consensus))
+    draws = []
+    real_randn = torch.randn
+    monkeypatch.setattr(torch, "randn", lambda *a, **k: draws.append(a[:2]) or real_randn(*a, **k))
+    swarm = initial_swarm(params(noise=0.0, kick=0.0), torch.Generator().manual_seed(0), 1.0)
+    train_cbo(swarm, small_trajectory(), "DS", "control", params(noise=0.0, kick=0.0), PROBLEM,
+              torch.Generator().manual_seed(1))
+    assert draws == []
+
+
 def test_coinciding_particles_stay_put():
     particles = torch.full((5, 7), 0.3)
     weights = torch.full((5,), 0.2, dtype=torch.float64)

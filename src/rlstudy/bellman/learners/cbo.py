@@ -162,7 +162,9 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, estimator: str |
             losses = backend.particle_losses(particles[chosen], batch, problem.gamma)
             beta = beta_for_ess(losses, params.ess_target * len(chosen)) if params.ess_target else params.beta
             weights = consensus_weights(losses, beta)
-            normals = torch.randn(len(chosen), particles.shape[1], generator=generator).to(device)
+            normals = None  # noise 0 draws none: they would be multiplied by zero
+            if params.noise:
+                normals = torch.randn(len(chosen), particles.shape[1], generator=generator).to(device)
             moved, new_consensus = cbo_update(particles[chosen], weights, params.lam, params.eta, params.noise, normals)
             scale = 0.0
             if params.kick:

@@ -138,12 +138,16 @@ def consensus_weights(losses: torch.Tensor, beta: float) -> torch.Tensor:
 
 
 def cbo_update(particles: torch.Tensor, weights: torch.Tensor, lam: float, eta: float, noise: float,
-               normals: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """One CBO move of particles (M, d) given normalised weights (M,) and standard normals (M, d).
+               normals: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """One CBO move of particles (M, d) given normalised weights (M,) and standard normals (M, d);
+    normals None: no noise (noise 0, whose normals would be multiplied by zero).
 
     Returns (new particles, consensus). Particles at the consensus stay there: both the drift and
     the noise are proportional to X_i - x^.
     """
     consensus = (weights.to(particles.dtype) @ particles)
     offset = particles - consensus
-    return particles - lam * eta * offset + noise * math.sqrt(eta) * offset * normals, consensus
+    moved = particles - lam * eta * offset
+    if normals is None:
+        return moved, consensus
+    return moved + noise * math.sqrt(eta) * offset * normals, consensus
