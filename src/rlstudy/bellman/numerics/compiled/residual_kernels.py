@@ -125,7 +125,7 @@ def _sgd_direction_keyed(sources: str):
         aligned, as every array the sgemm sees (core/compiled_updates._gemm; the work arrays here too)."""
         sources  # noqa: B018 (read, so that it stays in the closure)
         m, width = len(actions), len(b1)
-        part = min(part, m)
+        part = max(1, min(part, m))
         rows = 2 * part
         wide, narrow = _padded(rows * width), _padded(part * width)  # each work array starts 64-byte aligned
         work = _aligned(7 * wide + 3 * narrow + width * width)
@@ -194,7 +194,7 @@ def _particle_losses_keyed(sources: str):
             if not (_layer_bound(w1, theta[offsets[1]:offsets[2]]) < LIMIT
                     and _layer_bound(w2, theta[offsets[3]:offsets[4]]) < LIMIT):
                 return False
-        rows = min(part, x.shape[0])
+        rows = max(1, min(part, x.shape[0]))
         wide = _padded(rows * width)  # each work array starts 64-byte aligned (the sgemm's operands)
         work = _aligned(3 * wide + width * width)
         h1 = work[:rows * width].reshape((rows, width))
