@@ -271,3 +271,12 @@ def test_warm_up_compiles_the_signatures_the_backend_calls(small_trajectory, the
     compiled.sgd_direction(theta, batch, 0.9)
     compiled.particle_losses(torch.stack([theta, theta]), batch, 0.9)
     assert {name: list(kernel.signatures) for name, kernel in kernels.items()} == warmed
+
+
+def test_an_empty_mini_batch_gives_a_zero_direction(small_trajectory, theta):
+    """The compiled call's parts are at least one transition (a part of min(part, 0) gave range() a step of 0)."""
+    traj = trajectory(small_trajectory, "control")
+    batch = compiled.batch(traj, torch.empty(0, dtype=torch.long), "UR", "control", problem().dynamics,
+                           torch.Generator().manual_seed(1))
+    direction, j, j_hat, q_taken = compiled.sgd_direction(theta, batch, 0.9)
+    assert not direction.any() and len(j) == len(j_hat) == len(q_taken) == 0
