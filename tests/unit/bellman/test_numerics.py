@@ -15,7 +15,7 @@ from rlstudy.bellman.estimators import ESTIMATORS, ArrayDraw, TensorDraw
 from rlstudy.bellman.numerics import NUMERICS, get_numerics, reference
 from rlstudy.bellman.numerics.compiled import backend as compiled
 from rlstudy.bellman.problem import laws
-from rlstudy.bellman.numerics.compiled.qnet import init_params
+from rlstudy.bellman.numerics.compiled.qnet import init_params, layer_offsets
 from rlstudy.bellman.numerics.compiled.residuals import start_pool
 from rlstudy.bellman.learners.sgd import SGDParams, train_sgd
 from rlstudy.core.config import schema_file
@@ -89,7 +89,7 @@ def test_a_swarm_with_a_particle_beyond_the_compiled_cosines_range_takes_the_lib
     losses = np.full(4, np.nan)
     batch = batches["compiled"]
     assert not residual_kernels.kernels().particle_losses(
-        far.numpy(), 50, np.ascontiguousarray(torch.cat([batch.feats, batch.next_feats]).numpy()), len(batch.feats),
+        far.numpy(), np.array(layer_offsets(), np.int64), np.ascontiguousarray(torch.cat([batch.feats, batch.next_feats]).numpy()), len(batch.feats),
         batch.action_indices.numpy(), batch.rewards.numpy(), batch.alt_rewards.numpy(), np.empty((0, 0), np.float32),
         np.empty((0, 0), np.float32), np.float32(0.9), 2048, losses)
     assert np.isnan(losses).all()

@@ -22,7 +22,8 @@ import torch
 from rlstudy.core import compiled_updates
 
 from . import residual_kernels
-from .qnet import ROWS_PER_PART, SHAPE, GradientSums, Network, backward, forward_cached, forward_no_grad
+from .qnet import (ROWS_PER_PART, GradientSums, Network, backward, forward_cached, forward_no_grad,
+                   layer_offsets)
 from ..loss import bellman_loss
 from .residuals import ResidualBatch, make_batch, residual_pair, sgd_grad_q
 
@@ -104,7 +105,8 @@ def particle_losses(particles: torch.Tensor, batch: ResidualBatch, gamma: float)
             and _compiled_rows(batch)):
         losses = np.empty(len(particles))
         if residual_kernels.kernels().particle_losses(
-                np.ascontiguousarray(particles.numpy()), SHAPE.hidden, np.ascontiguousarray(rows.numpy()), main,
+                np.ascontiguousarray(particles.numpy()), np.array(layer_offsets(), np.int64),
+                np.ascontiguousarray(rows.numpy()), main,
                 batch.action_indices.numpy(), batch.rewards.numpy(), batch.alt_rewards.numpy(), _rows(batch.alt_probs),
                 _rows(batch.next_probs), np.float32(gamma), ROWS_PER_PART, losses):
             return torch.from_numpy(losses).to(torch.float32)

@@ -11,6 +11,7 @@ numerics/reference.py); forward_cached/backward and forward_no_grad are the comp
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -43,17 +44,21 @@ class QNetShape:
 SHAPE = QNetShape()
 
 
+@functools.cache
+def layer_offsets(shape: QNetShape = SHAPE) -> tuple[int, ...]:
+    """Where W1, b1, W2, b2, W3 and b3 start in a flat parameter vector, and where it ends."""
+    offsets = [0]
+    for fan_in, fan_out in shape.layers:
+        offsets += [offsets[-1] + fan_in * fan_out, offsets[-1] + fan_in * fan_out + fan_out]
+    return tuple(offsets)
+
+
 def unflatten(theta, shape: QNetShape = SHAPE) -> list[tuple]:
     """Views (W, b) of each layer inside a flat parameter vector (a tensor, or a NumPy array: the
     compiled passes slice it in NumPy, several times faster per call); W has shape (fan_out, fan_in)."""
-    layers, offset = [], 0
-    for fan_in, fan_out in shape.layers:
-        weight = theta[offset:offset + fan_in * fan_out].reshape(fan_out, fan_in)
-        offset += fan_in * fan_out
-        bias = theta[offset:offset + fan_out]
-        offset += fan_out
-        layers.append((weight, bias))
-    return layers
+    at = layer_offsets(shape)
+    return [(theta[at[2 * i]:at[2 * i + 1]].reshape(fan_out, fan_in), theta[at[2 * i + 1]:at[2 * i + 2]])
+            for i, (fan_in, fan_out) in enumerate(shape.layers)]
 
 
 def init_params(n: int, generator: torch.Generator, shape: QNetShape = SHAPE) -> torch.Tensor:

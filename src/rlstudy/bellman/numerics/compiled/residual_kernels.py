@@ -174,19 +174,16 @@ def _sgd_direction_keyed(sources: str):
 def _particle_losses_keyed(sources: str):
     """_particle_losses with `sources`, the digest of the files whose kernels it calls, in its closure."""
 
-    def _particle_losses(particles, width, x, main, actions, rewards, alt_rewards, alt_probs, next_probs, gamma,
+    def _particle_losses(particles, offsets, x, main, actions, rewards, alt_rewards, alt_probs, next_probs, gamma,
                          part, losses):
-        """CBO's loss of every particle (a row of particles: a flat parameter vector, qnet's layout for
-        a network of 2 inputs, `width` hidden units and 2 actions) into losses: Q of each particle at
-        the rows x ([s; s^'] then s', `main` rows of the first), `part` rows at a time, then its loss
-        (_particle_loss). False, with nothing computed, where a particle's weights do not bound its
-        cosines' arguments below trig.LIMIT (the compiled cosine is exact only there)."""
+        """CBO's loss of every particle (a row of particles: a flat parameter vector of a network of 2
+        inputs and 2 actions, its layers at `offsets`: qnet.layer_offsets) into losses: Q of each
+        particle at the rows x ([s; s^'] then s', `main` rows of the first), `part` rows at a time,
+        then its loss (_particle_loss). False, with nothing computed, where a particle's weights do
+        not bound its cosines' arguments below trig.LIMIT (the compiled cosine is exact only there)."""
         sources  # noqa: B018 (read, so that it stays in the closure)
         inputs, actions_count = 2, 2
-        sizes = (inputs * width, width, width * width, width, actions_count * width, actions_count)
-        offsets = np.zeros(7, np.int64)
-        for k in range(6):
-            offsets[k + 1] = offsets[k] + sizes[k]
+        width = (offsets[1] - offsets[0]) // inputs
         for i in range(particles.shape[0]):
             theta = particles[i]
             w1 = theta[offsets[0]:offsets[1]].reshape((width, inputs))
@@ -260,5 +257,5 @@ def warm_up() -> None:
     k.sgd_direction.compile((f32[2], f32[2], f32[2], f32[1], f32[2], f32[1], f32[2], f32[1], i64, f32[1], f32[1],
                              f32[2], f32[2], float32, int64, f32[1], f32[1], f32[1], f64[2], f64[1], f64[2], f64[1],
                              f64[2], f64[1]))
-    k.particle_losses.compile((f32[2], int64, f32[2], int64, i64, f32[1], f32[1], f32[2], f32[2], float32, int64,
+    k.particle_losses.compile((f32[2], i64, f32[2], int64, i64, f32[1], f32[1], f32[2], f32[2], float32, int64,
                                f64[1]))
