@@ -1,5 +1,7 @@
-"""Which BLAS runs the wide float32 matrix products: the compiled updates' (core/compiled_updates.py,
-by sgemm_address) and the Q network's 50x50 layers (bellman/numerics/compiled/qnet.py, by matmul).
+"""Which BLAS runs the wide float32 matrix products: the compiled kernels' (core/compiled_updates.py's
+updates and bellman/numerics/compiled/residual_kernels.py's SGD and CBO calls, through
+compiled_updates._gemm and sgemm_address) and the Q network's passes from Python
+(bellman/numerics/compiled/qnet.py, by matmul).
 
 On an Intel CPU MKL's sgemm, which PyTorch's CPU library exports, is faster at these shapes
 (1.2-1.5x OpenBLAS's at the agents' layers, 1.1-1.25x at the Q network's three products on one
