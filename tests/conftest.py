@@ -4,6 +4,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 # One thread for NumPy's OpenBLAS and PyTorch, as every job of the workflow runs (core/process.py), set
 # before either loads: the tests' networks and products are small, and on a machine whose cores the
@@ -15,7 +16,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from project_copy import SMOKE, SNAKEMAKE, copy_project
+from project_copy import ROOT, SMOKE, SNAKEMAKE, copy_project
 
 from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors
 from rlstudy.bellman.problem.sde import sample_trajectory
@@ -77,8 +78,34 @@ def worker_of_many() -> bool:
     return os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") != "1"
 
 
+WORKFLOW_TESTS = Path(__file__).resolve().parent / "workflow"
+PRELOAD = "from rlstudy.runtime.warmstart.preload import preload; preload()"
+
+
+def shared_temp(tmp_path_factory) -> Path:
+    """The folder every pytest-xdist worker of the run sees (the session's own without xdist)."""
+    return tmp_path_factory.getbasetemp().parent if worker_of_many() else tmp_path_factory.getbasetemp()
+
+
 @pytest.fixture(scope="session", autouse=True)
-def smoke_build(request, tmp_path_factory):
+def compiled_kernels(request, tmp_path_factory):
+    """Every study's compiled kernels in the checkout's Numba cache before any test copies the project
+    (copy_project carries the cache): compiled once, by the warm-start server's own preload in a process of
+    its own, where each copy's jobs compiled them again. Only for a session with workflow tests; under
+    pytest-xdist the first worker compiles and the others wait for it."""
+    if not any(WORKFLOW_TESTS in item.path.parents for item in request.session.items):
+        return
+    shared = shared_temp(tmp_path_factory)
+    with open(shared / "kernels.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "kernels.done").exists():
+            compiled = subprocess.run([sys.executable, "-c", PRELOAD], cwd=ROOT, capture_output=True, text=True)
+            assert compiled.returncode == 0, compiled.stderr[-6000:]
+            (shared / "kernels.done").touch()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def smoke_build(request, tmp_path_factory, compiled_kernels):
     """The smoke build, started in the background at the session's first test when any test of the
     session reads it (none does in `make test-fast`). Under pytest-xdist the workers share one build:
     the first to take its lock starts it in the run's common temporary folder, the others wait for its
@@ -86,7 +113,7 @@ def smoke_build(request, tmp_path_factory):
     if not any("await_smoke_project" in item.fixturenames for item in request.session.items):
         yield None
         return
-    shared = tmp_path_factory.getbasetemp().parent if worker_of_many() else tmp_path_factory.getbasetemp()
+    shared = shared_temp(tmp_path_factory)
     workdir = shared / "smoke"
     with open(shared / "smoke.lock", "w") as lock:
         try:

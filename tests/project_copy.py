@@ -20,16 +20,18 @@ def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.
 
 
 def copy_project(target: Path) -> Path:
-    """The files a workflow run needs, copied into target (created if missing)."""
+    """The files a workflow run needs, copied into target (created if missing), with Numba's cache of the
+    checkout's kernels (`__pycache__/*.nbi, *.nbc`, valid in the copy: Numba checks each source's size and
+    mtime, which the copy keeps): a copy's jobs load the kernels that conftest's compiled_kernels compiled
+    once, where each copy compiled them again (about a minute of CPU)."""
     target.mkdir(parents=True, exist_ok=True)
     for name in ("Snakefile", "config.yaml", "claims.yaml", "envs.yaml", "protocol.lock", "spent_blocks.yaml"):
         shutil.copy(ROOT / name, target / name)
     (target / "docs" / "publications").mkdir(parents=True, exist_ok=True)
     for publication in (ROOT / "docs" / "publications").glob("*.json"):  # the verdicts carried claims keep
         shutil.copy(publication, target / "docs" / "publications" / publication.name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     for name in ("workflow", "src"):
-        shutil.copytree(ROOT / name, target / name, ignore=ignore)
+        shutil.copytree(ROOT / name, target / name, ignore=shutil.ignore_patterns("*.pyc", "*.egg-info"))
     return target
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from project_copy import copy_project
+
 TESTS = Path(__file__).resolve().parents[1]
 
 
@@ -36,6 +38,20 @@ def test_a_second_process_loads_the_compiled_kernels_from_numbas_cache(tmp_path)
     second = cache_log()
     assert "data saved" not in second, second
     assert second.count("data loaded") >= 6  # the cosine layer, the two backward passes, the bound, the residuals'
+
+
+def test_a_copy_of_the_project_loads_the_kernels_the_checkout_compiled(tmp_path):
+    """The workflow's tests copy the project (project_copy.copy_project) with Numba's cache of the kernels
+    conftest's compiled_kernels compiled in the checkout: a copy's warm-start server (the same preload)
+    loads every kernel and compiles none, where each copy compiled them again (about a minute of CPU)."""
+    copy = copy_project(tmp_path / "copy")
+    probe = ("import rlstudy; print(rlstudy.__file__)\n"
+             "from rlstudy.runtime.warmstart.preload import preload; preload()\n")
+    env = {**os.environ, "PYTHONPATH": str(copy / "src"), "NUMBA_DEBUG_CACHE": "1"}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=copy, env=env, capture_output=True, text=True, check=True)
+    log = done.stdout + done.stderr
+    assert log.startswith(str(copy / "src"))
+    assert "data loaded" in log and "data saved" not in log, log[-3000:]
 
 
 def test_the_compiled_kernels_give_the_same_bits_at_any_vector_width():
