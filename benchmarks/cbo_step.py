@@ -17,10 +17,10 @@ import time
 import numpy as np
 import torch
 
-from rlstudy.bellman.numerics.compiled.backend import particle_losses
+from rlstudy.bellman.numerics.compiled.backend import particle_losses, sgd_direction
 from rlstudy.bellman.numerics.compiled import trig
-from rlstudy.bellman.numerics.compiled.qnet import SHAPE, backward, forward_cached, forward_no_grad, init_params, unflatten
-from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors, make_batch, residual_pair, sgd_grad_q
+from rlstudy.bellman.numerics.compiled.qnet import SHAPE, init_params, unflatten
+from rlstudy.bellman.numerics.compiled.residuals import TrajectoryTensors, make_batch, residual_pair
 from rlstudy.bellman.problem.sde import sample_trajectory
 
 from bellman_problem import DYNAMICS
@@ -99,13 +99,7 @@ def main() -> None:
 
     theta = particles[0]
 
-    def sgd_step():
-        q_main, cache = forward_cached(theta, batch.feats)
-        q_next = None if batch.next_feats is None else forward_no_grad(theta, batch.next_feats)
-        j, _ = residual_pair(q_main, q_next, batch, 0.9)
-        return backward(theta, cache, sgd_grad_q(j, q_main, batch, 0.9))
-
-    sgd = best_time(sgd_step, 10)
+    sgd = best_time(lambda: sgd_direction(theta, batch, 0.9), 10)
     grad_rows = batch.feats.shape[0]
     # forward + backward: cos and sin of both layers on the gradient rows, cos on the others.
     transcendentals = (2 * grad_rows + (rows - grad_rows)) * 2 * SHAPE.hidden

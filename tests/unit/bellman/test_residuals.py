@@ -203,12 +203,10 @@ def test_the_network_takes_the_compiled_passes_only_where_the_weights_bound_the_
     theta = init_params(1, gen)[0]
     feats = qnet.features(torch.rand(300, generator=gen, dtype=torch.float64) * 7)
     assert qnet.Network(theta).layers is not None
-    assert forward_cached(theta, feats)[1].compiled
     big = theta.clone()
     unflatten(big)[1][0].mul_(1e4)  # the hidden layer's weights: |z2| may pass LIMIT
     assert qnet.Network(big).layers is None
     assert torch.equal(forward_no_grad(big, feats), forward(big, feats))
-    assert not forward_cached(big, feats)[1].compiled
     nan = theta.clone()
     unflatten(nan)[0][1][0] = float("nan")
     assert qnet.Network(nan).layers is None
@@ -225,8 +223,9 @@ def test_the_network_takes_the_compiled_passes_only_where_the_weights_bound_the_
 
 
 def test_the_compiled_forward_matches_the_previous_kernels_within_float32_tolerance():
-    """forward_no_grad and forward_cached with the compiled passes against the same network with
-    NumPy's cosine and sine (the kernels before trig.py): Q within float32 tolerance."""
+    """forward_no_grad with the compiled passes, and trig's layer pass with its derivative (SGD's compiled
+    call), against the same network with NumPy's cosine and sine (the kernels before trig.py): Q and the
+    derivatives within float32 tolerance."""
     gen = torch.Generator().manual_seed(11)
     theta = init_params(1, gen)[0]
     feats = qnet.features(torch.rand(5000, generator=gen, dtype=torch.float64) * 20 - 10)
@@ -236,33 +235,38 @@ def test_the_compiled_forward_matches_the_previous_kernels_within_float32_tolera
     z2 = torch.addmm(b2, h1, w2.t()).numpy()
     expected = torch.addmm(b3, torch.from_numpy(np.cos(z2)), w3.t())
     assert torch.allclose(forward_no_grad(theta, feats), expected, rtol=1e-5, atol=1e-6)
-    q, cache = forward_cached(theta, feats)
-    assert cache.compiled
-    assert torch.allclose(q, expected, rtol=1e-5, atol=1e-6)
-    assert np.allclose(cache.dcos1, -np.sin(z1), rtol=0, atol=2e-7)
-    assert np.allclose(cache.dcos2, -np.sin(z2), rtol=0, atol=1e-5)  # z2 carries h1's last bits
-    assert torch.equal(forward_no_grad(theta, feats), q)  # with or without the derivatives: one value
+    kern, x, none = trig.kernels(), feats.float().numpy(), np.empty((0, 0), np.float32)
+    h1, dcos1, h2, dcos2 = (np.empty((len(x), 50), np.float32) for _ in range(4))
+    kern.cos_layer(x, np.ascontiguousarray(w1.numpy().T), b1.numpy(), none, dcos1, h1)
+    kern.cos_layer(none, none, b2.numpy(), h1 @ w2.numpy().T, dcos2, h2)
+    assert np.allclose(h1, np.cos(z1), rtol=0, atol=2e-7)
+    assert np.allclose(dcos1, -np.sin(z1), rtol=0, atol=2e-7)
+    assert np.allclose(dcos2, -np.sin(z2), rtol=0, atol=1e-5)  # z2 carries h1's last bits
 
 
-def test_the_compiled_backward_is_within_float32_rounding_of_the_float64_gradient():
-    """backward() through the compiled passes (bias sums and the narrow layers' products in float64,
-    the 50x50 products by BLAS) against autograd in float64, block by block of parameters: within
-    float32 rounding, and no farther than PyTorch's own float32 path (the kernels before)."""
-    gen = torch.Generator().manual_seed(13)
-    theta = init_params(1, gen)[0] * 3
-    feats = qnet.features(torch.rand(20_000, generator=gen, dtype=torch.float64) * 20 - 10)
-    grad_q = torch.randn(20_000, 2, generator=gen)
-    compiled = backward(theta, forward_cached(theta, feats)[1], grad_q)
-    library = backward(theta, qnet._library_forward(theta, feats, qnet.SHAPE)[1], grad_q)
+def test_sgds_compiled_mini_batch_is_within_float32_rounding_of_the_float64_gradient(small_trajectory):
+    """SGD's compiled mini-batch (residual_kernels.py: bias sums and the narrow layers' products in float64,
+    the 50x50 products by BLAS) against autograd in float64 (DS: mean(j grad j) = grad mean(j^2)/2), block
+    by block of parameters: within float32 rounding, and no farther than PyTorch's own float32 path
+    (forward_cached and backward, the kernels before)."""
+    from rlstudy.bellman.numerics.compiled import backend as compiled
+
+    theta = init_params(1, torch.Generator().manual_seed(13))[0] * 3
+    assert qnet.Network(theta).layers is not None  # the compiled call runs
+    batch = make_batch(small_trajectory(n=20_001), torch.arange(20_000), "DS", "evaluation", DYN, torch.Generator())
+    fused = compiled.sgd_direction(theta, batch, GAMMA)[0]
+    q_main, cache = forward_cached(theta, batch.feats)
+    library = backward(theta, cache, sgd_grad_q(residual_pair(q_main, None, batch, GAMMA)[0], q_main, batch, GAMMA))
     leaf = theta.double().requires_grad_(True)
-    (truth,) = torch.autograd.grad((forward(leaf, feats.double()) * grad_q.double()).sum(), leaf)
+    j, _ = residual_pair(forward(leaf, batch.feats.double()), None, batch, GAMMA)
+    (truth,) = torch.autograd.grad((j ** 2).mean() / 2, leaf)
     offset = 0
     for fan_in, fan_out in qnet.SHAPE.layers:
         for size in (fan_in * fan_out, fan_out):
             block = slice(offset, offset + size)
             offset += size
             scale = truth[block].abs().max()
-            ours = float((compiled[block].double() - truth[block]).abs().max() / scale)
+            ours = float((fused[block].double() - truth[block]).abs().max() / scale)
             before = float((library[block].double() - truth[block]).abs().max() / scale)
             assert ours < 2e-6 and ours <= max(before, 1e-6), (size, ours, before)
 

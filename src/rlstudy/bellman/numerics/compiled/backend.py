@@ -84,7 +84,7 @@ def _tensor_direction(net: Network, batch: ResidualBatch, gamma: float):
     parts = []
     for start in range(0, m, TRANSITIONS_PER_PASS):
         part = batch.transitions(start, min(start + TRANSITIONS_PER_PASS, m))
-        q_main, cache = forward_cached(net, part.feats)
+        q_main, cache = forward_cached(net.theta, part.feats)
         q_next = None if part.next_feats is None else forward_no_grad(net, part.next_feats)
         j, j_hat = residual_pair(q_main, q_next, part, gamma)
         grad += backward(net.theta, cache, sgd_grad_q(j, q_main, part, gamma, batch_size=m))

@@ -5,8 +5,10 @@
 
 One flat vector per network lets SGD (one vector) and CBO (a matrix of particles, one row each) share
 the same forward pass and the same initialisation. forward() is the plain pass (autograd through it:
-numerics/reference.py); forward_cached/backward and forward_no_grad are the compiled backend's
-(numerics/compiled/backend.py), the chain rule written out and trig.py's kernels where they apply.
+numerics/reference.py); forward_no_grad is the compiled backend's (numerics/compiled/backend.py),
+trig.py's kernels where they apply, and forward_cached/backward the chain rule written out in PyTorch's
+operations, for the networks and tensors those kernels do not take (SGD's compiled mini-batch is one
+call of residual_kernels.py).
 """
 
 from __future__ import annotations
@@ -123,36 +125,27 @@ _NONE = np.empty((0, 0), np.float32)  # an absent operand of trig's layer kernel
 @dataclass(frozen=True)
 class Cache:
     """What backward() needs of a forward pass: its inputs, each cosine layer's output and derivative
-    (-sin of the pre-activation), as NumPy arrays (compiled) or tensors (the library's path)."""
-    compiled: bool
-    feats: object
-    h1: object
-    dcos1: object
-    h2: object
-    dcos2: object
+    (-sin of the pre-activation)."""
+    feats: torch.Tensor
+    h1: torch.Tensor
+    dcos1: torch.Tensor
+    h2: torch.Tensor
+    dcos2: torch.Tensor
 
 
 ROWS_PER_PART = 2048  # forward_no_grad's rows per part: a part's activations (400 KB each) stay in L2
 
 
-def _compiled_forward(layers: list, feats: torch.Tensor, keep_derivatives: bool, out: torch.Tensor | None = None):
-    """Q (a tensor: out, where given) and the Cache, by trig's kernels: each cosine layer one pass over
-    its rows (the input layer's two-column product summed inside it), the 50x50 product by the CPU's
-    faster BLAS (core/sgemm.py), the narrow output product by NumPy's."""
-    kern = trig.kernels()
+def _compiled_forward(layers: list, feats: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Q (a tensor: out, where given) by trig's kernels: each cosine layer one pass over its rows (the
+    input layer's two-column product summed inside it), the 50x50 product by the CPU's faster BLAS
+    (core/sgemm.py), the narrow output product by NumPy's."""
     (w1, b1), (w2, b2), (w3, b3) = layers
     x = feats.numpy()
-    w1_t = np.ascontiguousarray(w1.T)
-    if not keep_derivatives:
-        q = np.empty((len(x), len(b3)), np.float32) if out is None else out.numpy()
-        _forward_by_parts(kern, x, w1_t, b1, w2, b2, w3, b3, q, PartBuffers(len(x), len(b1)))
-        return torch.from_numpy(q) if out is None else out, None
-    h1, dcos1, h2, dcos2 = (np.empty((len(x), len(b1)), np.float32) for _ in range(4))
-    kern.cos_layer(x, w1_t, b1, _NONE, dcos1, h1)
-    kern.cos_layer(_NONE, _NONE, b2, matmul(h1, w2.T), dcos2, h2)
-    q = h2 @ np.ascontiguousarray(w3.T)  # BLAS's narrow product runs twice as fast on a contiguous operand
-    _add_bias(q, b3)
-    return torch.from_numpy(q), Cache(True, x, h1, dcos1, h2, dcos2)
+    q = np.empty((len(x), len(b3)), np.float32) if out is None else out.numpy()
+    _forward_by_parts(trig.kernels(), x, np.ascontiguousarray(w1.T), b1, w2, b2, w3, b3, q,
+                      PartBuffers(len(x), len(b1)))
+    return torch.from_numpy(q) if out is None else out
 
 
 class PartBuffers:
@@ -167,7 +160,7 @@ def _forward_by_parts(kern, x, w1_t, b1, w2, b2, w3, b3, q: np.ndarray, buffers:
     """Q of every row of x into q, buffers.rows rows at a time: a part's activations stay in the cache
     from one layer to the next (CBO's 3e4 rows a particle went to memory and back between every pass)."""
     part, h1, z2, h2 = buffers.rows, buffers.h1, buffers.z2, buffers.h2
-    w2_t, w3_t = w2.T, np.ascontiguousarray(w3.T)
+    w2_t, w3_t = w2.T, np.ascontiguousarray(w3.T)  # BLAS's narrow product runs twice as fast on a contiguous operand
     for start in range(0, len(x), part):
         stop = min(start + part, len(x))
         n = stop - start
@@ -185,15 +178,6 @@ def _add_bias(q: np.ndarray, bias: np.ndarray) -> None:
         q[:, column] += value
 
 
-def _library_forward(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape):
-    (w1, b1), (w2, b2), (w3, b3) = unflatten(theta, shape)
-    z1 = torch.addmm(b1, feats, w1.t())
-    h1 = torch.cos(z1)
-    z2 = torch.addmm(b2, h1, w2.t())
-    h2 = torch.cos(z2)
-    return torch.addmm(b3, h2, w3.t()), Cache(False, feats, h1, torch.sin(z1).neg_(), h2, torch.sin(z2).neg_())
-
-
 def forward_no_grad(theta: torch.Tensor | Network, feats: torch.Tensor, shape: QNetShape = SHAPE,
                     out: torch.Tensor | None = None) -> torch.Tensor:
     """forward() for inference (CBO's hot loop, SGD's next states): the compiled passes where they
@@ -203,7 +187,7 @@ def forward_no_grad(theta: torch.Tensor | Network, feats: torch.Tensor, shape: Q
     layers = _compiled_layers(net, feats)
     if layers is not None and (out is None or (out.dtype == torch.float32 and out.is_contiguous()
                                                and out.device.type == "cpu")):
-        return _compiled_forward(layers, feats, False, out)[0]
+        return _compiled_forward(layers, feats, out)
     with torch.no_grad():
         q = forward(net.theta, feats, net.shape)
     return q if out is None else out.copy_(q)
@@ -247,15 +231,15 @@ def load_network(path, what: str) -> torch.Tensor:
         raise InputError(f"{path}: not a Q network state dict ({err})") from err
 
 
-def forward_cached(theta: torch.Tensor | Network, feats: torch.Tensor,
-                   shape: QNetShape = SHAPE) -> tuple[torch.Tensor, Cache]:
+def forward_cached(theta: torch.Tensor, feats: torch.Tensor, shape: QNetShape = SHAPE) -> tuple[torch.Tensor, Cache]:
     """Q values and what backward() needs: each cosine layer's output and its derivative (-sin),
-    nothing else. theta: a parameter vector, or a Network made of one."""
-    net = _network(theta, shape)
-    layers = _compiled_layers(net, feats)
-    if layers is not None:
-        return _compiled_forward(layers, feats, True)
-    return _library_forward(net.theta, feats, net.shape)
+    nothing else (PyTorch's operations: any dtype and device)."""
+    (w1, b1), (w2, b2), (w3, b3) = unflatten(theta, shape)
+    z1 = torch.addmm(b1, feats, w1.t())
+    h1 = torch.cos(z1)
+    z2 = torch.addmm(b2, h1, w2.t())
+    h2 = torch.cos(z2)
+    return torch.addmm(b3, h2, w3.t()), Cache(feats, h1, torch.sin(z1).neg_(), h2, torch.sin(z2).neg_())
 
 
 @dataclass(frozen=True)
@@ -281,31 +265,8 @@ class GradientSums:
 
 
 def backward(theta: torch.Tensor, cache: Cache, grad_q: torch.Tensor, shape: QNetShape = SHAPE) -> torch.Tensor:
-    """d(sum(grad_q * Q))/d(theta) as a flat vector: the chain rule of forward(), written out (the
-    tests check it against autograd). Compiled: the narrow layers' products and every bias's sum are
-    fused into trig's passes and summed in float64; the 50x50 products run in the CPU's faster BLAS
-    (hidden_backward)."""
-    if not cache.compiled:
-        return _library_backward(theta, cache, grad_q, shape)
-    (_, _), (w2, _), (w3, _) = unflatten(theta.numpy(), shape)
-    sums = GradientSums.zeros(shape)
-    grad_z2 = np.empty_like(cache.h2)
-    trig.kernels().output_backward(np.ascontiguousarray(grad_q.numpy()), w3, cache.h2, cache.dcos2, grad_z2,
-                                   sums.w3, sums.b3, sums.b2)
-    hidden_backward(w2, cache, grad_z2, sums)
-    return sums.flat()
-
-
-def hidden_backward(w2: np.ndarray, cache: Cache, grad_z2: np.ndarray, sums: GradientSums) -> None:
-    """The compiled backward pass below the output layer, from dL/dz2 (grad_z2, a row per row of the
-    cache): the 50x50 layer's products by the CPU's faster BLAS (core/sgemm.py), the input layer's in
-    one pass; added to sums."""
-    np.add(sums.w2, matmul(grad_z2.T, cache.h1), out=sums.w2)
-    trig.kernels().input_backward(matmul(grad_z2, w2), cache.dcos1, cache.feats, sums.w1_t, sums.b1)
-
-
-def _library_backward(theta: torch.Tensor, cache: Cache, grad_q: torch.Tensor, shape: QNetShape) -> torch.Tensor:
-    """backward() in PyTorch's operations (any device)."""
+    """d(sum(grad_q * Q))/d(theta) as a flat vector: the chain rule of forward(), written out (the tests
+    check it against autograd)."""
     (_, _), (w2, _), (w3, _) = unflatten(theta, shape)
     grad = torch.empty_like(theta)
     (gw1, gb1), (gw2, gb2), (gw3, gb3) = unflatten(grad, shape)

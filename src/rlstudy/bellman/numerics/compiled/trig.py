@@ -130,17 +130,10 @@ def _cos_layer(x, weight_t, bias, product, dcos_out, cos_out):
             _cos_kernel(z[:size], cos_flat[done:done + size])
 
 
-def _output_backward(grad_q, weight, h, dcos, grad_z, grad_weight, grad_bias, grad_bias_z):
-    """Back through q = weight @ h + b, h = cos z (a narrow output layer), row by row:
-    grad_weight += grad_q[i] (x) h[i], grad_bias += grad_q[i], grad_z[i] = (grad_q[i] @ weight) *
-    dcos[i] (dcos = -sin z) and grad_bias_z += grad_z[i], every sum over rows in float64."""
-    back = np.empty(h.shape[1], np.float32)
-    for i in range(grad_q.shape[0]):
-        _output_row_backward(grad_q[i], weight, h[i], dcos[i], grad_z[i], back, grad_weight, grad_bias, grad_bias_z)
-
-
 def _output_row_backward(grad_q, weight, h, dcos, grad_z, back, grad_weight, grad_bias, grad_bias_z):
-    """One row of _output_backward (grad_q, h, dcos, grad_z: the row's; back: scratch of h's width).
+    """Back through q = weight @ h + b, h = cos z (a narrow output layer), for one row (grad_q, h, dcos,
+    grad_z: the row's; back: scratch of h's width): grad_weight += grad_q (x) h, grad_bias += grad_q,
+    grad_z = (grad_q @ weight) * dcos (dcos = -sin z) and grad_bias_z += grad_z, the sums in float64.
     An action the row's gradient does not reach is skipped: its terms would add zeros."""
     width = h.shape[0]
     for j in range(width):
@@ -217,11 +210,10 @@ def kernels() -> SimpleNamespace:
     for name in ("_reduced", "_cos_of", "_sin_cos_of", "_output_row_backward"):
         module[name] = jit(inline="always", fastmath=False)(module[name])
     # fastmath off: no FMA contraction and no reassociation (the bits do not depend on the SIMD unit)
-    for name in ("_cos_kernel", "_sincos_kernel", "_cos_layer", "_output_backward", "_input_backward",
-                 "_layer_bound"):
+    for name in ("_cos_kernel", "_sincos_kernel", "_cos_layer", "_input_backward", "_layer_bound"):
         module[name] = jit(cache=True, fastmath=False, boundscheck=False, nogil=True)(module[name])
     return SimpleNamespace(cos=_cos_kernel, sincos=_sincos_kernel, cos_layer=_cos_layer,
-                           output_backward=_output_backward, input_backward=_input_backward,
+                           input_backward=_input_backward,
                            output_row_backward=_output_row_backward, layer_bound=_layer_bound)
 
 
@@ -236,7 +228,6 @@ def warm_up() -> None:
     k.cos.compile((f32[1], f32[1]))
     k.sincos.compile((f32[1], f32[1], f32[1], float32))
     k.cos_layer.compile((f32[2],) * 2 + (f32[1],) + (f32[2],) * 3)
-    k.output_backward.compile((f32[2],) * 5 + (f64[2], f64[1], f64[1]))
     k.input_backward.compile((f32[2],) * 3 + (f64[2], f64[1]))
     k.layer_bound.compile((f32[2], f32[1]))
 
