@@ -24,9 +24,16 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import stats
 
 SPENDING = ("obrien-fleming", "pocock")
+
+
+def _stats():
+    """SciPy's stats, imported at first use: the Snakefile checks a lock's design (core/looks.py) when it
+    parses, and importing SciPy there cost most of a second of every Snakemake start at paper scale."""
+    from scipy import stats
+
+    return stats
 
 
 def spent(kind: str, level: float, fraction: float) -> float:
@@ -35,7 +42,7 @@ def spent(kind: str, level: float, fraction: float) -> float:
     if fraction == 0.0:
         return 0.0
     if kind == "obrien-fleming":
-        return float(2.0 * stats.norm.sf(stats.norm.isf(level / 2.0) / math.sqrt(fraction)))
+        return float(2.0 * _stats().norm.sf(_stats().norm.isf(level / 2.0) / math.sqrt(fraction)))
     if kind == "pocock":
         return float(level * math.log(1.0 + (math.e - 1.0) * fraction))
     raise ValueError(f"spending function {kind!r}: expected one of {list(SPENDING)}")
@@ -88,15 +95,15 @@ def p_boundaries(design: BinomialDesign) -> list[tuple[float, float]]:
     futility stop). The same decisions as the counts' boundaries, for a step that sees p-values."""
     found = []
     for n, a, b in zip(design.counts, design.efficacy, design.futility):
-        hold = float(stats.binom.sf(a - 1, n, 0.5)) if a <= n else -1.0
-        futile = float(stats.binom.sf(b - 1, n, 0.5)) if b >= 0 else 2.0
+        hold = float(_stats().binom.sf(a - 1, n, 0.5)) if a <= n else -1.0
+        futile = float(_stats().binom.sf(b - 1, n, 0.5)) if b >= 0 else 2.0
         found.append((hold, futile))
     return found
 
 
 def _step(mass: np.ndarray, pairs: int, p: float) -> np.ndarray:
     """The distribution of the count after `pairs` more pairs, each in the claimed direction with p."""
-    return np.convolve(mass, stats.binom.pmf(np.arange(pairs + 1), pairs, p)) if pairs else mass
+    return np.convolve(mass, _stats().binom.pmf(np.arange(pairs + 1), pairs, p)) if pairs else mass
 
 
 def _operate(counts, efficacy, futility, p: float, use_futility: bool) -> Operating:
@@ -191,7 +198,7 @@ def count_of_p(n: int, p: float) -> int:
     """The smallest count s of n pairs whose exact sign test p-value P0(count >= s) is at most p: the
     count a p-value seen at a look stands for (a look's decisions are taken on the p-value, ties of
     pairs dropped, against the boundaries at n: p_boundaries)."""
-    tails = stats.binom.sf(np.arange(n + 1) - 1, n, 0.5)
+    tails = _stats().binom.sf(np.arange(n + 1) - 1, n, 0.5)
     fits = np.flatnonzero(tails <= p * (1 + 1e-9))
     return int(fits[0]) if len(fits) else n + 1
 
@@ -199,8 +206,8 @@ def count_of_p(n: int, p: float) -> int:
 def sign_test_power(n: int, level: float, effect: float) -> float:
     """The exact power of the one-sided sign test of n pairs at `effect` (its size at most `level`)."""
     values = np.arange(n + 2)
-    fits = np.flatnonzero(stats.binom.sf(values - 1, n, 0.5) <= level)
-    return float(stats.binom.sf(fits[0] - 1, n, effect)) if len(fits) else 0.0
+    fits = np.flatnonzero(_stats().binom.sf(values - 1, n, 0.5) <= level)
+    return float(_stats().binom.sf(fits[0] - 1, n, effect)) if len(fits) else 0.0
 
 
 def fixed_sign_test_count(level: float, effect: float, power: float, stable: bool = False,

@@ -22,8 +22,17 @@ def _file_of(module: str, src: Path) -> Path | None:
     return None
 
 
-def _imported_modules(path: Path, module: str, src: Path) -> set[str]:
-    """The project's modules a file imports, wherever the import statement stands (lazy imports too)."""
+def _imported_modules(path: Path, module: str, src: Path) -> frozenset[str]:
+    """The project's modules a file imports, wherever the import statement stands (lazy imports too).
+    Each file is parsed once per process and content (its stat in the key): the workflow asks for the
+    sources of some forty steps, which share most of their files (it parsed each file some seven times,
+    a few seconds of every Snakemake start)."""
+    stat = path.stat()
+    return _parsed_imports(path, stat.st_mtime_ns, stat.st_size, module, src)
+
+
+@cache
+def _parsed_imports(path: Path, mtime_ns: int, size: int, module: str, src: Path) -> frozenset[str]:
     is_package = path.name == "__init__.py"
     package_parts = module.split(".") if is_package else module.split(".")[:-1]
     found = set()
@@ -40,7 +49,7 @@ def _imported_modules(path: Path, module: str, src: Path) -> set[str]:
             # `from package import name`: the name may be a submodule.
             found |= {f"{base}.{alias.name}" for alias in node.names
                       if _file_of(f"{base}.{alias.name}", src) is not None}
-    return {name for name in found if name == PACKAGE or name.startswith(PACKAGE + ".")}
+    return frozenset(name for name in found if name == PACKAGE or name.startswith(PACKAGE + "."))
 
 
 def _with_parents(module: str) -> list[str]:
