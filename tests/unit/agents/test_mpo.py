@@ -13,6 +13,7 @@ from rlstudy.agents.mpo.learner import MPO
 from rlstudy.agents.mpo.loop import train
 from rlstudy.agents.mpo.losses import e_step, kl_diag_gaussian, kl_dual_loss, kl_to_uniform, retrace_targets
 from rlstudy.agents.replay import ReplayBuffer
+from rlstudy.core.diagnostics import STATISTICS_EVERY
 from rlstudy.core.errors import InputError
 
 from mpo_fixtures import TINY, random_batch, tiny_agent
@@ -107,9 +108,19 @@ def test_nonfinite_batch_is_skipped_and_counted():
     assert agent.update(batch) is None
     assert agent.skipped_nonfinite_batches == 1
     assert all(torch.equal(before[k], v) for k, v in agent.state_dict().items())
-    info = agent.update(random_batch())
-    assert info is not None and all(math.isfinite(v) for v in info.values())
-    assert agent.skipped_nonfinite_batches == 1
+    infos = [agent.update(random_batch()) for _ in range(STATISTICS_EVERY)]  # the skipped update counts as one
+    assert all(info is not None for info in infos) and agent.skipped_nonfinite_batches == 1
+    measured = [info for info in infos if info]
+    assert len(measured) == 1 and all(math.isfinite(v) for v in measured[0].values())
+
+
+def test_one_update_in_statistics_every_returns_its_statistics():
+    """The 0th, 10th, ... update returns every statistic, the others an empty dict (the loop's log then
+    averages a window over its measured updates)."""
+    agent = tiny_agent()
+    infos = [agent.update(random_batch()) for _ in range(2 * STATISTICS_EVERY + 1)]
+    assert [i for i, info in enumerate(infos) if info] == [0, STATISTICS_EVERY, 2 * STATISTICS_EVERY]
+    assert all(len(infos[i]) == len(infos[0]) for i in (STATISTICS_EVERY, 2 * STATISTICS_EVERY))
 
 
 def test_retrace_update_runs_on_sequences():

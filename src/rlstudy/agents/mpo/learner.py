@@ -1,6 +1,8 @@
 """MPO's learner: networks, their targets, the duals, and one update per replay batch (policy
 evaluation, E-step, dual step, M-step), its gradients written by hand in NumPy (passes.py; the
-tests hold them against autograd) and each optimiser's Adam step one compiled pass (core/flat_networks.FlatAdam)."""
+tests hold them against autograd) and each optimiser's Adam step one compiled pass (core/flat_networks.FlatAdam).
+Every STATISTICS_EVERY-th update returns its statistics (docs/diagnostics.md), the others an empty dict:
+the statistics and the losses only they read were a few per cent of an update."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from rlstudy.core.diagnostics import STATISTICS_EVERY
 from rlstudy.core.flat_networks import FlatAdam
 
 from .config import MPOParams
@@ -100,11 +103,13 @@ class MPO:
         return None
 
     def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float] | None:
-        """One critic step, one dual step, m_steps policy steps. None when the batch was skipped
+        """One critic step, one dual step, m_steps policy steps; the statistics of every STATISTICS_EVERY-th
+        update (the 0th, 10th, ...), an empty dict for the others. None when the batch was skipped
         because a value on the way (inputs, targets, Q samples) was not finite."""
         if self.updates % self.p.target_update_period == 0:
             np.copyto(self.policy_target_flat.values, self.policy_flat.values)  # one pass per network
             np.copyto(self.critic_target_flat.values, self.critic_flat.values)
+        measure = self.updates % STATISTICS_EVERY == 0
         self.updates += 1
         batch = {name: value.numpy() for name, value in batch.items()}
         if not all(np.isfinite(value).all() for value in batch.values()):
@@ -147,7 +152,7 @@ class MPO:
         kl_mean, kl_std = self._kls(mean_target, log_std_target, mean, log_std)
         eps = self.p.mstep_kl_epsilon
         alpha_mean, alpha_std = dual_values[1:1 + act_dim], dual_values[1 + act_dim:]
-        loss_alpha = kl_dual_loss(alpha_mean, kl_mean, eps) + kl_dual_loss(alpha_std, kl_std, eps)
+        loss_alpha = kl_dual_loss(alpha_mean, kl_mean, eps) + kl_dual_loss(alpha_std, kl_std, eps) if measure else None
         grads = self.dual_flat.grads
         grads[0] = grad_temperature
         grads[1:] = eps - np.concatenate([kl_mean, kl_std])
@@ -161,10 +166,14 @@ class MPO:
             if m_step:
                 mean, log_std, policy_cache = policy.forward(obs)
                 kl_mean, kl_std = self._kls(mean_target, log_std_target, mean, log_std)
-            loss_policy = self._policy_gradients(weights, actions, mean_target, log_std_target, mean, log_std,
-                                                 alpha_mean, alpha_std, policy_cache)
+            if measure and m_step == self.p.m_steps - 1:
+                loss_policy = self._policy_loss(weights, actions, mean_target, log_std_target, mean, log_std)
+            self._policy_gradients(weights, actions, mean_target, log_std_target, mean, log_std, alpha_mean,
+                                   alpha_std, policy_cache)
             self._step(self.policy_opt)
 
+        if not measure:
+            return {}
         diagnostics = {
             "temperature": dual_values[0],
             "kl_mean": kl_mean.mean(),
@@ -189,16 +198,20 @@ class MPO:
         return (kl_diag_gaussian(mean_target, log_std_target, mean, log_std_target).mean(axis=0),
                 kl_diag_gaussian(mean_target, log_std_target, mean_target, log_std).mean(axis=0))
 
+    @staticmethod
+    def _policy_loss(weights, actions, mean_target, log_std_target, mean, log_std) -> np.float32:
+        """The M-step loss's first term (the diagnostics' loss_policy):
+        -mean_b sum_i q_bi [log N(a_bi; mu_b, s_target) + log N(a_bi; mu_target, s_b)]."""
+        return -(weights * (gaussian_log_prob(actions, mean[:, None], log_std_target[:, None])
+                            + gaussian_log_prob(actions, mean_target[:, None], log_std[:, None]))).sum(axis=1).mean()
+
     def _policy_gradients(self, weights, actions, mean_target, log_std_target, mean, log_std,
-                          alpha_mean, alpha_std, cache) -> np.float32:
-        """The M-step loss  -mean_b sum_i q_bi [log N(a_bi; mu_b, s_target) + log N(a_bi; mu_target, s_b)]
-        + sum_j alpha_mean_j KL_mean_j + alpha_std_j KL_std_j;  its gradient in the policy's
-        parameters written into their .grad; returns the first term (the diagnostics' loss_policy).
+                          alpha_mean, alpha_std, cache) -> None:
+        """The gradient in the policy's parameters, written into their .grad, of the M-step loss
+        _policy_loss + sum_j alpha_mean_j KL_mean_j + alpha_std_j KL_std_j.
         In mu:  -(1/B) sum_i q_bi (a_bi - mu_b) / s_target^2 + alpha_mean (mu_b - mu_target) / (B s_target^2);
         in log s:  -(1/B) sum_i q_bi ((a_bi - mu_target)^2 / s^2 - 1) + alpha_std (1 - s_target^2 / s^2) / B."""
         rows = np.float32(len(mean))
-        loss = -(weights * (gaussian_log_prob(actions, mean[:, None], log_std_target[:, None])
-                            + gaussian_log_prob(actions, mean_target[:, None], log_std[:, None]))).sum(axis=1).mean()
         weights = weights[..., None]
         target_precision = np.exp(-2.0 * log_std_target)
         weighted_actions = (weights * actions).sum(axis=1)
@@ -208,7 +221,6 @@ class MPO:
         variance_ratio = np.exp(2.0 * (log_std_target - log_std))
         grad_log_std = ((total - spread * np.exp(-2.0 * log_std)) + alpha_std * (1.0 - variance_ratio)) / rows
         self.online[0].backward(cache, grad_mean, grad_log_std)
-        return loss
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         """Each tensor on its own (a copy): the parameters themselves are views of the flat arrays."""
