@@ -3,8 +3,7 @@
 # the look in progress, this rule decides that look (results/looks/look<k>/: claims.csv, lists.csv) and the
 # claims read the last look's decisions. `python -m rlstudy.runtime.launch` (make figures) runs the
 # workflow again while a list continues. Elsewhere LOOKS is None: no look is made or read.
-from rlstudy.claims.looks import tables_read
-from rlstudy.core.looks import CLAIMS_FILE, LISTS_FILE, LOOKS_DIR, look_dir, locked_design
+from rlstudy.core.looks import CLAIMS_FILE, LISTS_FILE, LOOKS_DIR, look_dir, locked_design, tables_read
 
 LOOK_DESIGN = locked_design(Path(LOCK)) if LOOKS else {}
 LOOK_TABLES = tables_read(LOOK_DESIGN, CLAIMS) if LOOKS else []

@@ -101,13 +101,6 @@ def planned_tests(design: dict, list_looks: dict[str, list[int]]) -> list[Planne
     return found
 
 
-def tables_read(design: dict, claims: dict) -> list[str]:
-    """The result tables (claims.yaml `table`) the design's tests read."""
-    by_id = {claim["id"]: claim for claim in claims["claims"]}
-    return sorted({by_id[plan["claim"]]["tests"][int(plan["test"]) - 1]["table"] for plan in design.get("tests") or []
-                   if plan.get("lists") and plan.get("claim") in by_id and 0 < int(plan["test"]) <= len(by_id[plan["claim"]]["tests"])})
-
-
 def paired_design(test: PlannedTest, spending: str, level: float) -> BinomialDesign:
     """A paired test's exact sign-test design at `level`."""
     return binomial_design(test.counts, level, test.effect, spending, beta=1 - test.power)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlstudy.claims.rules import FAILS, HOLDS, INCONCLUSIVE, Carried
+from rlstudy.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Carried
 from rlstudy.core.config import strict_validator
 from rlstudy.core.errors import InputError
 from rlstudy.core.regular_files import read_json, shown

@@ -55,10 +55,10 @@ import pandas as pd
 from rlstudy.claims.per_run import TEST_WORDS, per_run_p_values
 from rlstudy.claims.planning import effect_words, kind_of, planned_seeds, power_at
 from rlstudy.claims.selection import Groups, check_test, describe, seeds_of, select, too_few_words, values
+from rlstudy.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Carried
 from rlstudy.core.errors import InputError
 from rlstudy.core.statistics import compare, holm, share_test_p_values
 
-HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -273,20 +273,6 @@ def role_of(claim: dict) -> str:
     if "carried" in claim:
         return CARRIED
     return DESCRIPTION if "description" in claim else CONFIRMATORY
-
-
-@dataclass(frozen=True)
-class Carried:
-    """The verdict a carried claim keeps and the publication it comes from (its protocol and the commit of
-    the run that published it)."""
-
-    verdict: str
-    protocol: int
-    commit: str
-
-    @property
-    def source(self) -> str:
-        return f"protocol {self.protocol}'s publication (commit {self.commit[:7]})"
 
 
 def row(claim: dict, outcomes: list[Outcome], adjusted: tuple[float, float], study: tuple[float, float],

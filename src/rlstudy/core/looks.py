@@ -73,6 +73,13 @@ def locked_design(lock: Path) -> dict:
     return design
 
 
+def tables_read(design: dict, claims: dict) -> list[str]:
+    """The result tables (claims.yaml `table`) the design's tests read."""
+    by_id = {claim["id"]: claim for claim in claims["claims"]}
+    return sorted({by_id[plan["claim"]]["tests"][int(plan["test"]) - 1]["table"] for plan in design.get("tests") or []
+                   if plan.get("lists") and plan.get("claim") in by_id and 0 < int(plan["test"]) <= len(by_id[plan["claim"]]["tests"])})
+
+
 def _planned_test(test, lists: dict) -> bool:
     number = lambda value: type(value) in (int, float) and 0 < value < 1  # noqa: E731 (a level, a power, an effect)
     return (isinstance(test, dict) and isinstance(test.get("claim"), str) and type(test.get("test")) is int
