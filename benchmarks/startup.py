@@ -11,15 +11,24 @@ seconds of that process) and whether PyTorch was loaded.
 
     PYTHONPATH=src python benchmarks/startup.py
     PYTHONPATH=src python benchmarks/startup.py --repeats 5 rlstudy.bellman.cli.plot_sweep
+
+`--snakemake` times instead what every Snakemake command pays before its first job, a dry run in the
+checkout (its Snakefile parsed, the config checked, every rule's code inputs found, the DAG built):
+at the checkout's scale, or with `--snakemake-args` (e.g. the smoke profile).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
+import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PROBE = """
 import json, resource, sys, time
@@ -36,7 +45,7 @@ print(json.dumps({{"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "torch"
 
 def cli_modules() -> list[str]:
     """Every command-line step a rule runs: the modules under src/rlstudy/*/cli/ with a __main__ block."""
-    src = Path(__file__).resolve().parents[1] / "src"
+    src = ROOT / "src"
     return sorted(".".join(path.relative_to(src).with_suffix("").parts) for path in src.glob("rlstudy/*/cli/*.py")
                   if 'if __name__ == "__main__":' in path.read_text())
 
@@ -52,12 +61,35 @@ def measure(module: str, repeats: int) -> dict:
     return best
 
 
+def dry_run(args: list[str], repeats: int) -> dict:
+    """The fastest of `repeats` Snakemake dry runs in the checkout (wall seconds, and CPU seconds of the
+    Snakemake process)."""
+    best = None
+    for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run([str(Path(sys.executable).parent / "snakemake"), "-n", *args], cwd=ROOT,
+                       capture_output=True, text=True, check=True)
+        wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        best = {"wall": wall, "cpu": cpu} if best is None or wall < best["wall"] else best
+    return best
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("modules", nargs="*", help="modules to time (default: every command-line module)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--json", action="store_true", help="one JSON record per module instead of a table")
+    p.add_argument("--snakemake", action="store_true", help="time a Snakemake dry run instead (the docstring)")
+    p.add_argument("--snakemake-args", default="--cores 1", help="the dry run's options (default: --cores 1)")
     args = p.parse_args()
+    if args.snakemake:
+        record = dry_run(shlex.split(args.snakemake_args), args.repeats)
+        print(json.dumps(record) if args.json else
+              f"snakemake -n {args.snakemake_args}: {record['wall']:.2f} s wall, {record['cpu']:.2f} s CPU "
+              f"(best of {args.repeats})")
+        return
     if not args.json:
         print(f"{'module':55s} {'wall s':>7s} {'CPU s':>7s}  torch")
     for module in args.modules or cli_modules():

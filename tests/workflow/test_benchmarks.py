@@ -61,6 +61,13 @@ def test_benchmark_runs_at_its_smallest_scale(script, tmp_path):
     run(script, *QUICK[script], cwd=tmp_path)
 
 
+def test_startup_times_a_snakemake_dry_run(tmp_path):
+    """startup.py --snakemake: a dry run in the checkout (the smoke profile: its smaller DAG), timed."""
+    printed = run("startup.py", "--snakemake", "--repeats", "1", "--snakemake-args",
+                  "--profile workflow/profiles/smoke --cores 1", cwd=tmp_path)
+    assert printed.startswith("snakemake -n --profile workflow/profiles/smoke --cores 1: ") and " s CPU " in printed
+
+
 @pytest.mark.skipif(importlib.util.find_spec("d3rlpy") is None, reason="d3rlpy is not installed (its own venv)")
 def test_d3rlpy_comparison_runs(tmp_path):
     run("offline_rl_speed.py", *QUICK["offline_rl_speed.py"], "--d3rlpy-python", sys.executable, cwd=tmp_path)
