@@ -60,7 +60,6 @@ from rlstudy.core.errors import InputError
 from rlstudy.core.statistics import compare, holm, share_test_p_values
 
 
-
 @dataclass(frozen=True)
 class Outcome:
     """A test's verdict at its level (before the family's adjustment), its evidence, its seeds and its

@@ -29,8 +29,8 @@ SPENDING = ("obrien-fleming", "pocock")
 
 
 def _stats():
-    """SciPy's stats, imported at first use: the Snakefile checks a lock's design (core/looks.py) when it
-    parses, and importing SciPy there cost most of a second of every Snakemake start at paper scale."""
+    """SciPy's stats, imported at first use: the Snakefile reads SPENDING when it checks a lock's design
+    (core/looks.py) at every start, and needs none of SciPy's most-of-a-second import for it."""
     from scipy import stats
 
     return stats

@@ -25,8 +25,7 @@ def _file_of(module: str, src: Path) -> Path | None:
 def _imported_modules(path: Path, module: str, src: Path) -> frozenset[str]:
     """The project's modules a file imports, wherever the import statement stands (lazy imports too).
     Each file is parsed once per process and content (its stat in the key): the workflow asks for the
-    sources of some forty steps, which share most of their files (it parsed each file some seven times,
-    a few seconds of every Snakemake start)."""
+    sources of some forty steps, which share most of their files, at every Snakemake start."""
     stat = path.stat()
     return _parsed_imports(path, stat.st_mtime_ns, stat.st_size, module, src)
 
