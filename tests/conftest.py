@@ -91,7 +91,7 @@ def shared_temp(tmp_path_factory) -> Path:
 def compiled_kernels(request, tmp_path_factory):
     """Every study's compiled kernels in the checkout's Numba cache before any test copies the project
     (copy_project carries the cache): compiled once, by the warm-start server's own preload in a process of
-    its own, where each copy's jobs compiled them again. Only for a session with workflow tests; under
+    its own, not in every copy. Only for a session with workflow tests; under
     pytest-xdist the first worker compiles and the others wait for it."""
     if not any(WORKFLOW_TESTS in item.path.parents for item in request.session.items):
         return

@@ -23,7 +23,7 @@ def copy_project(target: Path) -> Path:
     """The files a workflow run needs, copied into target (created if missing), with Numba's cache of the
     checkout's kernels (`__pycache__/*.nbi, *.nbc`, valid in the copy: Numba checks each source's size and
     mtime, which the copy keeps): a copy's jobs load the kernels that conftest's compiled_kernels compiled
-    once, where each copy compiled them again (about a minute of CPU)."""
+    once in the checkout, instead of compiling them (about a minute of CPU a copy)."""
     target.mkdir(parents=True, exist_ok=True)
     for name in ("Snakefile", "config.yaml", "claims.yaml", "envs.yaml", "protocol.lock", "spent_blocks.yaml"):
         shutil.copy(ROOT / name, target / name)

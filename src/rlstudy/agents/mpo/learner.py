@@ -2,7 +2,7 @@
 evaluation, E-step, dual step, M-step), its gradients written by hand in NumPy (passes.py; the
 tests hold them against autograd) and each optimiser's Adam step one compiled pass (core/flat_networks.FlatAdam).
 Every STATISTICS_EVERY-th update returns its statistics (docs/diagnostics.md), the others an empty dict:
-the statistics and the losses only they read were a few per cent of an update."""
+the statistics and the losses only they read are a few per cent of an update."""
 
 from __future__ import annotations
 
