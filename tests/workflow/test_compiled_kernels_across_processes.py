@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from project_copy import copy_project
+import pytest
+from project_copy import ROOT, copy_project
+
+from rlstudy.report import rebuild
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -40,11 +43,18 @@ def test_a_second_process_loads_the_compiled_kernels_from_numbas_cache(tmp_path)
         assert any(kernel in line for line in loaded), (kernel, second)
 
 
-def test_a_copy_of_the_project_loads_the_kernels_the_checkout_compiled(tmp_path):
-    """The workflow's tests copy the project (project_copy.copy_project) with Numba's cache of the kernels
-    conftest's compiled_kernels compiled in the checkout: a copy's warm-start server (the same preload)
-    loads every kernel and compiles none, where each copy compiled them again (about a minute of CPU)."""
-    copy = copy_project(tmp_path / "copy")
+@pytest.mark.parametrize("copied_by", ["the tests' copy_project", "verify's copy of the checkout"])
+def test_a_copy_of_the_project_loads_the_kernels_the_checkout_compiled(tmp_path, copied_by):
+    """The workflow's tests copy the project (project_copy.copy_project), and verify rebuilds in a copy of
+    the checkout (report/rebuild.copy_project), each with Numba's cache of the kernels compiled in the
+    checkout (conftest's compiled_kernels): a copy's warm-start server (the same preload) loads every
+    kernel and compiles none (compiling them is about a minute of CPU)."""
+    copy = tmp_path / "copy"
+    if copied_by == "the tests' copy_project":
+        copy_project(copy)
+    else:
+        copy.mkdir()
+        rebuild.copy_project(ROOT, copy)
     probe = ("import rlstudy; print(rlstudy.__file__)\n"
              "from rlstudy.runtime.warmstart.preload import preload; preload()\n")
     env = {**os.environ, "PYTHONPATH": str(copy / "src"), "NUMBA_DEBUG_CACHE": "1"}

@@ -49,11 +49,14 @@ def say(line: str) -> None:
 
 def copy_project(project: Path, scratch: Path, commit: str | None = None) -> None:
     """The files a workflow run needs (no outputs, logs or .snakemake), into scratch: the checkout's, or
-    with `commit` that commit's (export_commit); said as it goes."""
+    with `commit` that commit's (export_commit); said as it goes. The checkout's copy keeps Numba's cache
+    of its kernels (`__pycache__/*.nbi, *.nbc`: Numba checks each source's size and mtime, which the copy
+    keeps), so the rebuild loads the kernels the checkout compiled instead of compiling them (about a
+    minute of CPU); a commit's export has new files, and compiles."""
     if commit is not None:
         export_commit(project, commit, scratch)
         return
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    ignore = shutil.ignore_patterns("*.pyc", "*.egg-info")
     for name in PROJECT_FILES:
         if not (project / name).is_file():
             raise InputError(f"{project}: no {name}; --project names the checkout to rebuild")
