@@ -64,8 +64,29 @@ def test_a_copy_of_the_project_loads_the_kernels_the_checkout_compiled(tmp_path,
     assert "data loaded" in log and "data saved" not in log, log[-3000:]
 
 
+def test_the_widest_vectors_whichever_kernels_a_process_loads_first():
+    """Numba's target is the process's, fixed by its first kernel: the warm-start server loads the agents'
+    kernels before the bellman study's, and its jobs ran trig's cosine at 256 bits (1.4-1.6x slower)
+    while only trig.py asked for the wider vectors. Every kernel module takes its njit from core/jit.py:
+    after the agents' warm-up, the target's features are the wider choice, as they are after the
+    bellman study's."""
+    import llvmlite.binding as llvm
+
+    if "+avx512f" not in llvm.get_host_cpu_features().flatten().split(","):
+        pytest.skip("no AVX-512: one vector width")
+    probe = ("import sys, importlib\n"
+             "importlib.import_module(f'rlstudy.{sys.argv[1]}.warmup').warm_up()\n"
+             "from numba.core.registry import cpu_target\n"
+             "print(cpu_target.target_context.codegen().magic_tuple()[2])\n")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CPU_FEATURES"}
+    features = {study: subprocess.run([sys.executable, "-c", probe, study], env=env, capture_output=True, text=True,
+                                      check=True).stdout.strip().splitlines()[-1] for study in ("agents", "bellman")}
+    assert "-prefer-256-bit" in features["agents"].split(","), features
+    assert features["agents"] == features["bellman"]
+
+
 def test_the_compiled_kernels_give_the_same_bits_at_any_vector_width():
-    """trig.njit asks LLVM for the CPU's widest vectors (on AVX-512, 512 bits where its tuning prefers
+    """core/jit.njit asks LLVM for the CPU's widest vectors (on AVX-512, 512 bits where its tuning prefers
     256): the kernels have no FMA and no reassociation, so a process compiled for the narrower
     vectors (Numba's features given by NUMBA_CPU_FEATURES) computes the same Q, gradient and losses."""
     import llvmlite.binding as llvm

@@ -360,7 +360,11 @@ def kernels() -> SimpleNamespace:
     """The compiled kernels, compiled or loaded from Numba's cache on first use; each function above
     is replaced by its compiled self under its own name, helpers first."""
     import llvmlite.binding
-    from numba import njit, types
+    from numba import types
+
+    from .jit import njit as widest_njit
+
+    njit = widest_njit()
 
     llvmlite.binding.add_symbol(SGEMM, sgemm_address())  # before any kernel compiles or loads
     pointer = types.voidptr

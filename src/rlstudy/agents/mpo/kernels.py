@@ -75,9 +75,9 @@ def _elu_backward(grad, output, grad_bias):
 @functools.cache
 def kernels() -> SimpleNamespace:
     """The compiled kernels, compiled or loaded from Numba's cache on first use."""
-    from numba import njit
+    from rlstudy.core.jit import njit
 
-    compiled = {name: njit(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")(function)
+    compiled = {name: njit()(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")(function)
                 for name, function in (("tanh_layer_norm_backward", _tanh_layer_norm_backward),
                                        ("elu_backward", _elu_backward))}
     return SimpleNamespace(**compiled)

@@ -79,7 +79,7 @@ def _loss_and_grad(q, lower, upper, fraction, rest, actions, rewards, alt_reward
 @functools.cache
 def kernel():
     """The compiled pass (fastmath off: no reassociation, so the bits do not depend on the SIMD unit)."""
-    from .trig import njit
+    from rlstudy.core.jit import njit
 
     return njit()(cache=True, fastmath=False, boundscheck=False, nogil=True)(_loss_and_grad)
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from rlstudy.core import compiled_updates
 from rlstudy.core.compiled_updates import _aligned, _gemm, _padded  # each replaced by its compiled self in kernels()
+from rlstudy.core.jit import njit
 
 from . import trig
 from .trig import LIMIT
@@ -229,7 +230,7 @@ def sources_digest(*modules) -> str:
 @functools.cache
 def kernels() -> SimpleNamespace:
     """The compiled passes (fastmath off: no reassociation, so the bits do not depend on the SIMD unit)."""
-    jit = trig.njit()
+    jit = njit()
     module = globals()
     module["_state_value"] = jit(inline="always", fastmath=False)(_state_value)
     compiled = trig.kernels()  # trig's row of the output layer's pass and its layer passes

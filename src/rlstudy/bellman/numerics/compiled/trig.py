@@ -42,6 +42,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from rlstudy.core.jit import njit
+
 LAYER_BLOCK = 4096  # float32 pre-activations per block of cos_layer: 16 KB, half of L1
 LIMIT = 8192.0  # beyond this |x| the three-part pi/2 no longer reduces exactly in float32 (Cephes' bound)
 
@@ -178,26 +180,6 @@ def _layer_bound(weight, bias):
         if row > bound or row != row:  # a NaN row sticks: no later row compares above it
             bound = row
     return bound
-
-
-@functools.cache
-def njit():
-    """Numba's njit, with LLVM told to use the CPU's widest vectors. On AVX-512 CPUs whose LLVM tuning
-    prefers 256-bit vectors (Intel's Skylake-SP and later) the kernels' loops otherwise run half as
-    wide: the cosine measured 1.4x faster at 512 bits. The kernels have no FMA and no reassociation,
-    so the bits do not depend on the width (a test compares both). The choice is Numba's process-wide
-    target, read when its first function compiles; NUMBA_CPU_FEATURES, if set, is left as it is.
-    Numba's cache keys the machine code by the features, so cached code of either choice is not mixed."""
-    import numba
-    from numba.core import config
-
-    if config.CPU_FEATURES is None:
-        import llvmlite.binding as llvm
-
-        features = llvm.get_host_cpu_features().flatten()
-        if "+avx512f" in features.split(","):
-            config.CPU_FEATURES = features + ",-prefer-256-bit"
-    return numba.njit
 
 
 @functools.cache
