@@ -40,7 +40,7 @@ import torch
 from ..numerics.compiled.qnet import forward_no_grad, init_params
 from ..numerics.compiled.residuals import make_batch, residual_pair, start_pool
 from ..numerics.loss import bellman_loss
-from .optimizer import Fit, Optimizer, Run, named_settings
+from .optimizer import Fit, Run
 
 
 @dataclass(frozen=True)
@@ -72,18 +72,16 @@ def fit_search(params: SearchParams, run: Run) -> Fit:
         history.seconds.append(time.perf_counter() - start)
     history.diagnostics = pd.DataFrame({"iteration": range(len(history.loss)), "loss": history.loss})
     return Fit(best, history, {"loss": history.loss})
-
-
-SEARCH = Optimizer("search", SearchParams, fit_search, named_settings("search"), diagnostics_per="draw",
-                   params_key="search.settings.{setting}", runtime_minutes=5)
 '''
 
 
-def register(path, import_line, registry_entry, anchor):
-    """The registry line: the module imported, its record listed in the registry's tuple."""
+def register(path, registry_entry, anchor, import_line=None):
+    """The registry line: the record listed in the registry's tuple (and its module imported, where
+    the registry imports its records)."""
     text = path.read_text()
+    assert anchor in text
     text = text.replace(anchor, f"{anchor}\n    {registry_entry},", 1)
-    path.write_text(import_line + "\n" + text)
+    path.write_text(text if import_line is None else import_line + "\n" + text)
 
 
 @pytest.fixture(scope="module")
@@ -92,11 +90,15 @@ def toy_project(tmp_path_factory):
     bellman = workdir / "src" / "rlstudy" / "bellman"
     # The estimator: its module and its registry line, then its use in config.yaml.
     (bellman / "estimators" / "mirror.py").write_text(TOY_ESTIMATOR)
-    register(bellman / "estimators" / "__init__.py", "from .mirror import MIRROR", "MIRROR",
-             "ESTIMATORS: dict[str, Estimator] = {estimator.name: estimator for estimator in (")
-    # The optimiser: its module and its registry line; its config section and its parameters' schema.
+    register(bellman / "estimators" / "__init__.py", "MIRROR",
+             "ESTIMATORS: dict[str, Estimator] = {estimator.name: estimator for estimator in (",
+             import_line="from .mirror import MIRROR")
+    # The optimiser: its module and its registry line (naming the module); its config section and its
+    # parameters' schema.
     (bellman / "learners" / "search.py").write_text(TOY_OPTIMIZER)
-    register(bellman / "learners" / "registry.py", "from .search import SEARCH", "SEARCH",
+    register(bellman / "learners" / "registry.py",
+             'Optimizer("search", "search", "SearchParams", "fit_search", named_settings("search"), '
+             'diagnostics_per="draw", params_key="search.settings.{setting}", runtime_minutes=5)',
              "OPTIMIZERS: dict[str, Optimizer] = {optimizer.name: optimizer for optimizer in (")
     config = (workdir / "config.yaml").read_text()
     assert "  estimators: [DS, UR, BFF]\n  evaluation:" in config

@@ -115,6 +115,13 @@ def optimizer_of(setting):
     return OPTIMIZERS[SETTINGS[setting].optimizer]
 
 
+def optimizer_sources(step, optimizer):
+    """The code of a job that fits with an optimiser: the step's and the optimiser's module (the
+    registry names the module; the step imports it when it fits)."""
+    implementation = OPTIMIZERS[optimizer].module_name.removeprefix("rlstudy.")
+    return list(dict.fromkeys([*sources(step), *sources(implementation)]))
+
+
 def dynamics_of(dataset):
     """The dynamics a dataset's runs assume (bellman/data/trajectories.py: run_method's --from-config reads them too)."""
     return dataset_dynamics(config, dataset)

@@ -9,7 +9,7 @@ use rule step as run_method with:
         lambda w: trajectory_files(w.dataset, w.task),
         reference=lambda w: reference_of(w.dataset, w.task),
         exact=lambda w: exact_of(w.dataset, w.task),
-        code=sources("bellman.cli.run_method"),
+        code=lambda w: optimizer_sources("bellman.cli.run_method", optimizer_of(w.setting).name),
     output:
         **files_in(RUN, METHOD_RUN_FILES),
     log:

@@ -12,7 +12,7 @@ use rule run_method as sweep_run with:
         trajectory_files("ours", SWEEP["task"]),
         reference=reference_of("ours", SWEEP["task"]),
         exact=exact_of("ours", SWEEP["task"]),
-        code=sources("bellman.cli.run_method"),
+        code=optimizer_sources("bellman.cli.run_method", "cbo"),
     output:
         **files_in(SWEEP_RUN, METHOD_RUN_FILES),
     log:

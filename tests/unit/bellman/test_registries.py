@@ -124,24 +124,29 @@ def test_every_optimiser_documents_its_parameters_in_the_schema(name):
     assert required == {f.name for f in dataclasses.fields(optimizer.params)}
 
 
-def test_the_estimators_and_the_backends_registries_import_no_torch():
-    """docs/bellman.md, "How the registries are written": the registries the config checks and the
-    figures read are imported as they are, and stay free of torch (the optimisers' imports it, and the
-    workflow runs their code at parse time)."""
+def test_the_workflows_parse_imports_no_torch():
+    """docs/bellman.md, "How the registries are written": every module the workflow's rules import when
+    Snakemake parses them (the registries, the config checks) stays free of PyTorch, whose import
+    was a second of every Snakemake start; the optimisers' registry names their modules."""
     import subprocess
     import sys
 
-    probe = "import sys, rlstudy.bellman.estimators, rlstudy.bellman.numerics; print('torch' in sys.modules)"
+    smk = [*ROOT.glob("workflow/rules/*.smk"), ROOT / "Snakefile"]
+    modules = sorted({m for path in smk for m in re.findall(r"^from (rlstudy[\w.]*) import", path.read_text(), re.M)})
+    assert "rlstudy.bellman.learners.registry" in modules
+    modules += ["rlstudy.bellman.config_checks", "rlstudy.bellman.numerics"]
+    probe = f"import sys; import {', '.join(modules)}; print('torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 
 
 @pytest.mark.parametrize("step", ["bellman.cli.run_method", "bellman.cli.train_qstar",
                                   "bellman.cli.budget_finite"])
-def test_a_step_reading_a_registry_depends_on_every_registered_module(step):
-    """The entries are imported, so core/sources.py finds every registered estimator's and optimiser's
-    module among the step's imports: editing one reruns its jobs with no per-job list in the rules. A
-    registry of names resolved lazily would drop them here."""
+def test_a_step_reading_the_estimators_depends_on_every_registered_one(step):
+    """The estimators' entries are imported, so core/sources.py finds every registered estimator's
+    module among the step's imports: editing one reruns its jobs with no per-job list in the rules.
+    The optimisers' are named; the rules that fit list their modules (bellman_common.smk:
+    optimizer_sources; tests/workflow/test_rerun_on_edit.py edits each)."""
     import inspect
 
     from rlstudy.core.sources import module_sources
@@ -149,6 +154,10 @@ def test_a_step_reading_a_registry_depends_on_every_registered_module(step):
     src = ROOT / "src"
     sources = set(module_sources(f"rlstudy.{step}", src))
     registered = {Path(inspect.getfile(estimator.second_state)) for estimator in ESTIMATORS.values()}
-    if step == "bellman.cli.run_method":
-        registered |= {Path(inspect.getfile(optimizer.fit)) for optimizer in OPTIMIZERS.values()}
     assert registered and registered <= {path.resolve() for path in sources}
+
+
+def test_an_optimisers_record_names_what_its_module_holds():
+    for optimizer in OPTIMIZERS.values():
+        assert dataclasses.is_dataclass(optimizer.params) and callable(optimizer.fit)
+        assert optimizer.fit.__module__ == optimizer.module_name == f"rlstudy.bellman.learners.{optimizer.module}"

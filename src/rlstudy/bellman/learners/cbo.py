@@ -40,7 +40,7 @@ from rlstudy.core.progress import progress
 from .batching import epoch_batches
 from ..estimators import Estimator, get_estimator
 from .metrics import ErrorMeter
-from .optimizer import Fit, Optimizer, Run, named_settings
+from .optimizer import Fit, Run
 from ..numerics import DEFAULT, get_numerics
 from ..numerics.reference import cbo_update, consensus_weights
 from ..numerics.compiled.qnet import SHAPE, init_params
@@ -206,8 +206,3 @@ def fit_cbo(params: CBOParams, run: Run) -> Fit:
                                    numerics=run.numerics)
     return Fit(consensus, history, {"loss": history.loss, "ess": history.ess, "beta": history.beta,
                                     "spread": history.spread, "diverged": history.diverged_at is not None})
-
-
-# CBO runs are the longest jobs: a high priority starts them first so that they do not finish last.
-CBO = Optimizer("cbo", CBOParams, fit_cbo, named_settings("cbo"), diagnostics_per="epoch of the swarm",
-                params_key="cbo.settings.{setting}", runtime_minutes=30, priority=5)

@@ -1,23 +1,28 @@
-"""What an optimiser is: the record each optimiser module fills in (the registry: registry.py).
+"""What an optimiser is: the record of it in the registry (registry.py), and what its module holds.
 
 An optimiser fits the network's parameters to a residual estimator's loss. Its module holds its
 parameter dataclass (every field documented, its schema definition named by SCHEMA), its train
-function, and a `fit` adapter that run_method calls with a Run; its record says how its settings are
-read from the config and how its figures and jobs describe it.
+function, and a `fit` adapter that run_method calls with a Run; its record names them and says how
+its settings are read from the config and how its figures and jobs describe it. The record imports
+nothing of the module (nor PyTorch): the workflow reads the registry when it parses the Snakefile.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+from ..problem.sde import TASKS
 
-from ..estimators import Estimator
-from .metrics import ErrorMeter
-from ..numerics.compiled.residuals import TrajectoryTensors
-from ..problem.sde import TASKS, Problem
+if TYPE_CHECKING:  # the types of a Run, imported where one is made (run_method) and fitted
+    import torch
+
+    from ..estimators import Estimator
+    from .metrics import ErrorMeter
+    from ..numerics.compiled.residuals import TrajectoryTensors
+    from ..problem.sde import Problem
 
 
 @dataclass(frozen=True)
@@ -61,16 +66,33 @@ class Setting:
     where: str  # the config key of the setting, for messages (e.g. "cbo.settings.cbo")
 
 
+PACKAGE = "rlstudy.bellman.learners"  # every optimiser's module lives here
+
+
 @dataclass(frozen=True)
 class Optimizer:
     name: str
-    params: type  # its parameter dataclass
-    fit: Callable[[Any, Run], Fit]
+    module: str  # its module, PACKAGE.<module>: named, imported when `params` or `fit` is read
+    params_class: str  # the module's parameter dataclass
+    fit_function: str  # the module's fit(params, run) -> Fit
     settings: Callable[[dict], list[Setting]]  # its settings in the config (config readers below)
     diagnostics_per: str  # what a row of its diagnostics averages over, for the figure's title
     params_key: str  # the config key of a setting's parameters, for messages ({setting}: the setting's name)
     runtime_minutes: int  # a run's time limit on a cluster (resources: runtime)
     priority: int = 0  # the scheduler starts higher first (long runs, so they do not finish last)
+
+    @property
+    def module_name(self) -> str:
+        return f"{PACKAGE}.{self.module}"
+
+    @property
+    def params(self) -> type:
+        """Its parameter dataclass (its module imported now, with PyTorch)."""
+        return getattr(importlib.import_module(self.module_name), self.params_class)
+
+    @property
+    def fit(self) -> Callable[[Any, Run], Fit]:
+        return getattr(importlib.import_module(self.module_name), self.fit_function)
 
 
 def seeds_per_task(seeds: list[int] | dict[str, list[int]]) -> dict[str, tuple[int, ...]]:

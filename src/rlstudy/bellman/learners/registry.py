@@ -1,16 +1,18 @@
-"""The registry of optimisers: one module per optimiser (optimizer.py says what it fills in), one line
+"""The registry of optimisers: one module per optimiser (optimizer.py says what it holds), one line
 here. The workflow's settings and wildcards, run_method's dispatch and the figures' wording all derive
-from this registry (tests/unit/bellman/test_registries.py). The entries are imported, not named by
-module and class as the agents' are: the workflow calls their `settings` at parse time (docs/bellman.md,
-"How the registries are written")."""
+from this registry (tests/unit/bellman/test_registries.py). An entry names its module, its parameter
+dataclass and its fit, as the agents' registry does: the workflow reads the entries' settings at parse
+time, and naming them keeps PyTorch, which the modules import, out of every Snakemake start. The rules
+that fit a setting list its module's sources as their code (bellman_common.smk: optimizer_sources)."""
 
-from .cbo import CBO
-from .sgd import SGD
-from .optimizer import Fit, Optimizer, Run, Setting
+from .optimizer import Fit, Optimizer, Run, Setting, named_settings, one_setting_per_task
 
 OPTIMIZERS: dict[str, Optimizer] = {optimizer.name: optimizer for optimizer in (
-    SGD,
-    CBO,
+    Optimizer("sgd", "sgd", "SGDParams", "fit_sgd", one_setting_per_task("sgd"), diagnostics_per="epoch",
+              params_key="sgd", runtime_minutes=10),
+    # CBO runs are the longest jobs: a high priority starts them first so that they do not finish last.
+    Optimizer("cbo", "cbo", "CBOParams", "fit_cbo", named_settings("cbo"), diagnostics_per="epoch of the swarm",
+              params_key="cbo.settings.{setting}", runtime_minutes=30, priority=5),
 )}
 
 

@@ -24,7 +24,7 @@ from rlstudy.core.progress import progress
 from .batching import epoch_batches
 from ..estimators import Estimator, get_estimator
 from .metrics import ErrorMeter
-from .optimizer import Fit, Optimizer, Run, one_setting_per_task
+from .optimizer import Fit, Run
 from ..numerics import DEFAULT, get_numerics
 from ..numerics.compiled.qnet import init_params
 from ..numerics.compiled.residuals import TrajectoryTensors, rows_per_sample, start_pool
@@ -117,7 +117,3 @@ def fit_sgd(params: SGDParams, run: Run) -> Fit:
     theta, history = train_sgd(theta0, run.traj, run.estimator, run.task, params, run.problem, run.sampling,
                                run.meter, run.label, run.numerics)
     return Fit(theta, history, {"lr": history.lr, "loss": history.loss})
-
-
-SGD = Optimizer("sgd", SGDParams, fit_sgd, one_setting_per_task("sgd"), diagnostics_per="epoch", params_key="sgd",
-                runtime_minutes=10)
