@@ -9,7 +9,7 @@ def warm_up() -> None:
     from rlstudy.bellman.numerics.compiled import budget_kernel, residual_kernels, trig
 
     for optimizer in OPTIMIZERS.values():
-        optimizer.fit  # noqa: B018 (reading it imports the module)
+        optimizer.implementation()
 
     trig.warm_up()
     residual_kernels.warm_up()

@@ -85,14 +85,18 @@ class Optimizer:
     def module_name(self) -> str:
         return f"{PACKAGE}.{self.module}"
 
+    def implementation(self):
+        """Its module, imported now (with PyTorch)."""
+        return importlib.import_module(self.module_name)
+
     @property
     def params(self) -> type:
-        """Its parameter dataclass (its module imported now, with PyTorch)."""
-        return getattr(importlib.import_module(self.module_name), self.params_class)
+        """Its parameter dataclass."""
+        return getattr(self.implementation(), self.params_class)
 
     @property
     def fit(self) -> Callable[[Any, Run], Fit]:
-        return getattr(importlib.import_module(self.module_name), self.fit_function)
+        return getattr(self.implementation(), self.fit_function)
 
 
 def seeds_per_task(seeds: list[int] | dict[str, list[int]]) -> dict[str, tuple[int, ...]]:
