@@ -6,7 +6,7 @@ At the agents' sizes (batches of 64-256, layers 2-256 wide) an update of separat
 most of its time in the calls (1-2 µs each, about a hundred per update). Here everything between
 the matrix products (bias, ReLU and its mask, the loss and its gradient, the bias gradients' sums)
 runs as compiled loops in one call, and the products run in BLAS from inside it (_gemm): the wide
-ones in the sgemm PyTorch's CPU library exports (MKL's) on an Intel CPU, else SciPy's OpenBLAS; the
+ones in the sgemm PyTorch's CPU library exports (MKL's) on an Intel CPU, else NumPy's OpenBLAS; the
 narrow ones in np.dot (OpenBLAS's, faster there).
 
 The networks are flat buffers (flat_networks.FlatMLP): layer i's weight (sizes[i+1] x sizes[i],
@@ -63,7 +63,9 @@ def _gemm(a, transpose_a, b, transpose_b, out):
         else:
             np.dot(a, b.T, out) if transpose_b else np.dot(a, b, out)
         return
-    ints = np.empty(6, np.int32)  # BLAS's m, n, k, ld of its first operand (b), of its second (a), of out
+    # BLAS's m, n, k, ld of its first operand (b), of its second (a), of out: 64-bit, read whole by a 64-bit
+    # interface (NumPy's OpenBLAS) and by their low half by a 32-bit one (core/sgemm.sgemm_address)
+    ints = np.empty(6, np.int64)
     ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = n, m, k, b.shape[1], a.shape[1], n
     flags = np.array([84 if transpose_b else 78, 84 if transpose_a else 78], np.uint8)  # 'T', 'N'
     scalars = np.array([1.0, 0.0], np.float32)

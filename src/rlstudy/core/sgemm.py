@@ -5,15 +5,19 @@ compiled_updates._gemm and sgemm_address) and the Q network's passes from Python
 
 On an Intel CPU MKL's sgemm, which PyTorch's CPU library exports, is faster at these shapes
 (1.2-1.5x OpenBLAS's at the agents' layers, 1.1-1.25x at the Q network's three products on one
-thread: docs/speed.md). On the AMD machines MKL's products ran below OpenBLAS's, so elsewhere SciPy's and
-NumPy's OpenBLAS run them. The CPU decides, so the bits of a run are the platform's, as ever (its
-provenance names the CPU's vendor)."""
+thread: docs/speed.md). On the AMD machines MKL's products ran below OpenBLAS's, so elsewhere NumPy's
+own OpenBLAS runs them, the library NumPy's products and benchmarks/floor.py's prices use. SciPy's
+OpenBLAS, a build of its own, ran the Q network's products 5-30 % slower on the AMD EPYC and is left
+for a NumPy built without the wheel's OpenBLAS. The CPU decides, so the bits of a run are the
+platform's, as ever (its provenance names the CPU's vendor)."""
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import glob
 import os
+import sys
 
 import numpy as np
 
@@ -41,8 +45,29 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
     return out
 
 
+# NumPy's wheel carries its OpenBLAS beside it, built with 64-bit integers and its symbols renamed
+NUMPY_OPENBLAS, NUMPY_SGEMM = "libscipy_openblas64_*.so", "scipy_sgemm_64_"
+
+
+def numpy_sgemm_address() -> int | None:
+    """The address of the Fortran-interface sgemm of the OpenBLAS NumPy's wheel carries (already loaded
+    by NumPy: dlopen hands back the same library), or None where NumPy has no such library."""
+    libraries = sorted(glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", NUMPY_OPENBLAS)))
+    for path in libraries:
+        try:
+            return ctypes.cast(getattr(ctypes.CDLL(path), NUMPY_SGEMM), ctypes.c_void_p).value
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
 def sgemm_address() -> int:
-    """The address of a Fortran-interface sgemm: MKL's on an Intel CPU, else SciPy's OpenBLAS."""
+    """The address of a Fortran-interface sgemm: MKL's on an Intel CPU, else NumPy's OpenBLAS, else
+    SciPy's. Their integers differ in width (NumPy's 64 bits, the others 32): the caller passes each as
+    a 64-bit integer, whose low half a 32-bit interface reads on a little-endian CPU (checked here)."""
+    if sys.byteorder != "little":
+        raise RuntimeError("the compiled kernels pass BLAS's integers as 64-bit values, which a 32-bit BLAS "
+                           "reads right only on a little-endian CPU")
     if intel_cpu():
         try:
             import torch
@@ -51,6 +76,9 @@ def sgemm_address() -> int:
             return ctypes.cast(library.sgemm_, ctypes.c_void_p).value
         except (OSError, AttributeError):
             pass
+    address = numpy_sgemm_address()
+    if address is not None:
+        return address
     from scipy.linalg import cython_blas
 
     get_name, get_pointer = ctypes.pythonapi.PyCapsule_GetName, ctypes.pythonapi.PyCapsule_GetPointer

@@ -5,6 +5,7 @@ import torch
 
 from rlstudy.bellman.learners.metrics import ErrorMeter, centred_error, grid, q_on_grid
 from rlstudy.bellman.numerics.compiled.qnet import q_values
+from rlstudy.bellman.learners.batching import start_lookup
 from rlstudy.bellman.learners.sgd import SGDParams, epoch_batches, train_sgd
 from rlstudy.core.errors import DivergenceError
 from bellman_fixtures import PROBLEM
@@ -50,6 +51,16 @@ def test_epoch_batches_carry_the_remainder():
     assert len(batches2) == 3 and len(rest2) == 0
     assert torch.equal(batches2[0][:2], rest)  # the leftovers come first
     assert sorted(torch.cat(batches + [rest]).tolist()) == list(range(10))
+
+
+def test_a_start_is_the_pools_entry_at_its_position_and_a_whole_pools_position_is_its_start():
+    positions = torch.tensor([3, 0, 2])
+    whole = start_lookup(torch.arange(5))
+    assert whole(positions) is positions  # 0..n-1: no gather
+    filtered = start_lookup(torch.tensor([0, 2, 5, 6]))  # BFF-matched's kind: some starts left out
+    assert filtered(positions).tolist() == [6, 0, 5]
+    assert start_lookup(torch.tensor([1, 2, 3]))(torch.tensor([0, 2])).tolist() == [1, 3]  # n entries, not from 0
+    assert start_lookup(torch.empty(0, dtype=torch.long))(torch.empty(0, dtype=torch.long)).numel() == 0
 
 
 def test_one_sgd_step_is_theta_minus_lr_times_mean_j_grad_j_hat(small_trajectory, theta):

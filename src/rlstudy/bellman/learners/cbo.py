@@ -37,7 +37,7 @@ from rlstudy.core.diagnostics import DiagnosticsLog
 from rlstudy.core.errors import DivergenceError
 from rlstudy.core.progress import progress
 
-from .batching import epoch_batches
+from .batching import epoch_batches, start_lookup
 from ..estimators import Estimator, get_estimator
 from .metrics import ErrorMeter
 from .optimizer import Fit, Run
@@ -142,6 +142,7 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, estimator: str |
     backend = get_numerics(numerics)
     estimator = get_estimator(estimator)
     starts_pool = start_pool(estimator, traj.action_indices)
+    starts_at = start_lookup(starts_pool)
     if len(starts_pool) == 0:
         raise ValueError(f"{label}: the trajectory has no usable transitions")
     particles = particles.clone()
@@ -157,7 +158,7 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, estimator: str |
         for chosen in particle_batch_schedule(params, generator):
             chosen = chosen.to(device)
             step = len(history.loss)
-            starts = starts_pool[torch.randint(len(starts_pool), (params.samples,), generator=generator)]
+            starts = starts_at(torch.randint(len(starts_pool), (params.samples,), generator=generator))
             batch = backend.batch(traj, starts, estimator, task, problem.dynamics, generator, params.ur_action)
             losses = backend.particle_losses(particles[chosen], batch, problem.gamma)
             beta = beta_for_ess(losses, params.ess_target * len(chosen)) if params.ess_target else params.beta

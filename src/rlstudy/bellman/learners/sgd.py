@@ -21,7 +21,7 @@ from rlstudy.core.diagnostics import DiagnosticsLog, td_statistics
 from rlstudy.core.errors import DivergenceError
 from rlstudy.core.progress import progress
 
-from .batching import epoch_batches
+from .batching import epoch_batches, start_lookup
 from ..estimators import Estimator, get_estimator
 from .metrics import ErrorMeter
 from .optimizer import Fit, Run
@@ -72,7 +72,7 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, estimator: str | Es
     theta = theta0.clone()
     estimator = get_estimator(estimator)
     pool = start_pool(estimator, traj.action_indices)
-    n_starts = len(pool)
+    n_starts, starts_at = len(pool), start_lookup(pool)
     if n_starts < params.batch_size:
         raise ValueError(f"{label}: the trajectory has {n_starts} usable transitions, fewer than "
                          f"batch_size={params.batch_size}")
@@ -88,7 +88,7 @@ def train_sgd(theta0: torch.Tensor, traj: TrajectoryTensors, estimator: str | Es
         lr = params.lr0 * params.lr_decay ** epoch
         batches, remainder = epoch_batches(n_starts, params.batch_size, remainder, generator)
         for positions in batches:
-            batch = backend.batch(traj, pool[positions], estimator, task, problem.dynamics, generator,
+            batch = backend.batch(traj, starts_at(positions), estimator, task, problem.dynamics, generator,
                                   params.ur_action)
             grad, j, j_hat, q_taken = backend.sgd_direction(theta, batch, problem.gamma)  # mean(j * grad j^)
             theta -= lr * grad
