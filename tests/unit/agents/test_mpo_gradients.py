@@ -215,3 +215,20 @@ def test_warm_up_compiles_the_kernels_an_update_calls():
     learner = agent()
     assert learner.update({name: torch.from_numpy(value) for name, value in batch_arrays().items()}) is not None
     assert {name: list(kernel.signatures) for name, kernel in vars(kernels()).items()} == warmed
+
+
+def test_the_compiled_elu_is_within_an_ulp_of_float64s_and_keeps_nan():
+    """kernels.elu computes expm1 itself (NumPy's float32 expm1 is scalar on AVX2 CPUs): against the
+    float64 ELU over [-100, 5], tiny negatives and the edges, at most one float32 ulp apart."""
+    from rlstudy.agents.mpo.kernels import kernels
+
+    z = np.concatenate([np.linspace(-100, 5, 200_001), -np.logspace(-30, 2, 10_001),
+                        [0.0, -0.0, -0.5, -0.3465736, -0.3465737, -87.0, -88.0, -1e-45]]).astype(np.float32)
+    exact = np.where(z > 0, z.astype(np.float64), np.expm1(np.minimum(z, 0).astype(np.float64)))
+    got = kernels().elu(z.copy())
+    ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+    assert (np.abs(got - exact) <= ulp).all()
+    edges = kernels().elu(np.array([np.nan, -np.inf, np.inf, -0.0], np.float32))
+    assert np.isnan(edges[0]) and edges[1] == -1.0 and edges[2] == np.inf and edges[3] == 0.0
+    block = np.random.default_rng(0).normal(size=(7, 5)).astype(np.float32)  # the 2-D blocks the passes give
+    np.testing.assert_allclose(kernels().elu(block.copy()), F.elu(torch.from_numpy(block)).numpy(), rtol=2e-7, atol=1e-7)

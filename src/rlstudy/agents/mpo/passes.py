@@ -51,13 +51,6 @@ class TorsoCache:
     activations: list[np.ndarray]
 
 
-def elu_(z: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
-    """ELU in place: max(z, expm1(min(z, 0))); `scratch` an array of z's shape to work in."""
-    negative = np.minimum(z, 0.0, out=scratch)
-    np.expm1(negative, out=negative)
-    return np.maximum(z, negative, out=z)
-
-
 def torso_forward(torso: Torso, x: np.ndarray) -> TorsoCache:
     """Linear -> LayerNorm -> tanh, then Linear -> ELU per further layer, keeping what backward needs."""
     pre = x @ torso.first.weight.T
@@ -68,7 +61,7 @@ def torso_forward(torso: Torso, x: np.ndarray) -> TorsoCache:
     for layer in torso.rest:
         z = activations[-1] @ layer.weight.T
         z += layer.bias
-        activations.append(elu_(z))
+        activations.append(kernels().elu(z))
     return TorsoCache(x, pre, mean.numpy(), inverse_std.numpy(), activations)
 
 
@@ -139,7 +132,7 @@ class CriticPasses:
         rows = rows.reshape(count * samples, -1)
         q = np.empty(count * samples, dtype=np.float32)
         head, head_bias = self.head.weight[0], self.head.bias[0]
-        scratch = {}  # ELU's, by shape
+        elu = kernels().elu
         for start in range(0, len(rows), BLOCK_ROWS):
             block = rows[start:start + BLOCK_ROWS]
             activation = block @ weights
@@ -147,7 +140,7 @@ class CriticPasses:
             for i, layer in enumerate(layers):
                 activation[:, -1] = 1.0
                 z = activation @ layer
-                elu_(z, scratch.setdefault(z.shape, np.empty_like(z)))
+                elu(z)
                 if i + 1 < len(layers):
                     z = np.concatenate([z, np.empty((len(z), 1), dtype=np.float32)], axis=1)
                 activation = z
