@@ -11,8 +11,10 @@ fastest counts, NumPy's also under OpenBLAS's own choice of kernels where the en
 (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE: set on some machines here; timed in a child process without
 them, as the machine's notes allow for a benchmark; the workflow and the tests keep the pin); a float32 cosine (and sine and cosine of one argument) with NumPy, PyTorch and
 the compiled kernels of rlstudy.bellman.numerics.compiled.trig; exp, log, tanh with NumPy and PyTorch. Everything
-runs on one thread, as the workflow's rules do, and is timed in CPU time of the process (the least
-of a few repeats), so that other work on a shared machine does not count. What the floor leaves out: element-wise passes
+runs on one thread, as the workflow's rules do, and is timed in CPU time of the process, so that
+the wait for a core on a shared machine does not count: the least over ROUNDS rounds, each of which
+times every kernel once and then every primitive, so that a kernel and its floor are read from the
+same minutes of a machine whose speed drifts. What the floor leaves out: element-wise passes
 (bias adds, products with the derivative, sums), random numbers, Python and memory traffic; so
 a kernel at 100 % would be arithmetic and nothing else.
 
@@ -40,6 +42,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import collections  # noqa: E402
+import math  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
@@ -57,7 +60,21 @@ keep_freed_memory()  # as every training step does (core/cli.setup_torch): its a
 HIDDEN, ACTIONS, INPUTS = 50, 2, 2  # the Q network of bellman/numerics/compiled/qnet.py
 
 
-KERNEL_REPEATS = 5  # timed calls of each kernel's row: its least time is read, as the primitives' is over theirs
+ROUNDS = 5  # rounds of timing: each times every kernel once, then every primitive; each one's least time is read
+
+
+class Kernel:
+    """A kernel's row as the workflow runs it: `fn` does `per` mini-batches, steps or updates; `best`
+    is its least CPU seconds per one over the rounds' calls (see main: the rounds interleave the
+    kernels and the primitives, so a drift of the machine's speed meets both alike)."""
+
+    def __init__(self, fn, per: int):
+        self.fn, self.per, self.best = fn, per, math.inf
+
+    def time_once(self) -> None:
+        start = time.process_time()
+        self.fn()
+        self.best = min(self.best, (time.process_time() - start) / self.per)
 
 
 def best_time(fn, repeats: int) -> float:
@@ -89,28 +106,40 @@ def gemm_times(m: int, k: int, n: int, repeats: int) -> tuple[float, float]:
 
 
 class Primitives:
-    """Best measured times of matrix products (per shape) and rates of transcendentals."""
+    """Best measured times of matrix products (per shape) and rates of transcendentals, each the best
+    over every round that measured it (measure)."""
 
     def __init__(self, repeats: int):
         self.repeats = repeats
-        self.gemm_cache: dict[tuple[int, int, int], tuple[float, str]] = {}
+        self.gemm_times: dict[tuple[int, int, int], dict[str, float]] = {}  # shape -> implementation -> seconds
         self.unpinned: dict[tuple[int, int, int], float] = {}  # NumPy's products without the kernel pin
         self.unpinned_kernels: str | None = None
-        self.rates: dict[str, tuple[float, str, dict[str, float]]] = {}
+        self.rates: dict[str, dict[str, float]] = {}  # primitive -> implementation -> calls per second
+
+    def measure(self, shapes: set[tuple[int, int, int]]) -> None:
+        """One round: every transcendental's implementations and PyTorch's and NumPy's product of every
+        shape, each timed again and its best kept."""
         self._measure_transcendentals()
+        for shape in sorted(shapes):
+            times = self.gemm_times.setdefault(shape, {})
+            for name, seconds in zip(("torch.mm", "numpy.matmul"), gemm_times(*shape, self.repeats)):
+                times[name] = min(seconds, times.get(name, math.inf))
+
+    @property
+    def gemm_cache(self) -> dict[tuple[int, int, int], tuple[float, str]]:
+        """Each shape's fastest product, (seconds, implementation): PyTorch, NumPy, or NumPy under
+        OpenBLAS's own kernels (time_unpinned_gemms)."""
+        best = {}
+        for shape, times in self.gemm_times.items():
+            if shape in self.unpinned:
+                times = {**times, f"numpy.matmul, OpenBLAS {self.unpinned_kernels}": self.unpinned[shape]}
+            name = min(times, key=times.get)
+            best[shape] = (times[name], name)
+        return best
 
     def gemm(self, m: int, k: int, n: int) -> float:
-        """Seconds of the fastest (m, k) @ (k, n) float32 product: PyTorch, NumPy, or NumPy under
-        OpenBLAS's own kernels (time_unpinned_gemms)."""
-        key = (m, k, n)
-        if key not in self.gemm_cache:
-            torch_time, numpy_time = gemm_times(m, k, n, self.repeats)
-            times = {"torch.mm": torch_time, "numpy.matmul": numpy_time}
-            if key in self.unpinned:
-                times[f"numpy.matmul, OpenBLAS {self.unpinned_kernels}"] = self.unpinned[key]
-            name = min(times, key=times.get)
-            self.gemm_cache[key] = (times[name], name)
-        return self.gemm_cache[key][0]
+        """Seconds of the fastest (m, k) @ (k, n) float32 product (measured by `measure`)."""
+        return self.gemm_cache[(m, k, n)][0]
 
     def time_unpinned_gemms(self, shapes: set[tuple[int, int, int]]) -> None:
         """Where the environment pins OpenBLAS's kernels, NumPy's product of each shape timed in a
@@ -140,12 +169,17 @@ class Primitives:
             "tanh": {"numpy": lambda: np.tanh(x), "torch": lambda: torch.tanh(t)},
         }
         for name, impls in candidates.items():
-            rates = {impl: x.size / best_time(fn, self.repeats * 4) for impl, fn in impls.items()}
-            winner = max(rates, key=rates.get)
-            self.rates[name] = (rates[winner], winner, rates)
+            rates = self.rates.setdefault(name, {})
+            for impl, fn in impls.items():
+                rates[impl] = max(x.size / best_time(fn, self.repeats * 4), rates.get(impl, 0.0))
+
+    def best_rate(self, name: str) -> tuple[float, str]:
+        """The fastest implementation's rate of a transcendental, and its name."""
+        winner = max(self.rates[name], key=self.rates[name].get)
+        return self.rates[name][winner], winner
 
     def transcendental(self, name: str, count: float) -> float:
-        return count / self.rates[name][0]
+        return count / self.best_rate(name)[0]
 
     def gemm_rate(self, m: int, k: int, n: int) -> float:
         return 2 * m * k * n / self.gemm(m, k, n)
@@ -217,7 +251,7 @@ def sgd_kernel(estimator: str, batch: int, batches: int):
     def run():
         train_sgd(theta, traj, estimator, "control", params, PROBLEM, torch.Generator().manual_seed(3), meter)
 
-    seconds = best_time(run, KERNEL_REPEATS) / batches
+    kernel = Kernel(run, batches)
     arith = Arithmetic()
     part = min(batch, TRANSITIONS_PER_PASS)  # the mini-batch goes through the network in parts: their shapes
     for transitions, count in ((part, batch // part), (batch % part, 1)):
@@ -233,7 +267,7 @@ def sgd_kernel(estimator: str, batch: int, batches: int):
             arith.add_gemm(*shape, count)
     arith.calls["sin+cos"] += batch * (rows_per_sample(estimator) - 2)  # features of UR's and BFF's s^' (float64)
     meter_arithmetic(arith)
-    return seconds, arith
+    return kernel, arith
 
 
 def cbo_kernel(setting: str, steps: int):
@@ -252,7 +286,7 @@ def cbo_kernel(setting: str, steps: int):
     def run():
         train_cbo(swarm, traj, estimator, "control", params, PROBLEM, torch.Generator().manual_seed(6), meter)
 
-    seconds = best_time(run, KERNEL_REPEATS) / steps
+    kernel = Kernel(run, steps)
     arith = Arithmetic()
     rows = params.samples * rows_per_sample(estimator)  # [s; s^'; s'] of each particle, in parts: their shapes
     qnet_forward(arith, ROWS_PER_PART, count=params.particle_batch * (rows // ROWS_PER_PART))
@@ -260,7 +294,7 @@ def cbo_kernel(setting: str, steps: int):
         qnet_forward(arith, rows % ROWS_PER_PART, count=params.particle_batch)
     meter_arithmetic(arith)
     arith.calls["sin+cos"] += params.samples  # features of UR's s^'
-    return seconds, arith, f"{estimator}, N={params.particles}, m={params.samples}"
+    return kernel, arith, f"{estimator}, N={params.particles}, m={params.samples}"
 
 
 def mlp_arithmetic(arith: Arithmetic, sizes: list[int], rows: int, backward: bool = False,
@@ -320,8 +354,7 @@ def dqn_row(updates: int, gen: torch.Generator):
     sizes = [4, *p.hidden, 2]
     mlp_arithmetic(arith, sizes, p.batch_size)  # the target network on s'
     mlp_arithmetic(arith, sizes, p.batch_size, backward=True)
-    seconds = best_time(lambda: [dqn_update() for _ in range(updates)], KERNEL_REPEATS) / updates
-    return ROW_NAMES["DQN update"], seconds, arith
+    return ROW_NAMES["DQN update"], Kernel(lambda: [dqn_update() for _ in range(updates)], updates), arith
 
 
 def ddpg_row(updates: int, gen: torch.Generator):
@@ -350,8 +383,7 @@ def ddpg_row(updates: int, gen: torch.Generator):
     mlp_arithmetic(arith, actor_sizes, p.batch_size, backward=True)  # the actor's, through the critic
     mlp_arithmetic(arith, critic_sizes, p.batch_size, backward=True, parameters=False, inputs=True)
     arith.calls["tanh"] += 2 * p.batch_size
-    seconds = best_time(lambda: [ddpg_update() for _ in range(updates)], KERNEL_REPEATS) / updates
-    return ROW_NAMES["DDPG"], seconds, arith
+    return ROW_NAMES["DDPG"], Kernel(lambda: [ddpg_update() for _ in range(updates)], updates), arith
 
 
 def mpo_row(updates: int, gen: torch.Generator):
@@ -376,7 +408,7 @@ def mpo_row(updates: int, gen: torch.Generator):
         obs = env.reset()[0] if term or trunc else nxt
     mpo_batch = replay.sample_sequences(p.batch_size, 1, rng)  # as mpo/loop.py samples without Retrace
     return (ROW_NAMES["MPO"],
-            best_time(lambda: [agent.update(mpo_batch) for _ in range(updates)], KERNEL_REPEATS) / updates,
+            Kernel(lambda: [agent.update(mpo_batch) for _ in range(updates)], updates),
             mpo_arithmetic(p, 3, 1))
 
 
@@ -445,8 +477,8 @@ def offline_rows(updates: int, wanted) -> list:
     for name, learner, heads in (("BCQ", BCQ(info, params, 0.3, torch.device("cpu")), 2),
                                  ("offline DQN", DQN(info, params, torch.device("cpu")), 1)):
         if wanted(names[name]):
-            seconds = best_time(lambda: [learner.update(sample) for _ in range(updates)], KERNEL_REPEATS) / updates
-            rows.append((names[name], seconds,
+            kernel = Kernel(lambda learner=learner: [learner.update(sample) for _ in range(updates)], updates)
+            rows.append((names[name], kernel,
                          offline_arithmetic(info.observation_shape[0], info.num_actions, params.batch_size, heads)))
     return rows
 
@@ -473,13 +505,14 @@ def fmt_time(seconds: float) -> str:
     return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
 
 
-def table(prims: Primitives, rows: list[tuple[str, float, Arithmetic]]) -> str:
+def table(prims: Primitives, rows: list[tuple[str, Kernel, Arithmetic]]) -> str:
     lines = ["| kernel | CPU time | arithmetic | floor | floor / time |", "| --- | ---: | --- | ---: | ---: |"]
-    for name, seconds, arith in rows:
-        floor = arith.floor(prims)
+    for name, kernel, arith in rows:
+        seconds, floor = kernel.best, arith.floor(prims)
         lines.append(f"| {name} | {fmt_time(seconds)} | {arith.describe()} | {fmt_time(floor)} | {floor / seconds:.0%} |")
     lines += ["", "Best measured rates of the primitives (one thread, float32, a 20000 x 50 block):", ""]
-    for name, (rate, winner, rates) in prims.rates.items():
+    for name, rates in prims.rates.items():
+        rate, winner = prims.best_rate(name)
         others = ", ".join(f"{impl} {r / 1e9:.2f}" for impl, r in rates.items())
         lines.append(f"- {name}: **{rate / 1e9:.2f} G/s** ({winner}; {others} G/s)")
     big = sorted(prims.gemm_cache.items(), key=lambda kv: -kv[0][0] * kv[0][1] * kv[0][2])[:6]
@@ -516,7 +549,7 @@ def main() -> None:
     def wanted(name: str) -> bool:
         return not args.only or any(part in name for part in args.only)
     load_before = os.getloadavg()[0]
-    repeats = 2 if args.quick else 5
+    repeats = 2 if args.quick else ROUNDS
     prims = Primitives(repeats)
     rows = []
     for estimator in ("DS", "UR", "BFF"):
@@ -526,11 +559,20 @@ def main() -> None:
     for setting, label, steps in (("cbo", "notebook", 1 if args.quick else 3),
                                   ("cbo-adaptive", "cbo-adaptive", 5 if args.quick else 40)):
         if wanted(f"CBO step, {label}"):
-            seconds, arith, what = cbo_kernel(setting, steps)
-            rows.append((f"CBO step, {label} ({what}; train_cbo)", seconds, arith))
-    for name, seconds, arith in agent_kernels(5 if args.quick else 50, wanted):
-        rows.append((name, seconds, arith))
-    prims.time_unpinned_gemms({shape for _, _, arith in rows for shape in arith.gemms})
+            kernel, arith, what = cbo_kernel(setting, steps)
+            rows.append((f"CBO step, {label} ({what}; train_cbo)", kernel, arith))
+    rows += agent_kernels(5 if args.quick else 50, wanted)
+    shapes = {shape for _, _, arith in rows for shape in arith.gemms}
+    for _, kernel, _ in rows:
+        kernel.fn()  # a warm-up call: loads its compiled code and fills its caches
+    # Rounds rather than each kernel's calls in a row: this machine's speed drifted by a third within
+    # minutes (2026-11-29), and a kernel timed in a fast minute against primitives timed in a slow one
+    # (or the reverse) read 40 % or 110 % of its floor. Each least time now comes from the same rounds.
+    for _ in range(repeats):
+        for _, kernel, _ in rows:
+            kernel.time_once()
+        prims.measure(shapes)
+    prims.time_unpinned_gemms(shapes)
     text = (f"Generated by `python benchmarks/floor.py --write` at commit {commit()}, {now()}, on {machine()}, "
             f"one thread ({load_note(load_before, os.getloadavg()[0])}).\n\n" + table(prims, rows))
     print(text)
