@@ -567,7 +567,7 @@ def main() -> None:
         kernel.fn()  # a warm-up call: loads its compiled code and fills its caches
     # Rounds rather than each kernel's calls in a row: this machine's speed drifted by a third within
     # minutes (2026-11-29), and a kernel timed in a fast minute against primitives timed in a slow one
-    # (or the reverse) read 40 % or 110 % of its floor. Each least time now comes from the same rounds.
+    # read 108-113 % of its floor (or half its ratio the other way). Each least time now comes from the same rounds.
     for _ in range(repeats):
         for _, kernel, _ in rows:
             kernel.time_once()
