@@ -174,8 +174,12 @@ def test_the_published_density_agrees_here_with_or_without_openblas_coretype(tmp
     done = subprocess.run([sys.executable, "-m", "rlstudy.report.cli.verify", "--manifest", "docs/manifest.json",
                            "--targets", "results/exact/control/stationary_density.npy", "--cores", "1",
                            "--scratch", str(tmp_path / "scratch")], cwd=ROOT, capture_output=True, text=True, env=env)
+    line = next((line for line in done.stdout.splitlines() if line.startswith("| `results/exact/control/stat")), "")
+    if "this CPU cannot run the manifest's kernels" in done.stdout:  # AVX-512 kernels on an AVX2 CPU
+        assert done.returncode == 1 and "| not verifiable here (" in line, done.stdout + done.stderr
+        assert "nothing compared: this CPU cannot verify what was asked" in done.stdout
+        pytest.skip("this CPU cannot run the manifest's kernels, which alone tell the density's rounding from a defect")
     assert done.returncode == 0, done.stdout + done.stderr
-    line = next(line for line in done.stdout.splitlines() if line.startswith("| `results/exact/control/stationary"))
     assert "| identical |" in line or "within tolerance" in line and "largest relative difference" in line, line
 
 

@@ -5,9 +5,11 @@ through ctypes), PyTorch's CPU capability (`torch.backends.cpu.get_cpu_capabilit
 what was asked for: two platforms are the same or not by what ran (MEASURED_KEYS), so a variable that
 names the kernel a machine picks anyway changes nothing, and an edit on the same CPU stays a defect.
 
-Where two platforms differ only in their kernels, this machine can run the other's: OpenBLAS takes
+Where two platforms differ only in their kernels, this machine can often run the other's: OpenBLAS takes
 OPENBLAS_CORETYPE and PyTorch ATEN_CPU_CAPABILITY (`emulation_environment`), and verify rebuilds
-under them to tell a kernel's rounding from a defect.
+under them to tell a kernel's rounding from a defect. Not where the CPU lacks their instructions: OpenBLAS
+runs the kernels it is told to, and its AVX-512 ones die of an illegal instruction on an AVX2 CPU, so a
+child process's products are tried under them first (`cannot_emulate`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from __future__ import annotations
 import os
 import platform
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from rlstudy.core.errors import InputError
@@ -101,3 +106,27 @@ def emulation_environment(published: dict) -> dict[str, str]:
         if not isinstance(name, str) or not KERNEL_NAME.fullmatch(name):
             raise InputError(f"the manifest's platform.rounding.{key} {str(name)[:40]!r} is not a kernel's name")
     return {"OPENBLAS_CORETYPE": kernels, "ATEN_CPU_CAPABILITY": capability.lower()}
+
+
+# A child process's products under the emulation environment: OpenBLAS's single and double precision
+# products and PyTorch's (the kernels the rebuilt artefacts run).
+EMULATION_PROBE = ("import numpy as np, torch\n"
+                   "a = np.ones((64, 64)); a @ a; a.astype(np.float32) @ a.astype(np.float32)\n"
+                   "t = torch.ones(64, 64); t @ t; torch.tanh(t)\n")
+
+
+def cannot_emulate(environment: dict[str, str]) -> str | None:
+    """Why this machine cannot run the kernels `environment` names (a child process's products under it
+    failed: killed by an illegal instruction where the CPU lacks the kernels' instructions), or None."""
+    done = subprocess.run([sys.executable, "-c", EMULATION_PROBE], env={**os.environ, **environment},
+                          capture_output=True, text=True)
+    if done.returncode == 0:
+        return None
+    if done.returncode < 0:
+        try:
+            how = f"killed by {signal.Signals(-done.returncode).name}"
+        except ValueError:
+            how = f"killed by signal {-done.returncode}"
+    else:
+        how = f"exit status {done.returncode}"
+    return f"a matrix product under them failed ({how})"

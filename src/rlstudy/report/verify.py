@@ -12,6 +12,9 @@ Each artefact is, against the manifest's sha256:
 - measured: a wall time, never compared;
 - missing: asked for (a target, a sampled artefact, an artefact of the manifest under --run) and not
   there to compare: a failure;
+- not verifiable here: a kind measured to move, on a CPU that cannot run the manifest's kernels (OpenBLAS's
+  AVX-512 ones on an AVX2 CPU), so that nothing here tells its rounding from a defect: not a failure, and
+  not counted as compared;
 - different: anything else. On the manifest's platform (report/platform.py: what the libraries report
   they run, never the environment) every artefact but the measured must be identical.
 """
@@ -53,6 +56,7 @@ CROSS_PLATFORM = {
     "authors-import": "unmeasured",
 }
 SPREAD_FILE = Path(__file__).with_name("platform_spread.json")
+UNVERIFIABLE = "not verifiable here"  # a verdict's first words, as the summary counts it
 
 
 @cache
@@ -114,9 +118,10 @@ def relative_difference(first: Path, second: Path) -> float:
 
 
 def judge(path: str, rebuilt: Path, record: dict, same_platform: bool,
-          under_published_kernels: Path | None = None) -> tuple[str, bool]:
+          under_published_kernels: Path | None = None, unrunnable: str | None = None) -> tuple[str, bool]:
     """(what the rebuilt artefact is against the manifest, whether that fails the check).
-    under_published_kernels: the same artefact rebuilt here under the manifest's kernels, where built."""
+    under_published_kernels: the same artefact rebuilt here under the manifest's kernels, where built;
+    unrunnable: why this CPU cannot run those kernels, where it cannot."""
     entry = record["artefacts"].get(path)
     if entry is None:
         return "not in the manifest (not compared)", False
@@ -137,6 +142,8 @@ def judge(path: str, rebuilt: Path, record: dict, same_platform: bool,
             return f"within tolerance (another platform: rtol {RTOL_THREE_DIGITS:g})", False
         return f"different (beyond rtol {RTOL_THREE_DIGITS:g} across platforms)", True
     if rule == "rounding":
+        if unrunnable:
+            return f"{UNVERIFIABLE} ({unrunnable}: they alone tell this kind's rounding from a defect)", False
         return _judge_rounding(path, rebuilt, entry, under_published_kernels)
     if rule == "exact":
         return "different (another platform, but this kind was measured identical under every kernel)", True

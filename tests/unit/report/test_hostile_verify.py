@@ -203,6 +203,29 @@ def test_a_kind_measured_to_move_is_within_tolerance_with_its_size_only_when_the
     assert verify.judge(path, here, record, False, far)[0].startswith("different (rebuilt under the manifest's")
     assert verify.judge(path, here, record, False, None)[1] is True  # not emulated: not excused
     assert verify.judge(path, here, record, True, published)[1] is True  # the same platform: every bit
+    unrunnable = "this CPU cannot run the manifest's kernels {...}: a product under them failed (killed by SIGILL)"
+    result, fails = verify.judge(path, here, record, False, None, unrunnable)  # an AVX2 CPU, AVX-512 kernels
+    assert not fails and result.startswith(verify.UNVERIFIABLE + " (this CPU cannot run")
+    assert verify.judge(path, far, record, True, None, unrunnable)[1] is True  # the same platform is never excused
+
+
+def test_kernels_this_cpu_cannot_run_are_found_by_a_probe_and_nothing_is_rebuilt_under_them(monkeypatch, tmp_path):
+    """OpenBLAS runs the kernels OPENBLAS_CORETYPE names, and its AVX-512 ones die of an illegal instruction
+    on an AVX2 CPU (2026-11-29: every verify of the density failed so on the AMD EPYC)."""
+    from rlstudy.report import platform
+    from rlstudy.report.cli import verify as verify_cli
+
+    assert platform.cannot_emulate({}) is None  # this machine's own kernels run
+    monkeypatch.setattr(platform, "EMULATION_PROBE", "import os, signal\nos.kill(os.getpid(), signal.SIGILL)\n")
+    assert platform.cannot_emulate({}) == "a matrix product under them failed (killed by SIGILL)"
+    monkeypatch.setattr(platform, "EMULATION_PROBE", "raise SystemExit(3)\n")
+    assert platform.cannot_emulate({}) == "a matrix product under them failed (exit status 3)"
+    monkeypatch.setattr(verify_cli, "cannot_emulate", lambda environment: "a matrix product under them failed")
+    monkeypatch.setattr(rebuild, "build", lambda *args: pytest.fail("built under kernels this CPU cannot run"))
+    record = {"platform": {"rounding": {"openblas_kernels": "SkylakeX", "torch_cpu_capability": "AVX512"}}}
+    here = {"openblas_kernels": "Haswell", "torch_cpu_capability": "AVX2"}
+    scratch, why = verify_cli.under_published_kernels(record, here, ["a.npy"], tmp_path, [], tmp_path / "s", None)
+    assert scratch is None and why.startswith("this CPU cannot run the manifest's kernels") and "SkylakeX" in why
 
 
 @pytest.mark.parametrize("patch, key", [

@@ -35,9 +35,10 @@ from rlstudy.core.provenance import read_record
 from rlstudy.report import rebuild
 from rlstudy.report.manifest import kind_of, run_commit
 from rlstudy.report.manifest_schema import ARTEFACT_PATH, load_manifest
-from rlstudy.report.platform import differing_kernels, differing_platform, emulation_environment, platform_record
+from rlstudy.report.platform import (cannot_emulate, differing_kernels, differing_platform, emulation_environment,
+                                    platform_record)
 from rlstudy.report.rebuild import say
-from rlstudy.report.verify import judge, needs_published_kernels, run_files, summary_line
+from rlstudy.report.verify import UNVERIFIABLE, judge, needs_published_kernels, run_files, summary_line
 from rlstudy.report.verify_claims import compare_claims
 
 
@@ -89,14 +90,20 @@ def checked_targets(record: dict, targets: list[str]) -> list[str]:
 
 
 def under_published_kernels(record: dict, here: dict, paths: list[str], project: Path, arguments: list[str],
-                            scratch: Path, commit: str | None) -> Path | None:
-    """paths rebuilt here under the manifest's kernels (OPENBLAS_CORETYPE, ATEN_CPU_CAPABILITY), in a scratch
-    copy of its own; None where this machine cannot run them (the kernels it reports are not those)."""
+                            scratch: Path, commit: str | None) -> tuple[Path | None, str | None]:
+    """(the scratch copy where paths were rebuilt under the manifest's kernels (OPENBLAS_CORETYPE,
+    ATEN_CPU_CAPABILITY), None where not; why this CPU cannot run those kernels, where a probe's products
+    died under them: nothing is rebuilt then). None too where the rebuild's kernels are not the manifest's."""
     published = record["platform"]["rounding"]
     environment = emulation_environment(published)
     if not differing_kernels(published, here):
         say("the manifest's kernels are this machine's own: nothing to emulate")
-        return None
+        return None, None
+    why = cannot_emulate(environment)
+    if why:
+        why = f"this CPU cannot run the manifest's kernels {environment}: {why}"
+        say(why)
+        return None, why
     say(f"rebuilding {len(paths)} artefact(s) of a kind measured to move under the manifest's kernels: {environment}")
     rebuild.copy_project(project, scratch, commit)
     rebuild.build(paths, arguments, scratch, environment)
@@ -105,8 +112,8 @@ def under_published_kernels(record: dict, here: dict, paths: list[str], project:
     if ran != {published["openblas_kernels"]}:
         say(f"this machine ran OpenBLAS {', '.join(sorted(ran))}, not the manifest's {published['openblas_kernels']}: "
             "its kernels cannot be emulated here")
-        return None
-    return scratch
+        return None, None
+    return scratch, None
 
 
 def compare_run(record: dict, run_folder: Path, asked: list[str] | None, same_platform: bool, here: dict,
@@ -120,10 +127,10 @@ def compare_run(record: dict, run_folder: Path, asked: list[str] | None, same_pl
     moving = [path for path in paths if needs_published_kernels(path, run_folder / path, record, same_platform)]
     emulation = rebuild.make_scratch(None, project) if moving else None  # beside the project, like the first
     try:
-        emulated = emulation and under_published_kernels(record, here, moving, project, arguments, emulation,
-                                                           commit)
+        emulated, unrunnable = (under_published_kernels(record, here, moving, project, arguments, emulation, commit)
+                                if emulation else (None, None))
         results = [(path, *judge(path, run_folder / path, record, same_platform,
-                                 emulated / path if emulated else None)) for path in paths]
+                                 emulated / path if emulated else None, unrunnable)) for path in paths]
     finally:
         if emulation is not None and not keep:
             shutil.rmtree(emulation, ignore_errors=True)
@@ -134,10 +141,11 @@ def compare_run(record: dict, run_folder: Path, asked: list[str] | None, same_pl
         failed |= fails
         lines.append(f"| `{path}` | {kind_of(path)} | {result} |")
         counts[result.split(" (")[0]] = counts.get(result.split(" (")[0], 0) + 1
-    compared = sum(n for result, n in counts.items() if result not in ("missing", "not in the manifest"))
+    compared = sum(n for result, n in counts.items() if result not in ("missing", "not in the manifest", UNVERIFIABLE))
     lines += ["", summary_line(counts)]
     if not compared:
-        lines.append(f"nothing compared: no artefact of the manifest is in {run_folder}")
+        lines.append("nothing compared: this CPU cannot verify what was asked (above)" if UNVERIFIABLE in counts
+                     else f"nothing compared: no artefact of the manifest is in {run_folder}")
         failed = True
     lines += claim_lines
     return not (failed or moved), lines
