@@ -7,8 +7,8 @@ On an Intel CPU MKL's sgemm, which PyTorch's CPU library exports, is faster at t
 (1.2-1.5x OpenBLAS's at the agents' layers, 1.1-1.25x at the Q network's three products on one
 thread: docs/speed.md). On the AMD machines MKL's products ran below OpenBLAS's, so elsewhere NumPy's
 own OpenBLAS runs them, the library NumPy's products and benchmarks/floor.py's prices use. SciPy's
-OpenBLAS, a build of its own, ran the Q network's products 5-30 % slower on the AMD EPYC and is left
-for a NumPy built without the wheel's OpenBLAS. The CPU decides, so the bits of a run are the
+OpenBLAS, a build of its own, left SGD's mini-batch call 6 % slower on the AMD EPYC (docs/speed.md) and
+is kept for a NumPy built without the wheel's OpenBLAS. The CPU decides, so the bits of a run are the
 platform's, as ever (its provenance names the CPU's vendor)."""
 
 from __future__ import annotations

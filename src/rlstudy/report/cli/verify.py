@@ -141,7 +141,8 @@ def compare_run(record: dict, run_folder: Path, asked: list[str] | None, same_pl
         failed |= fails
         lines.append(f"| `{path}` | {kind_of(path)} | {result} |")
         counts[result.split(" (")[0]] = counts.get(result.split(" (")[0], 0) + 1
-    compared = sum(n for result, n in counts.items() if result not in ("missing", "not in the manifest", UNVERIFIABLE))
+    uncompared = ("missing", "not in the manifest", UNVERIFIABLE)
+    compared = sum(n for result, n in counts.items() if result not in uncompared)
     lines += ["", summary_line(counts)]
     if not compared:
         lines.append("nothing compared: this CPU cannot verify what was asked (above)" if UNVERIFIABLE in counts
