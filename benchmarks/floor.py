@@ -125,21 +125,18 @@ class Primitives:
             for name, seconds in zip(("torch.mm", "numpy.matmul"), gemm_times(*shape, self.repeats)):
                 times[name] = min(seconds, times.get(name, math.inf))
 
-    @property
-    def gemm_cache(self) -> dict[tuple[int, int, int], tuple[float, str]]:
-        """Each shape's fastest product, (seconds, implementation): PyTorch, NumPy, or NumPy under
+    def fastest(self, shape: tuple[int, int, int]) -> tuple[float, str]:
+        """A shape's fastest product, (seconds, implementation): PyTorch, NumPy, or NumPy under
         OpenBLAS's own kernels (time_unpinned_gemms)."""
-        best = {}
-        for shape, times in self.gemm_times.items():
-            if shape in self.unpinned:
-                times = {**times, f"numpy.matmul, OpenBLAS {self.unpinned_kernels}": self.unpinned[shape]}
-            name = min(times, key=times.get)
-            best[shape] = (times[name], name)
-        return best
+        times = self.gemm_times[shape]
+        if shape in self.unpinned:
+            times = {**times, f"numpy.matmul, OpenBLAS {self.unpinned_kernels}": self.unpinned[shape]}
+        name = min(times, key=times.get)
+        return times[name], name
 
     def gemm(self, m: int, k: int, n: int) -> float:
         """Seconds of the fastest (m, k) @ (k, n) float32 product (measured by `measure`)."""
-        return self.gemm_cache[(m, k, n)][0]
+        return self.fastest((m, k, n))[0]
 
     def time_unpinned_gemms(self, shapes: set[tuple[int, int, int]]) -> None:
         """Where the environment pins OpenBLAS's kernels, NumPy's product of each shape timed in a
@@ -515,9 +512,9 @@ def table(prims: Primitives, rows: list[tuple[str, Kernel, Arithmetic]]) -> str:
         rate, winner = prims.best_rate(name)
         others = ", ".join(f"{impl} {r / 1e9:.2f}" for impl, r in rates.items())
         lines.append(f"- {name}: **{rate / 1e9:.2f} G/s** ({winner}; {others} G/s)")
-    big = sorted(prims.gemm_cache.items(), key=lambda kv: -kv[0][0] * kv[0][1] * kv[0][2])[:6]
+    big = sorted(prims.gemm_times, key=lambda shape: -shape[0] * shape[1] * shape[2])[:6]
     shapes = "; ".join(f"{m}x{k} @ {k}x{n}: {2 * m * k * n / t / 1e9:.0f} GFLOP/s ({impl})"
-                       for (m, k, n), (t, impl) in big)
+                       for (m, k, n), (t, impl) in ((shape, prims.fastest(shape)) for shape in big))
     lines.append(f"- matrix products, the largest shapes used: {shapes}")
     if prims.unpinned_kernels is not None:
         pin = ", ".join(f"{name}={os.environ[name]}" for name in KERNEL_PIN if name in os.environ)

@@ -142,15 +142,16 @@ def judge(path: str, rebuilt: Path, record: dict, same_platform: bool,
             return f"within tolerance (another platform: rtol {RTOL_THREE_DIGITS:g})", False
         return f"different (beyond rtol {RTOL_THREE_DIGITS:g} across platforms)", True
     if rule == "rounding":
-        if unrunnable:
-            return f"{UNVERIFIABLE} ({unrunnable}: they alone tell this kind's rounding from a defect)", False
-        return _judge_rounding(path, rebuilt, entry, under_published_kernels)
+        return _judge_rounding(path, rebuilt, entry, under_published_kernels, unrunnable)
     if rule == "exact":
         return "different (another platform, but this kind was measured identical under every kernel)", True
     return "different (another platform; this kind was never measured across platforms)", True
 
 
-def _judge_rounding(path: str, rebuilt: Path, entry: dict, emulated: Path | None) -> tuple[str, bool]:
+def _judge_rounding(path: str, rebuilt: Path, entry: dict, emulated: Path | None,
+                    unrunnable: str | None) -> tuple[str, bool]:
+    if unrunnable:
+        return f"{UNVERIFIABLE} ({unrunnable}: they alone tell this kind's rounding from a defect)", False
     if emulated is None or not emulated.is_file():
         return "different (another platform's kernels could not be emulated here to tell rounding from a defect)", True
     if sha256_file(emulated) != entry["sha256"]:
