@@ -8,6 +8,7 @@ through (every comparison with NaN is false).
 from __future__ import annotations
 
 import importlib.util
+import io
 import math
 import re
 import sys
@@ -31,15 +32,26 @@ MAX_YAML_DEPTH = 32
 YTE_KEY = "__use_yte__"
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """YAML's safe loader without anchors and aliases (no file of the project needs them, and nested
-    aliases, a "billion laughs", make a few lines a structure that takes hours to walk), nested at
-    most MAX_YAML_DEPTH levels, and with every key of a mapping given once (PyYAML keeps the last
-    of two quietly)."""
+class PythonEvents(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
+    """PyYAML's own scanner and parser, in Python."""
 
     def __init__(self, stream):
-        super().__init__(stream)
-        self._depth = 0
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+
+
+try:  # libyaml's scanner and parser, in C: PyYAML's, in Python, took a fifth of a Snakemake start
+    from yaml.cyaml import CParser as LibyamlEvents
+except ImportError:  # a PyYAML built without libyaml
+    LibyamlEvents = None
+
+
+class _StrictComposer(yaml.composer.Composer, yaml.constructor.SafeConstructor):
+    """YAML's safe loading without anchors and aliases (no file of the project needs them, and nested
+    aliases, a "billion laughs", make a few lines a structure that takes hours to walk), nested at
+    most MAX_YAML_DEPTH levels, and with every key of a mapping given once (PyYAML keeps the last
+    of two quietly). The nodes are built here, in Python, from the events of a parser class."""
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
@@ -52,7 +64,7 @@ class _StrictLoader(yaml.SafeLoader):
                               "not a file of ours")
         self._depth += 1
         try:
-            return super().compose_node(parent, index)
+            return yaml.composer.Composer.compose_node(self, parent, index)
         finally:
             self._depth -= 1
 
@@ -69,18 +81,37 @@ class _StrictLoader(yaml.SafeLoader):
                     mark = key_node.start_mark
                     raise ConfigError(f"{mark.name}, line {mark.line + 1}: key {key!r} given twice (first on line "
                                       f"{earlier.start_mark.line + 1}); keep one")
-        return super().construct_mapping(node, deep=deep)
+        return yaml.constructor.SafeConstructor.construct_mapping(self, node, deep=deep)
 
 
-def parse_yaml(text: str, name: str, what: str):
+def strict_loader(events: type) -> type:
+    """The strict loader over a parser class's events. The composer comes first among the bases, so that
+    its Python composition, which holds the checks, builds the nodes where libyaml's parser has its own."""
+
+    class StrictLoader(_StrictComposer, events, yaml.resolver.Resolver):
+        def __init__(self, stream):
+            events.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+            self._depth = 0
+
+    return StrictLoader
+
+
+STRICT_LOADER = strict_loader(LibyamlEvents or PythonEvents)
+
+
+def parse_yaml(text: str, name: str, what: str, loader: type = STRICT_LOADER):
     """YAML (or JSON) text read with load_yaml's limits but the size; `name` names it in errors."""
     try:
-        loader = _StrictLoader(text)
-        loader.name = name
+        stream = io.StringIO(text)
+        stream.name = name  # the name its marks, and so its errors, give
+        parser = loader(stream)
         try:
-            data = loader.get_single_data()
+            data = parser.get_single_data()
         finally:
-            loader.dispose()
+            parser.dispose()
     except yaml.YAMLError as err:
         where = getattr(err, "problem_mark", None)
         at = f", line {where.line + 1}" if where is not None else ""
@@ -218,7 +249,7 @@ def validate_config(config: dict, schema_path: str | Path, checks: Sequence[Chec
     number that is not finite; then those of `checks`, a study's checks that a schema cannot
     express (each returns its problems as lines). `document` names the file in the messages: the
     workflow's config, or another file checked the same way (claims.yaml)."""
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    schema = load_yaml(schema_path, "schema")
     whole_config = document == "config"
     problems = [f"{document} key '{key}': {message}"
                 for key, message in _problems(strict_validator(schema), config, schema, whole_config)]
@@ -264,7 +295,7 @@ def schema_file() -> Path:
 @cache
 def schema() -> dict:
     """The workflow's config schema (schema_file()), read once per process."""
-    return yaml.safe_load(schema_file().read_text())
+    return load_yaml(schema_file(), "schema")
 
 
 # A parameter dataclass's fields may hold tuples where the config has lists.

@@ -30,15 +30,32 @@ def _imported_modules(path: Path, module: str, src: Path) -> frozenset[str]:
     return _parsed_imports(path, stat.st_mtime_ns, stat.st_size, module, src)
 
 
+def _import_statements(body: list[ast.stmt]):
+    """The import statements of a block and of every block nested in it. An import is a statement, so
+    only statement lists are walked, not expressions: a tenth of the nodes of ast.walk."""
+    for statement in body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            yield statement
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(statement, field, None)
+            if block:
+                if isinstance(block[0], ast.stmt):
+                    yield from _import_statements(block)
+                else:  # a try's handlers, a match's cases: each holds a body
+                    for part in block:
+                        yield from _import_statements(part.body)
+
+
 @cache
 def _parsed_imports(path: Path, mtime_ns: int, size: int, module: str, src: Path) -> frozenset[str]:
     is_package = path.name == "__init__.py"
     package_parts = module.split(".") if is_package else module.split(".")[:-1]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in _import_statements(ast.parse(path.read_text(), filename=str(path)).body):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
+        else:
             if node.level:
                 parent = package_parts[:len(package_parts) - (node.level - 1)]
                 base = ".".join([*parent, *([node.module] if node.module else [])])
@@ -67,8 +84,10 @@ def module_sources(module: str, src: Path) -> tuple[Path, ...]:
     pending = [module]
     while pending:
         for name in _with_parents(pending.pop()):
+            if name in seen:
+                continue
             path = _file_of(name, src)
-            if name in seen or path is None:
+            if path is None:
                 continue
             seen.add(name)
             pending.extend(_imported_modules(path, name, src))

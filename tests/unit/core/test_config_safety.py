@@ -90,6 +90,33 @@ def test_a_key_given_twice_is_refused_with_both_lines(tmp_path):
         load_yaml(path, "config file")
 
 
+LOADERS = {"libyaml's events": config_module.STRICT_LOADER,
+           "PyYAML's Python events": config_module.strict_loader(config_module.PythonEvents)}
+HOSTILE_TEXTS = {
+    "b: &x [1]\nc: *x\n": r"f\.yaml, line 2: YAML aliases \(\*name\) are not allowed",
+    "seed: 1\nseed: 2\n": r"f\.yaml, line 2: key 'seed' given twice \(first on line 1\)",
+    "a: " + "[" * 40 + "]" * 40 + "\n": r"f\.yaml, line 1: nested deeper than 32 levels",
+    "a: 1\nb: [1, 2\nc: 3\n": r"the config file f\.yaml, line 3: not valid YAML",
+    "a: !!python/object/apply:os.system ['true']\n": r"the config file f\.yaml, line 1: not valid YAML",
+}
+
+
+def test_the_strict_loader_reads_its_events_from_libyaml_where_pyyaml_has_it():
+    """PyYAML's Python scanner and parser took a fifth of a Snakemake start (config, claims and schemas)."""
+    assert yaml.__with_libyaml__, "this venv's PyYAML has no libyaml: the loader falls back to PyYAML's Python"
+    assert config_module.LibyamlEvents in config_module.STRICT_LOADER.__mro__
+
+
+@pytest.mark.parametrize("loader", LOADERS.values(), ids=LOADERS.keys())
+def test_both_parsers_give_the_project_files_data_and_the_same_refusals(loader):
+    for name in ("config.yaml", "claims.yaml", "workflow/schemas/config.schema.yaml"):
+        text = (ROOT / name).read_text()
+        assert config_module.parse_yaml(text, name, "file", loader=loader) == yaml.safe_load(text)
+    for text, refusal in HOSTILE_TEXTS.items():
+        with pytest.raises(ConfigError, match=refusal):
+            config_module.parse_yaml(text, "f.yaml", "config file", loader=loader)
+
+
 def test_a_deeply_nested_file_is_one_line_not_a_recursion_error(tmp_path):
     """25 KB of nested mappings: Snakemake's loader ends in a RecursionError traceback."""
     path = tmp_path / "deep.yaml"
