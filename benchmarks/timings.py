@@ -20,8 +20,9 @@ only each job's client, so the CPU columns are left empty. `command` runs a comm
 
 --write puts the row into the `timings` block of docs/speed.md (a row of the same label is
 replaced) and, for `workflow` without --keep-stages, the per-stage table into the `stages` block,
-each with the commit of the measured checkout, the date and the load average (a wall time is a
-measurement of idle cores only when nothing else ran: the load says whether it did).
+each with the commit of the measured checkout, the date, the load average (a wall time is a
+measurement of idle cores only when nothing else ran: the load says whether it did) and the machine
+(benchmarks/record.py's machine(): the same suite ran 2.5 times slower on one CPU than on another).
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def main() -> None:
         warm = ran_warm(args.project)
         conditions = (f"{args.note + '; ' if args.note else ''}"
                       f"{'jobs started warm (no CPU sampled); ' if warm else ''}"
-                      f"Snakemake log{'s' if len(log_files) > 1 else ''} {log}")
+                      f"Snakemake log{'s' if len(log_files) > 1 else ''} {log}; on {machine()}")
         row = (f"| {args.label} | {minutes(wall)} | {finished} | {cpu_minutes(jobs['cpu_s'].sum(), warm)} | "
                f"{where} | {now()} | {conditions} |")
         stages = (f"The last run of `{args.label}` by stage, from its benchmark files (commit {where}, read "
@@ -163,14 +164,15 @@ def main() -> None:
         before, start = os.getloadavg()[0], time.perf_counter()
         status = subprocess.run(command, cwd=args.project).returncode
         wall = time.perf_counter() - start
-        conditions = f"{args.note + '; ' if args.note else ''}exit status {status}; " + load_note(before,
-                                                                                               os.getloadavg()[0])
+        conditions = (f"{args.note + '; ' if args.note else ''}exit status {status}; "
+                      f"{load_note(before, os.getloadavg()[0])}; on {machine()}")
         row = f"| {args.label} | {minutes(wall)} | | | {commit(args.project)} | {now()} | {conditions} |"
         stages = None
     print(row)
     if args.write:
-        write_block("timings", SCRIPT, f"Rows written by `python benchmarks/{SCRIPT} --write` on {machine()}.\n\n"
-                    + upsert(args.label, row))
+        write_block("timings", SCRIPT, f"Rows written by `python benchmarks/{SCRIPT} --write`, each on the machine its "
+                    "conditions name (the older rows name none: the text below the table says which machine ran "
+                    "those it compares).\n\n" + upsert(args.label, row))
         if stages:
             write_block("stages", SCRIPT, stages)
         print(f"written into {DOC.relative_to(ROOT)}")

@@ -9,6 +9,7 @@ a half of scripts in subprocesses, none of them the study's mathematics: with th
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,6 +102,8 @@ def test_timings_reads_a_workflow_run(tmp_path):
         "[Tue Nov 24 19:18:36 2026]\n")
     cold = run("timings.py", "workflow", "--label", "a test", "--project", str(project), cwd=tmp_path)
     assert "| a test | 0.1 min | 1 | 0.0 |" in cold and "| stage | 1 | 0.0 | 0.0 |" in cold
+    row = next(line for line in cold.splitlines() if line.startswith("| a test |"))
+    assert re.search(r"; on .+ \((?:AVX-512|AVX2|no AVX2)\), \d+ cores; Python 3", row), row  # each row names its machine
     # jobs forked by the warm-start server: Snakemake's CPU samples saw their clients only, so none is shown
     (project / "logs" / "warmstart.log").write_text("warmstart: serving /tmp/x/socket after 2.0 s of imports\n")
     warm = run("timings.py", "workflow", "--label", "a test", "--project", str(project), cwd=tmp_path)
