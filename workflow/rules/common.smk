@@ -4,6 +4,7 @@
 # (bellman_common.smk, basics_common.smk, offline_common.smk).
 import json
 import re
+from functools import cache
 
 from rlstudy.core.sources import module_sources
 
@@ -50,9 +51,15 @@ def sources(step):
     """The code a step runs, as inputs: its own module first (the rule's command runs it: step_of), then
     every module of the package it imports (core/sources.py), so that editing any of them reruns exactly
     the jobs that run it."""
+    return list(_sources(step))
+
+
+@cache
+def _sources(step):
+    """sources(step), once per Snakemake process: the input functions ask for it once per job."""
     found = [path.relative_to(SRC.parent) for path in module_sources(f"rlstudy.{step}", SRC)]
     own = [path for path in found if ".".join(path.with_suffix("").parts[1:]) == f"rlstudy.{step}"]
-    return [str(path) for path in own + [path for path in found if path not in own]]
+    return tuple(str(path) for path in own + [path for path in found if path not in own])
 
 
 def step_of(wildcards, input):
