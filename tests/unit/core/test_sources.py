@@ -1,0 +1,73 @@
+"""core/sources.py: the files a step runs are its module and every module of the package it imports, wherever
+the import statement stands (the workflow lists them as the rule's inputs, so that editing one reruns the jobs)."""
+
+import textwrap
+
+from rlstudy.core.sources import module_sources
+
+NESTED = '''
+import rlstudy.top
+
+def lazy():
+    from rlstudy import in_function
+
+class Holder:
+    import rlstudy.in_class
+
+if True:
+    import rlstudy.in_if
+else:
+    import rlstudy.in_else
+
+for _ in ():
+    pass
+else:
+    import rlstudy.in_for_else
+
+while False:
+    import rlstudy.in_while
+
+with open(__file__):
+    import rlstudy.in_with
+
+try:
+    import rlstudy.in_try
+except ImportError:
+    import rlstudy.in_handler
+else:
+    import rlstudy.in_try_else
+finally:
+    import rlstudy.in_finally
+
+match 1:
+    case 1:
+        import rlstudy.in_case
+
+async def later():
+    async with None:
+        from . import in_async_with
+    x = "import rlstudy.in_a_string"
+'''
+IMPORTED = ["top", "in_function", "in_class", "in_if", "in_else", "in_for_else", "in_while", "in_with", "in_try",
+            "in_handler", "in_try_else", "in_finally", "in_case", "in_async_with"]
+
+
+def test_an_import_is_found_in_every_kind_of_block_and_not_in_a_string(tmp_path):
+    package = tmp_path / "rlstudy"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "step.py").write_text(textwrap.dedent(NESTED))
+    for name in [*IMPORTED, "in_a_string"]:
+        (package / f"{name}.py").write_text("")
+    found = {path.name for path in module_sources("rlstudy.step", tmp_path)}
+    assert found == {"__init__.py", "step.py", *(f"{name}.py" for name in IMPORTED)}
+
+
+def test_a_module_imported_through_a_chain_brings_its_packages(tmp_path):
+    (tmp_path / "rlstudy" / "sub").mkdir(parents=True)
+    (tmp_path / "rlstudy" / "__init__.py").write_text("")
+    (tmp_path / "rlstudy" / "sub" / "__init__.py").write_text("from .deep import x\n")
+    (tmp_path / "rlstudy" / "sub" / "deep.py").write_text("x = 1\n")
+    (tmp_path / "rlstudy" / "step.py").write_text("def main():\n    from rlstudy.sub import deep\n")
+    found = {str(path.relative_to(tmp_path)) for path in module_sources("rlstudy.step", tmp_path)}
+    assert found == {"rlstudy/__init__.py", "rlstudy/step.py", "rlstudy/sub/__init__.py", "rlstudy/sub/deep.py"}
