@@ -29,8 +29,7 @@ def test_a_second_process_loads_the_compiled_kernels_from_numbas_cache():
              "qnet.forward_no_grad(theta, feats)\n"
              "from rlstudy.bellman.numerics.compiled import residual_kernels\n"
              "residual_kernels.warm_up()\n")
-    env = {**os.environ, "NUMBA_DEBUG_CACHE": "1"}
-    env.pop("NUMBA_CACHE_DIR", None)
+    env = {**os.environ, "NUMBA_DEBUG_CACHE": "1"}  # the cache compiled_kernels wrote, wherever the caller keeps it
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     log = done.stdout + done.stderr
     assert "data saved" not in log, log[-3000:]
