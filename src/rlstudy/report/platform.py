@@ -115,11 +115,18 @@ EMULATION_PROBE = ("import numpy as np, torch\n"
                    "t = torch.ones(64, 64); t @ t; torch.tanh(t)\n")
 
 
+# The probe takes a few seconds (importing PyTorch); one that has not ended by then never will.
+EMULATION_TIMEOUT_S = 300
+
+
 def cannot_emulate(environment: dict[str, str]) -> str | None:
     """Why this machine cannot run the kernels `environment` names (a child process's products under it
     failed: killed by an illegal instruction where the CPU lacks the kernels' instructions), or None."""
-    done = subprocess.run([sys.executable, "-c", EMULATION_PROBE], env={**os.environ, **environment},
-                          capture_output=True, text=True)
+    try:
+        done = subprocess.run([sys.executable, "-c", EMULATION_PROBE], env={**os.environ, **environment},
+                              capture_output=True, text=True, timeout=EMULATION_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"a matrix product under them had not ended after {EMULATION_TIMEOUT_S} s"
     if done.returncode == 0:
         return None
     if done.returncode < 0:

@@ -220,6 +220,9 @@ def test_kernels_this_cpu_cannot_run_are_found_by_a_probe_and_nothing_is_rebuilt
     assert platform.cannot_emulate({}) == "a matrix product under them failed (killed by SIGILL)"
     monkeypatch.setattr(platform, "EMULATION_PROBE", "raise SystemExit(3)\n")
     assert platform.cannot_emulate({}) == "a matrix product under them failed (exit status 3)"
+    monkeypatch.setattr(platform, "EMULATION_PROBE", "import time\ntime.sleep(60)\n")
+    monkeypatch.setattr(platform, "EMULATION_TIMEOUT_S", 1)
+    assert platform.cannot_emulate({}) == "a matrix product under them had not ended after 1 s"
     monkeypatch.setattr(verify_cli, "cannot_emulate", lambda environment: "a matrix product under them failed")
     monkeypatch.setattr(rebuild, "build", lambda *args: pytest.fail("built under kernels this CPU cannot run"))
     record = {"platform": {"rounding": {"openblas_kernels": "SkylakeX", "torch_cpu_capability": "AVX512"}}}
