@@ -253,8 +253,12 @@ def test_the_residual_kernels_cache_keys_hold_the_files_they_call_into():
     from rlstudy.core import compiled_updates
 
     digest = residual_kernels.sources_digest(trig, compiled_updates)
-    for kernel in vars(residual_kernels.kernels()).values():
+    kernels = residual_kernels.kernels()
+    for kernel in (kernels.sgd_direction, kernels.particle_losses):
         assert [cell.cell_contents for cell in kernel.py_func.__closure__] == [digest]
+    # the batch's gather calls no kernel: it needs no digest (a call into another file would show in its names)
+    assert kernels.gather_transitions.py_func.__closure__ is None
+    assert not [name for name in kernels.gather_transitions.py_func.__code__.co_names if name.startswith("_")]
 
 
 @pytest.mark.parametrize("estimator", ["DS", "UR"])

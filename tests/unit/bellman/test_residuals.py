@@ -10,7 +10,8 @@ from rlstudy.bellman.numerics.compiled import qnet, trig
 from rlstudy.bellman.numerics.compiled.qnet import backward, forward, forward_cached, forward_no_grad, init_params, unflatten
 from rlstudy.bellman.estimators import ESTIMATORS
 from rlstudy.bellman.numerics.loss import bellman_loss
-from rlstudy.bellman.numerics.compiled.residuals import make_batch, residual_pair, sgd_grad_q, start_pool
+from rlstudy.bellman.numerics.compiled.residuals import (gather_rows, gather_rows_by_tensors, make_batch, residual_pair,
+                                                         sgd_grad_q, start_pool)
 from bellman_fixtures import PROBLEM, dynamics
 
 GAMMA = 0.9
@@ -148,6 +149,20 @@ def test_a_batch_gathered_from_the_packed_rows_has_each_arrays_bits(small_trajec
     if task == "evaluation":
         plus = 0.5 + expected_next[:, 0] / 5.0
         assert torch.equal(batch.next_probs, torch.stack([1.0 - plus, plus], dim=-1))
+
+
+def test_the_compiled_gather_gives_the_tensor_gathers_bits(small_trajectory):
+    """On the CPU a batch's rows come from one compiled pass, on another device from PyTorch's gather
+    (residuals.gather_rows): the same values, dtypes and shapes, so a run on either keeps its batches."""
+    traj = small_trajectory("uniform")
+    starts = torch.cat([torch.randperm(len(traj.states) - 2, generator=torch.Generator().manual_seed(6))[:300],
+                        torch.tensor([len(traj.states) - 1])])  # the last row: NaN past the end
+    compiled, tensors = gather_rows(traj.transitions, starts), gather_rows_by_tensors(traj.transitions, starts)
+    for name in ("s", "ahead", "action_indices", "rewards", "feats"):
+        ours, theirs = getattr(compiled, name), getattr(tensors, name)
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, name
+        assert torch.equal(ours.nan_to_num(7.0), theirs.nan_to_num(7.0)), name
+    assert compiled.ahead[-1].isnan().all() and not compiled.ahead[:-1].isnan().any()
 
 
 def test_usable_starts():

@@ -18,6 +18,7 @@ tests/unit/bellman/test_numerics.py holds both against the reference layer.
 SGD's whole mini-batch is one call (_sgd_direction): the network's passes (trig.py's layer passes,
 the 50x50 products by the BLAS sgemm of core/compiled_updates._gemm), the residuals and the backward
 pass, part after part, with no Python between them (their calls were a fifth of a mini-batch).
+A batch's transitions are gathered from the packed table in one pass too (_gather_transitions).
 It calls kernels of two other files, and Numba's cache notices changes to a kernel's own file only:
 so the digest of those files rides in its closure, which Numba's cache key holds (kernels()).
 """
@@ -96,6 +97,22 @@ def _particle_loss(q_main, q_next, actions, rewards, alt_rewards, alt_probs, nex
             j = rewards[m] + gamma * _state_value(q_next, m, next_probs, m)[0] - q_s
         total += np.float64(j * j_hat)
     return total / part / 2.0
+
+
+def _gather_transitions(table, starts, s, ahead, actions, rewards, feats):
+    """A batch's rows of the packed table (residuals.TRANSITION_COLUMNS), each read once, into the
+    arrays a batch is made of: s_m and (s_{m+1}, s_{m+2}) in float64, a_m as an index, r_m and the
+    features of [s_m; s_{m+1}] (feats: 2m rows) in float32, the conversions PyTorch's .long() and
+    .float() make (every value of the table is exact in float64)."""
+    m = starts.shape[0]
+    for i in range(m):
+        row = starts[i]
+        s[i] = table[row, 0]
+        ahead[i, 0], ahead[i, 1] = table[row, 1], table[row, 2]
+        rewards[i] = np.float32(table[row, 3])
+        actions[i] = np.int64(table[row, 4])
+        feats[i, 0], feats[i, 1] = np.float32(table[row, 5]), np.float32(table[row, 6])
+        feats[m + i, 0], feats[m + i, 1] = np.float32(table[row, 7]), np.float32(table[row, 8])
 
 
 def _forward_rows(x, w1_t, b1, w2, b2, w3_t, b3, h1, dcos1, z2, h2, dcos2, q):
@@ -245,7 +262,8 @@ def kernels() -> SimpleNamespace:
     options = {"cache": True, "fastmath": False, "boundscheck": False, "nogil": True}
     sources = sources_digest(trig, compiled_updates)
     return SimpleNamespace(sgd_direction=jit(**options)(_sgd_direction_keyed(sources)),
-                           particle_losses=jit(**options)(_particle_losses_keyed(sources)))
+                           particle_losses=jit(**options)(_particle_losses_keyed(sources)),
+                           gather_transitions=jit(**options)(_gather_transitions))
 
 
 def warm_up() -> None:
@@ -260,3 +278,4 @@ def warm_up() -> None:
                              f64[2], f64[1]))
     k.particle_losses.compile((f32[2], i64, f32[2], int64, i64, f32[1], f32[1], f32[2], f32[2], float32, int64,
                                f64[1]))
+    k.gather_transitions.compile((f64[2], i64, f64[1], f64[2], i64, f32[1], f32[2]))
