@@ -163,6 +163,9 @@ def test_the_compiled_gather_gives_the_tensor_gathers_bits(small_trajectory):
         assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, name
         assert torch.equal(ours.nan_to_num(7.0), theirs.nan_to_num(7.0)), name
     assert compiled.ahead[-1].isnan().all() and not compiled.ahead[:-1].isnan().any()
+    for outside in (-1, len(traj.states)):  # refused as PyTorch's gather refuses it, not read past the table
+        with pytest.raises(IndexError):
+            gather_rows(traj.transitions, torch.tensor([0, outside]))
 
 
 def test_usable_starts():

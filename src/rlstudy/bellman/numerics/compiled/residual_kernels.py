@@ -103,10 +103,13 @@ def _gather_transitions(table, starts, s, ahead, actions, rewards, feats):
     """A batch's rows of the packed table (residuals.TRANSITION_COLUMNS), each read once, into the
     arrays a batch is made of: s_m and (s_{m+1}, s_{m+2}) in float64, a_m as an index, r_m and the
     features of [s_m; s_{m+1}] (feats: 2m rows) in float32, the conversions PyTorch's .long() and
-    .float() make (every value of the table is exact in float64)."""
+    .float() make (every value of the table is exact in float64). A start outside the table raises, as
+    PyTorch's gather does (the reads are not bounds-checked otherwise)."""
     m = starts.shape[0]
     for i in range(m):
         row = starts[i]
+        if row < 0 or row >= table.shape[0]:
+            raise IndexError("a batch's start is outside the trajectory's transitions")
         s[i] = table[row, 0]
         ahead[i, 0], ahead[i, 1] = table[row, 1], table[row, 2]
         rewards[i] = np.float32(table[row, 3])
