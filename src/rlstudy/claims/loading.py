@@ -6,12 +6,14 @@ tables the steps are given by name (`--table NAME=CSV`)."""
 from __future__ import annotations
 
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from rlstudy.core.config import ConfigError, load_yaml, validate_config
 from rlstudy.core.errors import InputError
 from rlstudy.core.loaders import load_csv
+
+if TYPE_CHECKING:  # the Snakefile reads claims.yaml through load_claims: no pandas at its start
+    import pandas as pd
 
 
 def load_claims(path: Path, schema: Path) -> dict:

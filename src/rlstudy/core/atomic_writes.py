@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .errors import OutputError
 from .provenance import provenance_path
 
-if TYPE_CHECKING:
-    import torch  # imported where a tensor is read or written: most steps never touch one (start-up time)
+if TYPE_CHECKING:  # their callers import them: the Snakefile's checks write no table (pandas) and no tensor
+    import pandas as pd
+    import torch  # most steps never touch a tensor (start-up time)
 
 
 def _umask() -> int:

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .errors import InputError, first_line
 from .provenance import check_against_record
 
-if TYPE_CHECKING:
-    import torch  # imported where a tensor is read or written: most steps never touch one (start-up time)
+if TYPE_CHECKING:  # each imported where a table or a tensor is read: the Snakefile's checks read neither
+    import pandas as pd  # (pandas: a quarter of a second of every Snakemake start)
+    import torch  # most steps never touch a tensor (start-up time)
 
 
 # Every file this process has read through the loaders below: the inputs of a figure's provenance.
@@ -78,6 +78,8 @@ def load_tensors(path, what: str) -> dict[str, torch.Tensor]:
 
 def load_csv(path, what: str, columns=(), finite=()) -> pd.DataFrame:
     """A table with at least one row and the given columns, the `finite` ones free of NaN and inf."""
+    import pandas as pd
+
     frame = _load(path, what, pd.read_csv)
     missing = [c for c in (*columns, *finite) if c not in frame.columns]
     if missing or frame.empty:

@@ -124,10 +124,11 @@ def test_every_optimiser_documents_its_parameters_in_the_schema(name):
     assert required == {f.name for f in dataclasses.fields(optimizer.params)}
 
 
-def test_the_workflows_parse_imports_no_torch():
+def test_the_workflows_parse_imports_no_torch_and_no_pandas():
     """docs/bellman.md, "How the registries are written": every module the workflow's rules import when
     Snakemake parses them (the registries, the config checks) stays free of PyTorch, whose import
-    was a second of every Snakemake start; the optimisers' registry names their modules."""
+    was a second of every Snakemake start, and of pandas (a quarter of a second: the loaders and the
+    atomic writes import it where a table is read or written); the optimisers' registry names their modules."""
     import subprocess
     import sys
 
@@ -135,9 +136,9 @@ def test_the_workflows_parse_imports_no_torch():
     modules = sorted({m for path in smk for m in re.findall(r"^from (rlstudy[\w.]*) import", path.read_text(), re.M)})
     assert "rlstudy.bellman.learners.registry" in modules
     modules += ["rlstudy.bellman.config_checks", "rlstudy.bellman.numerics"]
-    probe = f"import sys; import {', '.join(modules)}; print('torch' in sys.modules)"
+    probe = f"import sys; import {', '.join(modules)}; print('torch' in sys.modules, 'pandas' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "False"
+    assert result.stdout.strip() == "False False"
 
 
 @pytest.mark.parametrize("step", ["bellman.cli.run_method", "bellman.cli.train_qstar",
