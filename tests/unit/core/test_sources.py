@@ -71,3 +71,35 @@ def test_a_module_imported_through_a_chain_brings_its_packages(tmp_path):
     (tmp_path / "rlstudy" / "step.py").write_text("def main():\n    from rlstudy.sub import deep\n")
     found = {str(path.relative_to(tmp_path)) for path in module_sources("rlstudy.step", tmp_path)}
     assert found == {"rlstudy/__init__.py", "rlstudy/step.py", "rlstudy/sub/__init__.py", "rlstudy/sub/deep.py"}
+
+
+def test_the_trees_index_finds_each_name_where_a_stat_of_its_two_candidates_does():
+    """_file_of reads one walk of the tree (an index per process) where it stat-ed a.b's a/b.py, then
+    a/b/__init__.py, for each name: the same file for every module of the project and for names that are
+    not modules (a class or function imported from a module), the .py first where both exist."""
+    import ast
+    from pathlib import Path
+
+    from rlstudy.core import sources
+
+    def by_stat(module, src):
+        base = src / module.replace(".", "/")
+        return next((c for c in (base.with_suffix(".py"), base / "__init__.py") if c.is_file()), None)
+
+    src = Path(sources.__file__).resolve().parents[2]
+    names = set()
+    for path in (src / "rlstudy").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rlstudy"):
+                names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    assert len(names) > 300 and any(by_stat(name, src) is None for name in names)
+    assert {name: sources._file_of(name, src) for name in names} == {name: by_stat(name, src) for name in names}
+
+
+def test_a_module_file_comes_before_a_package_of_the_same_name(tmp_path):
+    (tmp_path / "rlstudy" / "twice").mkdir(parents=True)
+    for path in ("__init__.py", "twice.py", "twice/__init__.py"):
+        (tmp_path / "rlstudy" / path).write_text("")
+    (tmp_path / "rlstudy" / "step.py").write_text("import rlstudy.twice\n")
+    found = {str(path.relative_to(tmp_path)) for path in module_sources("rlstudy.step", tmp_path)}
+    assert found == {"rlstudy/__init__.py", "rlstudy/step.py", "rlstudy/twice.py"}
