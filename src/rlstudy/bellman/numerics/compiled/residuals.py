@@ -155,7 +155,8 @@ def gather_rows(table: torch.Tensor, starts: torch.Tensor) -> GatheredRows:
         return gather_rows_by_tensors(table, starts)
     m = len(starts)
     rows = GatheredRows(torch.empty(m, dtype=torch.float64), torch.empty(m, 2, dtype=torch.float64),
-                        torch.empty(m, dtype=torch.int64), torch.empty(m), torch.empty(2 * m, 2))
+                        torch.empty(m, dtype=torch.int64), torch.empty(m, dtype=torch.float32),
+                        torch.empty(2 * m, 2, dtype=torch.float32))
     residual_kernels.kernels().gather_transitions(table.numpy(), starts.contiguous().numpy(), rows.s.numpy(),
                                                   rows.ahead.numpy(), rows.action_indices.numpy(),
                                                   rows.rewards.numpy(), rows.feats.numpy())
