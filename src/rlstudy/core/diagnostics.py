@@ -47,7 +47,10 @@ def window_means(window: list[Mapping[str, float]]) -> dict[str, float]:
     """Each statistic's mean over the updates that have it, NaN skipped (NaN if none is a number), in
     the order the statistics first appear: pandas' DataFrame(window).mean(), the same float64 sum
     (NumPy's) and count, without building a DataFrame (a few ms, at every step of a CBO run whose
-    epochs are one step)."""
+    epochs are one step). A window of one update is its values, each as NumPy's sum leaves it (0.0 + v,
+    so -0.0 is 0.0), without the arrays (a tenth of a millisecond, at every step of such a run)."""
+    if len(window) == 1:
+        return {name: math.nan if math.isnan(value) else 0.0 + float(value) for name, value in window[0].items()}
     names = dict.fromkeys(name for stats in window for name in stats)
     means = {}
     for name in names:

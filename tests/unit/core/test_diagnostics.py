@@ -69,6 +69,10 @@ def test_a_windows_means_are_pandas_means_bit_for_bit():
         assert list(ours) == list(expected)
         assert np.array(list(ours.values())).tobytes() == np.array(list(expected.values())).tobytes(), size
     assert math.isnan(window_means([{"loss": float("nan")}])["loss"])
+    for value in (-0.0, 0.0, 3, float("inf"), float("-inf"), 1e-310):  # a window of one update: its own path
+        window = [{"loss": value, "ess": float("nan")}]
+        expected = np.array(pd.DataFrame(window).mean().to_numpy(dtype=np.float64))
+        assert np.array(list(window_means(window).values())).tobytes() == expected.tobytes(), value
 
 
 def test_a_restored_log_continues_after_the_rows_it_was_given():

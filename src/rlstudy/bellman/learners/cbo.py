@@ -101,7 +101,7 @@ def beta_for_ess(losses: torch.Tensor, target: float, low: float = 1e-3, high: f
     weights of consensus_weights, in NumPy: its forty evaluations a step were a tenth of a
     cbo-adaptive step in PyTorch's per-call costs. exp(-beta (L - min L)) is 1 at the minimum, so
     sum(w)^2 / sum(w^2) is the normalised weights' ESS without an overflow."""
-    gaps = (losses - losses.min()).to(torch.float64).numpy()
+    gaps = (losses - losses.min()).to(torch.float64).cpu().numpy()  # a GPU run's losses too
     for _ in range(40):
         mid = math.sqrt(low * high)
         weights = np.exp(-mid * gaps)
@@ -110,6 +110,13 @@ def beta_for_ess(losses: torch.Tensor, target: float, low: float = 1e-3, high: f
         else:
             high = mid
     return math.sqrt(low * high)
+
+
+def all_finite(values: torch.Tensor) -> bool:
+    """Whether every value is finite: NumPy's test on the CPU (a tenth of PyTorch's time for a swarm)."""
+    if values.device.type == "cpu":
+        return bool(np.isfinite(values.numpy()).all())
+    return bool(torch.isfinite(values).all())
 
 
 def effective_sample_size(weights: torch.Tensor) -> float:
@@ -160,18 +167,19 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, estimator: str |
             step = len(history.loss)
             starts = starts_at(torch.randint(len(starts_pool), (params.samples,), generator=generator))
             batch = backend.batch(traj, starts, estimator, task, problem.dynamics, generator, params.ur_action)
-            losses = backend.particle_losses(particles[chosen], batch, problem.gamma)
+            current = particles.index_select(0, chosen)  # a copy, as particles[chosen], at a tenth of its cost
+            losses = backend.particle_losses(current, batch, problem.gamma)
             beta = beta_for_ess(losses, params.ess_target * len(chosen)) if params.ess_target else params.beta
             weights = consensus_weights(losses, beta)
             normals = None  # noise 0 draws none: they would be multiplied by zero
             if params.noise:
                 normals = torch.randn(len(chosen), particles.shape[1], generator=generator).to(device)
-            moved, new_consensus = cbo_update(particles[chosen], weights, params.lam, params.eta, params.noise, normals)
+            moved, new_consensus = cbo_update(current, weights, params.lam, params.eta, params.noise, normals)
             scale = 0.0
             if params.kick:
                 scale = params.kick * params.kick_decay ** (step - 1) * math.sqrt(params.eta)
                 moved += scale * torch.randn(moved.shape, generator=generator).to(device)
-            if not (torch.isfinite(losses).all() and torch.isfinite(moved).all()):
+            if not (all_finite(losses) and all_finite(moved)):
                 message = (f"{label} diverged at step {step}: non-finite particle losses or "
                            f"parameters (beta={params.beta}, noise={params.noise}, eta={params.eta})")
                 if not stop_on_divergence:
@@ -179,7 +187,8 @@ def train_cbo(particles: torch.Tensor, traj: TrajectoryTensors, estimator: str |
                 print(message + "; stopped, keeping the last finite consensus")
                 history.diverged_at = step
                 break
-            particles[chosen], consensus = moved, new_consensus
+            particles.index_copy_(0, chosen, moved)  # chosen holds no particle twice (epoch_batches)
+            consensus = new_consensus
             history.loss.append(float(weights.to(losses.dtype) @ losses))
             history.error.append(meter(consensus) if meter else {})
             history.ess.append(effective_sample_size(weights))
