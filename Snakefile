@@ -19,6 +19,11 @@ min_version("9.0")
 # interpreter that runs Snakemake (e.g. .venv/bin/python, even when the venv is not activated).
 SRC = Path(workflow.basedir) / "src"
 sys.path.insert(0, str(SRC))
+from rlstudy.runtime.snakemake_collector import off_while_planning, on_for_the_jobs  # noqa: E402
+
+# The cycle collector off while Snakemake parses and plans, back on as the jobs start (onstart).
+off_while_planning()
+
 from rlstudy.core.config import check_command_line_size  # noqa: E402
 
 # --config's values bounded before `configfile:` merges them: YAML aliases make 200 characters a
@@ -79,6 +84,7 @@ report: "workflow/report/workflow.rst"
 # Jobs fork from one process that has already imported their libraries (src/rlstudy/runtime/warmstart/);
 # RLSTUDY_WARM_START=0 runs each job in a new interpreter.
 onstart:
+    on_for_the_jobs()
     if recorded_scale() is None or config.get("rescale", False):
         record_scale(config["scale"])
     warm_starts.begin()

@@ -18,6 +18,10 @@ Where the confirmatory block runs a group-sequential design, the workflow makes 
 (core/looks.py): after a run that made a look saying a seed list continues, this starts itself again
 (`again`), so that `make figures` runs the design to its end; a run that made no look (no design, a dry
 run, a design already finished) ends it.
+
+Run as `python -m`, this process imports the package, and so Snakemake, with the cycle collector off, as
+a step does (core/process.py); the Snakefile's onstart turns it on as the jobs start
+(runtime/snakemake_collector.py).
 """
 
 from __future__ import annotations
