@@ -3,6 +3,8 @@ the import statement stands (the workflow lists them as the rule's inputs, so th
 
 import textwrap
 
+import pytest
+
 from rlstudy.core.sources import module_sources
 
 NESTED = '''
@@ -103,3 +105,86 @@ def test_a_module_file_comes_before_a_package_of_the_same_name(tmp_path):
     (tmp_path / "rlstudy" / "step.py").write_text("import rlstudy.twice\n")
     found = {str(path.relative_to(tmp_path)) for path in module_sources("rlstudy.step", tmp_path)}
     assert found == {"rlstudy/__init__.py", "rlstudy/step.py", "rlstudy/twice.py"}
+
+
+# ---------------------------------------------------------------- what each file imports, kept between processes
+
+
+def small_tree(root):
+    (root / "rlstudy" / "sub").mkdir(parents=True)
+    (root / "rlstudy" / "__init__.py").write_text("")
+    (root / "rlstudy" / "sub" / "__init__.py").write_text("from .deep import x\n")
+    (root / "rlstudy" / "sub" / "deep.py").write_text("x = 1\n")
+    (root / "rlstudy" / "other.py").write_text("")
+    (root / "rlstudy" / "step.py").write_text("def main():\n    from rlstudy.sub import deep\n")
+    return {"rlstudy/__init__.py", "rlstudy/step.py", "rlstudy/sub/__init__.py", "rlstudy/sub/deep.py"}
+
+
+def a_new_process():
+    """sources' per-process memories forgotten, as in the next Snakemake start."""
+    from rlstudy.core import sources
+
+    for memory in (sources._parsed_imports, sources._imports_cache, sources.module_sources, sources._module_files):
+        memory.cache_clear()
+
+
+def closure(root):
+    return {str(path.relative_to(root)) for path in module_sources("rlstudy.step", root)}
+
+
+def test_the_next_process_parses_no_file_whose_bytes_the_cache_holds_and_parses_an_edited_one(tmp_path, monkeypatch):
+    import ast
+
+    from rlstudy.core.sources import IMPORTS_CACHE, ImportsCache
+
+    expected = small_tree(tmp_path)
+    a_new_process()
+    assert closure(tmp_path) == expected
+    assert set(ImportsCache.read(tmp_path / IMPORTS_CACHE)) == {"rlstudy", "rlstudy.step", "rlstudy.sub",
+                                                                 "rlstudy.sub.deep"}
+    parsed = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda source, *args, **kwargs: parsed.append(kwargs.get("filename"))
+                        or real_parse(source, *args, **kwargs))
+    a_new_process()
+    assert closure(tmp_path) == expected and parsed == []
+    (tmp_path / "rlstudy" / "step.py").write_text("def main():\n    from rlstudy import other\n")  # same size
+    a_new_process()
+    assert closure(tmp_path) == {"rlstudy/__init__.py", "rlstudy/step.py", "rlstudy/other.py"}
+    assert parsed == [str(tmp_path / "rlstudy" / name) for name in ("step.py", "other.py")]  # other.py: new to it
+
+
+BROKEN_CACHES = {
+    "not JSON": b"{",
+    "another format": b'{"format": 2, "modules": {}}',
+    "a module outside the package": b'{"format": 1, "modules": {"os": {"sha256": "%s", "imports": []}}}',
+    "a path for a module": b'{"format": 1, "modules": {"rlstudy/../x": {"sha256": "%s", "imports": []}}}',
+    "an import that is no module name": b'{"format": 1, "modules": {"rlstudy": {"sha256": "%s", "imports": ["rlstudy.a b"]}}}',
+    "a digest that is no sha256": b'{"format": 1, "modules": {"rlstudy": {"sha256": "zz", "imports": []}}}',
+    "imports that are no list": b'{"format": 1, "modules": {"rlstudy": {"sha256": "%s", "imports": "rlstudy"}}}',
+    "too large": b" " * (5 << 20),
+}
+
+
+
+@pytest.mark.parametrize("content", BROKEN_CACHES.values(), ids=BROKEN_CACHES.keys())
+def test_a_cache_not_wholly_of_its_form_is_discarded_and_written_afresh(tmp_path, content):
+    from rlstudy.core.sources import IMPORTS_CACHE, ImportsCache
+
+    expected = small_tree(tmp_path)
+    cache = tmp_path / IMPORTS_CACHE
+    cache.parent.mkdir()
+    cache.write_bytes(content.replace(b"%s", b"0" * 64) if len(content) < 1000 else content)
+    assert ImportsCache.read(cache) == {}
+    a_new_process()
+    assert closure(tmp_path) == expected
+    assert set(ImportsCache.read(cache)) == {"rlstudy", "rlstudy.step", "rlstudy.sub", "rlstudy.sub.deep"}
+
+
+def test_a_cache_that_cannot_be_written_costs_only_the_parse(tmp_path):
+    from rlstudy.core.sources import IMPORTS_CACHE
+
+    expected = small_tree(tmp_path)
+    (tmp_path / IMPORTS_CACHE).parent.write_text("a file where the cache's folder would be")
+    a_new_process()
+    assert closure(tmp_path) == expected
