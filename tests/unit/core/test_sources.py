@@ -65,14 +65,25 @@ def test_an_import_is_found_in_every_kind_of_block_and_not_in_a_string(tmp_path)
     assert found == {"__init__.py", "step.py", *(f"{name}.py" for name in IMPORTED)}
 
 
+def small_tree(root):
+    """A package whose step imports sub.deep lazily, sub importing deep relatively; other.py imported by none.
+    The files of the step's closure."""
+    (root / "rlstudy" / "sub").mkdir(parents=True)
+    (root / "rlstudy" / "__init__.py").write_text("")
+    (root / "rlstudy" / "sub" / "__init__.py").write_text("from .deep import x\n")
+    (root / "rlstudy" / "sub" / "deep.py").write_text("x = 1\n")
+    (root / "rlstudy" / "other.py").write_text("")
+    (root / "rlstudy" / "step.py").write_text("def main():\n    from rlstudy.sub import deep\n")
+    return {"rlstudy/__init__.py", "rlstudy/step.py", "rlstudy/sub/__init__.py", "rlstudy/sub/deep.py"}
+
+
+def closure(root):
+    return {str(path.relative_to(root)) for path in module_sources("rlstudy.step", root)}
+
+
 def test_a_module_imported_through_a_chain_brings_its_packages(tmp_path):
-    (tmp_path / "rlstudy" / "sub").mkdir(parents=True)
-    (tmp_path / "rlstudy" / "__init__.py").write_text("")
-    (tmp_path / "rlstudy" / "sub" / "__init__.py").write_text("from .deep import x\n")
-    (tmp_path / "rlstudy" / "sub" / "deep.py").write_text("x = 1\n")
-    (tmp_path / "rlstudy" / "step.py").write_text("def main():\n    from rlstudy.sub import deep\n")
-    found = {str(path.relative_to(tmp_path)) for path in module_sources("rlstudy.step", tmp_path)}
-    assert found == {"rlstudy/__init__.py", "rlstudy/step.py", "rlstudy/sub/__init__.py", "rlstudy/sub/deep.py"}
+    expected = small_tree(tmp_path)
+    assert closure(tmp_path) == expected
 
 
 def test_the_trees_index_finds_each_name_where_a_stat_of_its_two_candidates_does():
@@ -110,26 +121,12 @@ def test_a_module_file_comes_before_a_package_of_the_same_name(tmp_path):
 # ---------------------------------------------------------------- what each file imports, kept between processes
 
 
-def small_tree(root):
-    (root / "rlstudy" / "sub").mkdir(parents=True)
-    (root / "rlstudy" / "__init__.py").write_text("")
-    (root / "rlstudy" / "sub" / "__init__.py").write_text("from .deep import x\n")
-    (root / "rlstudy" / "sub" / "deep.py").write_text("x = 1\n")
-    (root / "rlstudy" / "other.py").write_text("")
-    (root / "rlstudy" / "step.py").write_text("def main():\n    from rlstudy.sub import deep\n")
-    return {"rlstudy/__init__.py", "rlstudy/step.py", "rlstudy/sub/__init__.py", "rlstudy/sub/deep.py"}
-
-
 def a_new_process():
     """sources' per-process memories forgotten, as in the next Snakemake start."""
     from rlstudy.core import sources
 
     for memory in (sources._parsed_imports, sources._imports_cache, sources.module_sources, sources._module_files):
         memory.cache_clear()
-
-
-def closure(root):
-    return {str(path.relative_to(root)) for path in module_sources("rlstudy.step", root)}
 
 
 def test_the_next_process_parses_no_file_whose_bytes_the_cache_holds_and_parses_an_edited_one(tmp_path, monkeypatch):
