@@ -163,7 +163,7 @@ def _imported_names(source: bytes, path: Path, module: str) -> tuple[str, ...]:
             else:
                 base = node.module or ""
             found.add(base)
-            found |= {f"{base}.{alias.name}" for alias in node.names}
+            found |= {f"{base}.{alias.name}" for alias in node.names if alias.name != "*"}  # `*`: the module alone
     return tuple(sorted(name for name in found if name == PACKAGE or name.startswith(PACKAGE + ".")))
 
 

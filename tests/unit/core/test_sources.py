@@ -178,6 +178,16 @@ def test_a_cache_not_wholly_of_its_form_is_discarded_and_written_afresh(tmp_path
     assert set(ImportsCache.read(cache)) == {"rlstudy", "rlstudy.step", "rlstudy.sub", "rlstudy.sub.deep"}
 
 
+def test_a_star_import_is_its_module_and_keeps_the_cache_of_its_form(tmp_path):
+    from rlstudy.core.sources import IMPORTS_CACHE, ImportsCache
+
+    small_tree(tmp_path)
+    (tmp_path / "rlstudy" / "step.py").write_text("from rlstudy.other import *\n")
+    a_new_process()
+    assert closure(tmp_path) == {"rlstudy/__init__.py", "rlstudy/step.py", "rlstudy/other.py"}
+    assert ImportsCache.read(tmp_path / IMPORTS_CACHE)["rlstudy.step"][1] == ("rlstudy.other",)
+
+
 def test_a_cache_that_cannot_be_written_costs_only_the_parse(tmp_path):
     from rlstudy.core.sources import IMPORTS_CACHE
 
