@@ -156,7 +156,8 @@ BROKEN_CACHES = {
     "another format": b'{"format": 2, "modules": {}}',
     "a module outside the package": b'{"format": 1, "modules": {"os": {"sha256": "%s", "imports": []}}}',
     "a path for a module": b'{"format": 1, "modules": {"rlstudy/../x": {"sha256": "%s", "imports": []}}}',
-    "an import that is no module name": b'{"format": 1, "modules": {"rlstudy": {"sha256": "%s", "imports": ["rlstudy.a b"]}}}',
+    "an import that is no module name":
+        b'{"format": 1, "modules": {"rlstudy": {"sha256": "%s", "imports": ["rlstudy.a b"]}}}',
     "a digest that is no sha256": b'{"format": 1, "modules": {"rlstudy": {"sha256": "zz", "imports": []}}}',
     "imports that are no list": b'{"format": 1, "modules": {"rlstudy": {"sha256": "%s", "imports": "rlstudy"}}}',
     "too large": b" " * (5 << 20),
