@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rlstudy.core.sources import IMPORTS_CACHE
+
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 SHARED = ROOT.parent / "shared" / "data" / "cbo_rl_original"
@@ -30,8 +32,12 @@ def copy_project(target: Path) -> Path:
     (target / "docs" / "publications").mkdir(parents=True, exist_ok=True)
     for publication in (ROOT / "docs" / "publications").glob("*.json"):  # the verdicts carried claims keep
         shutil.copy(publication, target / "docs" / "publications" / publication.name)
+    # Not the import scan's cache (core/sources.py): as in a fresh clone, the copy's first Snakemake start writes
+    # its own, untracked where a test makes the copy a repository (a tracked one rewritten made the run's commit
+    # "+dirty").
+    ignore = shutil.ignore_patterns("*.pyc", "*.egg-info", IMPORTS_CACHE.name)
     for name in ("workflow", "src"):
-        shutil.copytree(ROOT / name, target / name, ignore=shutil.ignore_patterns("*.pyc", "*.egg-info"))
+        shutil.copytree(ROOT / name, target / name, ignore=ignore)
     return target
 
 

@@ -35,7 +35,7 @@ class ImportsCache:
     def __init__(self, src: Path):
         self.path = src / IMPORTS_CACHE
         self.entries = self.read(self.path)
-        self.changed = False
+        self.kept: dict[str, tuple[str, tuple[str, ...]]] = {}  # parsed here, not yet written
 
     @staticmethod
     def read(path: Path) -> dict[str, tuple[str, tuple[str, ...]]]:
@@ -64,23 +64,24 @@ class ImportsCache:
         return entry[1] if entry is not None and entry[0] == digest else None
 
     def keep(self, module: str, digest: str, names: tuple[str, ...]) -> None:
-        self.entries[module] = (digest, names)
-        self.changed = True
+        self.entries[module] = self.kept[module] = (digest, names)
 
     def write(self) -> None:
-        """Written atomically where anything changed; a folder that cannot be written is left alone."""
-        if not self.changed:
+        """What was parsed here, written atomically into the cache as it is now (other Snakemake processes
+        may have written theirs since this one read it); a folder that cannot be written is left alone."""
+        if not self.kept:
             return
         from .atomic_writes import write_artefact
         from .errors import OutputError
 
+        self.entries = {**self.read(self.path), **self.kept}
         modules = {module: {"sha256": digest, "imports": list(names)}
                    for module, (digest, names) in sorted(self.entries.items())}
         try:
             write_artefact(self.path, json.dumps({"format": CACHE_FORMAT, "modules": modules}).encode(), None)
         except OutputError:
             return
-        self.changed = False
+        self.kept = {}
 
 
 @cache

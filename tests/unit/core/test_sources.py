@@ -179,6 +179,21 @@ def test_a_cache_not_wholly_of_its_form_is_discarded_and_written_afresh(tmp_path
     assert set(ImportsCache.read(cache)) == {"rlstudy", "rlstudy.step", "rlstudy.sub", "rlstudy.sub.deep"}
 
 
+def test_two_processes_writing_the_cache_in_turn_keep_what_both_parsed(tmp_path):
+    """Snakemake starts run side by side (the test suite's, a cluster's jobs): each writes what it parsed
+    into the cache as it finds it, where the last writer's view replaced the other's."""
+    from rlstudy.core.sources import IMPORTS_CACHE, ImportsCache
+
+    small_tree(tmp_path)
+    first, second = ImportsCache(tmp_path), ImportsCache(tmp_path)  # both read the cache before either wrote
+    first.keep("rlstudy.step", "0" * 64, ("rlstudy.sub",))
+    second.keep("rlstudy.other", "1" * 64, ())
+    first.write()
+    second.write()
+    assert ImportsCache.read(tmp_path / IMPORTS_CACHE) == {"rlstudy.step": ("0" * 64, ("rlstudy.sub",)),
+                                                           "rlstudy.other": ("1" * 64, ())}
+
+
 def test_a_star_import_is_its_module_and_keeps_the_cache_of_its_form(tmp_path):
     from rlstudy.core.sources import IMPORTS_CACHE, ImportsCache
 
