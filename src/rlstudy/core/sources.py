@@ -9,7 +9,9 @@ processes, as Python keeps its bytecode: in `rlstudy/__pycache__/` (IMPORTS_CACH
 sha256 of the file it was read from. A file whose bytes moved is parsed again. The cache is read back as
 data to be checked (ImportsCache.read): anything in it not of its form (a name that is not a module
 name of the package, a digest that is not a sha256) discards the whole file, which is then written
-afresh; an unreadable or unwritable cache only costs the parse.
+afresh; an unreadable or unwritable cache only costs the parse. A well-formed cache is trusted as the
+tree's own bytecode is; what must not trust it (protocol.lock's list of the verdict code, report/lock.py)
+asks module_sources for a fresh parse (kept=False).
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ import re
 from functools import cache
 from pathlib import Path
 
+from .digests import SHA256_HEX
+
 PACKAGE = "rlstudy"
 IMPORTS_CACHE = Path(PACKAGE) / "__pycache__" / "rlstudy-imports.json"  # under src/
 CACHE_FORMAT = 1
-MAX_CACHE_BYTES = 4 << 20  # some 200 entries take 60 KB
+MAX_CACHE_BYTES = 4 << 20  # the package's 223 modules take about 105 KB
 _MODULE_NAME = re.compile(rf"{PACKAGE}(\.[A-Za-z_][A-Za-z0-9_]*)*")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class ImportsCache:
@@ -52,7 +55,7 @@ class ImportsCache:
         entries = {}
         for module, entry in cached["modules"].items():
             if not (_MODULE_NAME.fullmatch(module) and isinstance(entry, dict)
-                    and isinstance(entry.get("sha256"), str) and _SHA256.fullmatch(entry["sha256"])
+                    and isinstance(entry.get("sha256"), str) and SHA256_HEX.fullmatch(entry["sha256"])
                     and isinstance(entry.get("imports"), list)
                     and all(isinstance(name, str) and _MODULE_NAME.fullmatch(name) for name in entry["imports"])):
                 return {}
@@ -109,13 +112,13 @@ def _module_files(src: Path) -> dict[str, Path]:
     return {**packages, **modules}
 
 
-def _imported_modules(path: Path, module: str, src: Path) -> frozenset[str]:
+def _imported_modules(path: Path, module: str, src: Path, kept: bool) -> frozenset[str]:
     """The project's modules a file imports, wherever the import statement stands (lazy imports too).
     Each file is read once per process and content (its stat in the key), and parsed only where the
     imports cache lacks its bytes: the workflow asks for the sources of some forty steps, which share
     most of their files, at every Snakemake start."""
     stat = path.stat()
-    return _parsed_imports(path, stat.st_mtime_ns, stat.st_size, module, src)
+    return _parsed_imports(path, stat.st_mtime_ns, stat.st_size, module, src, kept)
 
 
 def _import_statements(body: list[ast.stmt]):
@@ -136,14 +139,17 @@ def _import_statements(body: list[ast.stmt]):
 
 
 @cache
-def _parsed_imports(path: Path, mtime_ns: int, size: int, module: str, src: Path) -> frozenset[str]:
+def _parsed_imports(path: Path, mtime_ns: int, size: int, module: str, src: Path, kept: bool) -> frozenset[str]:
     data = path.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    known = _imports_cache(src)
-    names = known.imports(module, digest)
-    if names is None:
+    if not kept:
         names = _imported_names(data, path, module)
-        known.keep(module, digest, names)
+    else:
+        digest = hashlib.sha256(data).hexdigest()
+        known = _imports_cache(src)
+        names = known.imports(module, digest)
+        if names is None:
+            names = _imported_names(data, path, module)
+            known.keep(module, digest, names)
     # the modules among them (`from a import b`: b may be a module or a name of a), decided here, not kept
     return frozenset(name for name in names if _file_of(name, src) is not None)
 
@@ -175,9 +181,11 @@ def _with_parents(module: str) -> list[str]:
 
 
 @cache
-def module_sources(module: str, src: Path) -> tuple[Path, ...]:
+def module_sources(module: str, src: Path, kept: bool = True) -> tuple[Path, ...]:
     """Every file of the project that `python -m module` executes, sorted; src is the folder that
-    holds the package. Raises ValueError for a module that does not exist."""
+    holds the package; `kept`: each file's imports from the cache where it holds the file's bytes (else
+    every file is parsed, and the cache neither read nor written). Raises ValueError for a module that
+    does not exist."""
     if _file_of(module, src) is None:
         raise ValueError(f"no module {module} under {src}")
     seen: set[str] = set()
@@ -190,6 +198,7 @@ def module_sources(module: str, src: Path) -> tuple[Path, ...]:
             if path is None:
                 continue
             seen.add(name)
-            pending.extend(_imported_modules(path, name, src))
-    _imports_cache(src).write()
+            pending.extend(_imported_modules(path, name, src, kept))
+    if kept:
+        _imports_cache(src).write()
     return tuple(sorted(_file_of(name, src) for name in seen))

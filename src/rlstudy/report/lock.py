@@ -47,7 +47,8 @@ def verdict_code(root: Path) -> dict[str, str]:
     """path -> sha256 of every file that decides a verdict from the result tables, in a checkout."""
     src = root / "src"
     try:
-        modules = sorted({*module_sources(VERDICT_STEP, src), *module_sources(LOOK_STEP, src)})
+        # parsed afresh: the lock is what vouches for the verdict code, so it trusts no cache of the tree's imports
+        modules = sorted({path for step in (VERDICT_STEP, LOOK_STEP) for path in module_sources(step, src, kept=False)})
     except ValueError as err:
         raise InputError(f"--root {root}: {err}; no verdict step to lock") from err
     paths = [path.relative_to(root).as_posix() for path in modules]

@@ -194,6 +194,26 @@ def test_two_processes_writing_the_cache_in_turn_keep_what_both_parsed(tmp_path)
                                                            "rlstudy.other": ("1" * 64, ())}
 
 
+def test_a_fresh_parse_trusts_no_cache_and_leaves_it_as_it_was(tmp_path):
+    """A cache of the right form and the file's right digest can still name the wrong imports (written by hand):
+    the closure that protocol.lock vouches for (report/lock.py) is parsed afresh, kept=False."""
+    import hashlib
+    import json
+
+    from rlstudy.core.sources import IMPORTS_CACHE
+
+    expected = small_tree(tmp_path)
+    step = (tmp_path / "rlstudy" / "step.py").read_bytes()
+    forged = {"format": 1, "modules": {"rlstudy.step": {"sha256": hashlib.sha256(step).hexdigest(), "imports": []}}}
+    cache = tmp_path / IMPORTS_CACHE
+    cache.parent.mkdir()
+    cache.write_text(json.dumps(forged))
+    a_new_process()
+    assert {str(p.relative_to(tmp_path)) for p in module_sources("rlstudy.step", tmp_path, kept=False)} == expected
+    assert json.loads(cache.read_text()) == forged
+    assert closure(tmp_path) == {"rlstudy/__init__.py", "rlstudy/step.py"}  # what the cache, trusted, says
+
+
 def test_a_star_import_is_its_module_and_keeps_the_cache_of_its_form(tmp_path):
     from rlstudy.core.sources import IMPORTS_CACHE, ImportsCache
 
