@@ -23,12 +23,13 @@ def machine() -> str:
         simd = "AVX-512" if "avx512f" in info else "AVX2" if "avx2" in info else "no AVX2"
     except OSError:
         pass
-    import numpy
-    import torch
+    import numpy  # noqa: F401 (loaded, so that its OpenBLAS says which kernels it runs)
 
     from rlstudy.core.process import openblas_kernels
+    from rlstudy.core.provenance import package_versions
+    versions = package_versions(("torch", "numpy"))  # the installed ones, without importing PyTorch (seconds)
     return (f"{model} ({simd}), {os.cpu_count()} cores; Python {platform.python_version()}, "
-            f"torch {torch.__version__}, numpy {numpy.__version__} (OpenBLAS kernels {openblas_kernels()})")
+            f"torch {versions['torch']}, numpy {versions['numpy']} (OpenBLAS kernels {openblas_kernels()})")
 
 
 def commit(where: Path = ROOT) -> str:
