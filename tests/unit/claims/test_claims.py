@@ -215,6 +215,28 @@ def test_the_shipped_claims_are_valid_and_a_broken_claim_is_refused(tmp_path):
         validate_config(claims, schema, document="claims.yaml")
 
 
+@pytest.mark.parametrize("kind, required, own", [("ranking", "higher", "margin"), ("share", None, "min_share"),
+                                                 ("ratio", "numerator", "at_most")])
+def test_a_tests_problems_are_each_named_against_its_own_kind(kind, required, own):
+    """Checked against its kind's definition only: every problem named (a missing key, a key of another kind),
+    where the three kinds as a oneOf named one of them; a test without a kind is refused too."""
+    schema = ROOT / "workflow/schemas/claims.schema.yaml"
+    claims = yaml.safe_load((ROOT / "claims.yaml").read_text())
+    test = next(test for claim in claims["claims"] for test in claim["tests"] if test["kind"] == kind)
+    validate_config(claims, schema, document="claims.yaml")
+    foreign = next(name for name in ("lower", "min_share", "numerator") if name not in test and name != own)
+    if required:
+        del test[required]
+    test[foreign] = test.get(own, 0.5)
+    with pytest.raises(ConfigError) as refused:
+        validate_config(claims, schema, document="claims.yaml")
+    assert f"'{foreign}' was unexpected" in str(refused.value)
+    assert required is None or f"'{required}' is a required property" in str(refused.value)
+    del test["kind"]
+    with pytest.raises(ConfigError, match="'kind' is a required property"):
+        validate_config(claims, schema, document="claims.yaml")
+
+
 PUBLICATION = ("--publication", str(ROOT / "docs/publications/protocol-1.json"))  # the verdicts carried claims keep
 
 
