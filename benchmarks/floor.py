@@ -235,9 +235,7 @@ def make_meter():
 def sgd_kernel(estimator: str, batch: int, batches: int):
     """Seconds per mini-batch of train_sgd (the given estimator, control task) and its arithmetic."""
     from bellman_problem import PROBLEM, SGD_CONTROL
-    from rlstudy.bellman.numerics.compiled.backend import TRANSITIONS_PER_PASS
     from rlstudy.bellman.numerics.compiled.qnet import init_params
-    from rlstudy.bellman.numerics.compiled.residuals import rows_per_sample
     from rlstudy.bellman.learners.sgd import SGDParams, train_sgd
 
     traj = trajectory(batch * batches + 3)
@@ -248,7 +246,14 @@ def sgd_kernel(estimator: str, batch: int, batches: int):
     def run():
         train_sgd(theta, traj, estimator, "control", params, PROBLEM, torch.Generator().manual_seed(3), meter)
 
-    kernel = Kernel(run, batches)
+    return Kernel(run, batches), sgd_arithmetic(estimator, batch)
+
+
+def sgd_arithmetic(estimator: str, batch: int) -> Arithmetic:
+    """The arithmetic of one SGD mini-batch of `batch` transitions (the error meter's pass included)."""
+    from rlstudy.bellman.numerics.compiled.backend import TRANSITIONS_PER_PASS
+    from rlstudy.bellman.numerics.compiled.residuals import rows_per_sample
+
     arith = Arithmetic()
     part = min(batch, TRANSITIONS_PER_PASS)  # the mini-batch goes through the network in parts: their shapes
     for transitions, count in ((part, batch // part), (batch % part, 1)):
@@ -264,15 +269,13 @@ def sgd_kernel(estimator: str, batch: int, batches: int):
             arith.add_gemm(*shape, count)
     arith.calls["sin+cos"] += batch * (rows_per_sample(estimator) - 2)  # features of UR's and BFF's s^' (float64)
     meter_arithmetic(arith)
-    return kernel, arith
+    return arith
 
 
 def cbo_kernel(setting: str, steps: int):
     """Seconds per step of train_cbo in a setting of config.yaml (`cbo` is the notebook's) and its arithmetic."""
     from bellman_problem import CBO_SETTINGS, PROBLEM
     from rlstudy.bellman.learners.cbo import CBOParams, initial_swarm, train_cbo
-    from rlstudy.bellman.numerics.compiled.qnet import ROWS_PER_PART
-    from rlstudy.bellman.numerics.compiled.residuals import rows_per_sample
 
     estimator = {"cbo": "UR", "cbo-adaptive": "BFF-matched"}[setting]
     params = CBOParams(**{**CBO_SETTINGS[setting], "epochs": steps})
@@ -283,15 +286,24 @@ def cbo_kernel(setting: str, steps: int):
     def run():
         train_cbo(swarm, traj, estimator, "control", params, PROBLEM, torch.Generator().manual_seed(6), meter)
 
-    kernel = Kernel(run, steps)
+    return Kernel(run, steps), cbo_arithmetic(estimator, params.particle_batch, params.samples), \
+        f"{estimator}, N={params.particles}, m={params.samples}"
+
+
+def cbo_arithmetic(estimator: str, particle_batch: int, samples: int) -> Arithmetic:
+    """The arithmetic of one CBO step: `particle_batch` particles' losses on `samples` transitions each
+    (the error meter's pass included)."""
+    from rlstudy.bellman.numerics.compiled.qnet import ROWS_PER_PART
+    from rlstudy.bellman.numerics.compiled.residuals import rows_per_sample
+
     arith = Arithmetic()
-    rows = params.samples * rows_per_sample(estimator)  # [s; s^'; s'] of each particle, in parts: their shapes
-    qnet_forward(arith, ROWS_PER_PART, count=params.particle_batch * (rows // ROWS_PER_PART))
+    rows = samples * rows_per_sample(estimator)  # [s; s^'; s'] of each particle, in parts: their shapes
+    qnet_forward(arith, ROWS_PER_PART, count=particle_batch * (rows // ROWS_PER_PART))
     if rows % ROWS_PER_PART:
-        qnet_forward(arith, rows % ROWS_PER_PART, count=params.particle_batch)
+        qnet_forward(arith, rows % ROWS_PER_PART, count=particle_batch)
     meter_arithmetic(arith)
-    arith.calls["sin+cos"] += params.samples  # features of UR's s^'
-    return kernel, arith, f"{estimator}, N={params.particles}, m={params.samples}"
+    arith.calls["sin+cos"] += samples  # features of UR's s^'
+    return arith
 
 
 def mlp_arithmetic(arith: Arithmetic, sizes: list[int], rows: int, backward: bool = False,

@@ -8,6 +8,7 @@ a half of scripts in subprocesses, none of them the study's mathematics: with th
 `make test`, out of `make test-fast`'s loop."""
 
 import importlib.util
+import math
 import os
 import re
 import subprocess
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
@@ -37,6 +39,7 @@ QUICK = {
     "timings.py": ["command", "--label", "a test", "--", "true"],
     "seed_plan.py": ["--study", "--budget", "300"],
     "platform_spread.py": ["--quick"],  # not a timing: the confirmatory seed counts, planned from claims.yaml
+    "run_floor.py": ["--quick"],
 }
 # modules the scripts import (run through them), and the script offline_rl_speed.py runs in d3rlpy's venv
 NOT_SCRIPTS = {"bellman_problem.py", "record.py", "d3rlpy_bcq_speed.py"}
@@ -60,6 +63,27 @@ def test_every_benchmark_is_run_here():
 @pytest.mark.parametrize("script", sorted(QUICK))
 def test_benchmark_runs_at_its_smallest_scale(script, tmp_path):
     run(script, *QUICK[script], cwd=tmp_path)
+
+
+def test_run_floor_counts_each_stages_jobs_and_takes_only_a_commit(tmp_path):
+    """run_floor.py at the checkout's counts: one row per stage, its jobs the seeds of its list times its
+    estimators, tasks and datasets (the sweep: times its grid points); --counts-from refuses anything but a
+    commit's hex digits before it reaches git."""
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    counts = config["confirmatory_block"]["counts"]
+    printed = run("run_floor.py", "--quick", "--no-authors", cwd=tmp_path)
+    sgd = len(config["sgd"]["estimators"])
+    assert f"| SGD, control | {counts['seeds.control'] * sgd} | " in printed
+    adaptive = config["cbo"]["settings"]["cbo-adaptive"]
+    assert (f"| CBO, cbo-adaptive | {counts['cbo.settings.cbo-adaptive.seeds'] * len(adaptive['estimators']) * 2} | "
+            f"{adaptive['params']['epochs']} | ") in printed
+    points = sum(math.prod(len(values) for axis, values in spec.items() if axis != "with")
+                 for spec in config["cbo_sweep"]["grids"].values())
+    assert f"| CBO sweep | {counts['cbo_sweep.seeds'] * points} | 300 | " in printed and "minutes** of wall" in printed
+    refused = subprocess.run([sys.executable, str(BENCHMARKS / "run_floor.py"), "--counts-from", "HEAD;true"],
+                             cwd=tmp_path, capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert refused.returncode != 0 and "expected a commit's hex digits" in refused.stderr
 
 
 def test_startup_times_a_snakemake_dry_run(tmp_path):
