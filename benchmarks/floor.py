@@ -302,7 +302,7 @@ def cbo_arithmetic(estimator: str, particle_batch: int, samples: int) -> Arithme
     if rows % ROWS_PER_PART:
         qnet_forward(arith, rows % ROWS_PER_PART, count=particle_batch)
     meter_arithmetic(arith)
-    arith.calls["sin+cos"] += samples  # features of UR's s^'
+    arith.calls["sin+cos"] += samples * (rows_per_sample(estimator) - 2)  # features of UR's and BFF's s^'
     return arith
 
 
