@@ -11,7 +11,7 @@ faster than this, unless it computes a primitive faster than every implementatio
 or narrower numbers.
 
 The jobs are those of the workflow: every SGD estimator and CBO setting on each task and dataset (ours,
-and the authors' where `--authors`), one job per seed of its list; every point of the sweep's grids, one
+and the authors' unless `--no-authors`), one job per seed of its list; every point of the sweep's grids, one
 job per sweep seed. A job's SGD steps are epochs x (its trajectory's transitions less two) // batch, its
 CBO steps epochs x particles // particle_batch, as train_sgd and train_cbo count them.
 
@@ -72,11 +72,16 @@ def confirmatory_counts(commit_name: str | None) -> tuple[dict[str, int], str]:
 
 def job_groups(config: dict, counts: dict[str, int], datasets: tuple[str, ...]) -> list[JobGroup]:
     """Every SGD, CBO and sweep job of a run at these counts, grouped by what each step computes."""
+    def seeds_of(key: str) -> int:
+        if key not in counts:
+            raise SystemExit(f"the seed counts (confirmatory_block.counts) have no {key!r}")
+        return counts[key]
+
     transitions = config["trajectories"]["short"] - 2
     groups = []
     sgd = config["sgd"]
     for task in config["tasks"]:
-        seeds = counts[f"seeds.{task}"]
+        seeds = seeds_of(f"seeds.{task}")
         params = sgd[task]
         for estimator in sgd["estimators"]:
             groups.append(JobGroup(f"SGD, {task}", seeds * len(datasets),
@@ -85,13 +90,13 @@ def job_groups(config: dict, counts: dict[str, int], datasets: tuple[str, ...]) 
     for name, setting in config["cbo"]["settings"].items():
         params = setting["params"]
         for estimator in setting["estimators"]:
-            groups.append(JobGroup(f"CBO, {name}", counts[f"cbo.settings.{name}.seeds"] * len(config["tasks"]) * len(datasets),
+            groups.append(JobGroup(f"CBO, {name}", seeds_of(f"cbo.settings.{name}.seeds") * len(config["tasks"]) * len(datasets),
                                    params["epochs"] * params["particles"] // params["particle_batch"],
                                    cbo_arithmetic(estimator, params["particle_batch"], params["samples"])))
     sweep = resolve_sweep(config)
     for point in sweep_points(sweep):
         params = point.params
-        groups.append(JobGroup("CBO sweep", counts["cbo_sweep.seeds"],
+        groups.append(JobGroup("CBO sweep", seeds_of("cbo_sweep.seeds"),
                                params["epochs"] * params["particles"] // params["particle_batch"],
                                cbo_arithmetic(sweep["estimator"], params["particle_batch"], params["samples"])))
     return groups
@@ -124,6 +129,8 @@ def main() -> None:
     args = p.parse_args()
     if args.cores < 1:
         p.error("--cores must be at least 1")
+    if args.write and args.quick:
+        p.error("--write writes the full measurement: not with --quick")
     load_before = os.getloadavg()[0]
     config = load_yaml(ROOT / "config.yaml", "config file")
     counts, source = confirmatory_counts(args.counts_from)
