@@ -25,14 +25,15 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 
 from floor import ROUNDS, Arithmetic, Primitives, cbo_arithmetic, sgd_arithmetic  # first: it pins the thread counts
 from record import ROOT, commit, load_note, machine, now, write_block
 
 from rlstudy.bellman.learners.sweep import resolve_sweep, sweep_points
-from rlstudy.core.config import load_yaml, parse_yaml
+from rlstudy.core.config import load_yaml
+from rlstudy.core.errors import InputError
+from rlstudy.report.protocol import config_at
 
 DATASETS_WITH_AUTHORS = ("ours", "authors")
 COMMIT = re.compile(r"[0-9a-f]{7,40}")
@@ -52,18 +53,17 @@ class JobGroup:
 
 def confirmatory_counts(commit_name: str | None) -> tuple[dict[str, int], str]:
     """The confirmatory block's seed counts: of the checkout's config.yaml, or of that file at a commit
-    (read with the project's strict YAML loader; the commit is checked to be one, not passed to a shell)."""
-    if commit_name is None:
-        config, source = load_yaml(ROOT / "config.yaml", "config file"), "the checkout's config.yaml"
-    else:
-        if not COMMIT.fullmatch(commit_name):
-            raise SystemExit(f"--counts-from: expected a commit's hex digits, got {commit_name!r}")
-        shown = subprocess.run(["git", "show", f"{commit_name}:config.yaml"], cwd=ROOT, capture_output=True, text=True)
-        if shown.returncode != 0:
-            raise SystemExit(f"--counts-from {commit_name}: {shown.stderr.strip()}")
-        config, source = parse_yaml(shown.stdout, f"{commit_name}:config.yaml", "config file"), \
-            f"config.yaml at {commit_name}"
-    counts = config.get("confirmatory_block", {}).get("counts")
+    (report/protocol.config_at: git show and the strict YAML loader; the commit is checked to be hex
+    digits first, so that git cannot take it for an option)."""
+    if commit_name is not None and not COMMIT.fullmatch(commit_name):
+        raise SystemExit(f"--counts-from: expected a commit's hex digits, got {commit_name!r}")
+    try:
+        config = config_at(ROOT, commit_name)
+    except InputError as err:
+        raise SystemExit(f"--counts-from {commit_name}: {err}" if commit_name else str(err)) from err
+    source = "the checkout's config.yaml" if commit_name is None else f"config.yaml at {commit_name}"
+    block = config.get("confirmatory_block") if isinstance(config, dict) else None
+    counts = block.get("counts") if isinstance(block, dict) else None
     if not isinstance(counts, dict) or not all(
             isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts.values()):
         raise SystemExit(f"{source}: confirmatory_block.counts is not a mapping of seed lists to counts")

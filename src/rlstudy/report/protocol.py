@@ -219,11 +219,13 @@ def lock_of_run(root: Path, lock_path: Path, run_commit: str | None, claims_tabl
     return parse_lock(shown, f"{relative} at {run_commit[:12]}"), at_run
 
 
-def _run_config(root: Path, commit: str | None) -> dict:
+def config_at(root: Path, commit: str | None) -> dict:
+    """config.yaml of the checkout (`commit` None) or at a commit, read by the strict loader; an InputError
+    naming it where it is not there or not of the loader's form."""
     shown = _show(root, commit, CONFIG)
     where = f"{CONFIG} at {commit[:12]}" if commit else str(root / CONFIG)
     if shown is None:
-        raise InputError(f"{where}: not found; the config values the claims read are judged against the protocol")
+        raise InputError(f"{where}: not found")
     try:
         return parse_yaml(shown.decode(), where, "config file") or {}
     except (ConfigError, UnicodeDecodeError) as err:
@@ -279,7 +281,11 @@ def judge(root: Path, claims_table: str, run_commit: str, claims_file: Path, che
         raise InputError(f"{claims_table}: its claims' shared settings (the defaults: levels, sizes) differ from the "
                          f"protocol's ({lock_path}, commit {protocol[:12]}); write a new protocol before a new run")
     if lock["protocol"] >= 2:
-        moved = config_differences(lock["config_values"], claim_config(_run_config(root, run_commit if clean else None)))
+        try:
+            run_config = config_at(root, run_commit if clean else None)
+        except InputError as err:
+            raise InputError(f"{err}; the config values the claims read are judged against the protocol") from err
+        moved = config_differences(lock["config_values"], claim_config(run_config))
         if moved:
             raise InputError(f"{claims_table}: a config value the claims read differs from the protocol's ({lock_path}, "
                              f"commit {protocol[:12]}): {moved[0]}; write a new protocol before a new run")
