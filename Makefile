@@ -6,8 +6,6 @@ STAMP := $(VENV)/.installed
 # More Snakemake options for figures, report and readme, e.g. the published run with the authors' data:
 #   make readme SNAKEMAKE_ARGS="--config authors_data=../shared/data/cbo_rl_original"
 SNAKEMAKE_ARGS ?=
-# The long runs schedule with workflow/profiles/long (a minute's rate-limit timespan: it says why).
-LONG_RUN := --profile workflow/profiles/long
 # Snakemake through the project's launcher: a config or profile file that is not plain data (a YTE
 # template, which Snakemake would run as Python) is refused before Snakemake reads it (docs/reliability.md).
 SNAKEMAKE := $(BIN)/python -m rlstudy.runtime.launch
@@ -47,10 +45,10 @@ $(STAMP): $(if $(and $(INSTALL_KEY),$(filter $(INSTALL_KEY),$(INSTALLED_KEY))),,
 	echo '$(INSTALL_KEY) (sha256 of pyproject.toml and sys.version)' > $(STAMP)
 
 figures: $(STAMP)  ## the whole study at the shipped (paper) scale
-	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
+	$(SNAKEMAKE) --cores all $(SNAKEMAKE_ARGS)
 
 study: $(STAMP)  ## the CBO/BFF study alone at paper scale (snakemake study: no sweep, agents, offline, claims)
-	$(SNAKEMAKE) --cores all $(LONG_RUN) study $(SNAKEMAKE_ARGS)
+	$(SNAKEMAKE) --cores all study $(SNAKEMAKE_ARGS)
 
 smoke: $(STAMP)  ## the same workflow at smoke scale
 	$(SNAKEMAKE) --cores all --profile workflow/profiles/smoke
@@ -63,7 +61,7 @@ smoke-report: smoke  ## make smoke, then its report.html (what CI uploads on eve
 	$(SNAKEMAKE) --profile workflow/profiles/smoke --report report.html
 
 report: $(STAMP)  ## one self-contained HTML page (report.html) of every figure and table; opens offline
-	$(SNAKEMAKE) --cores all $(LONG_RUN) $(SNAKEMAKE_ARGS)
+	$(SNAKEMAKE) --cores all $(SNAKEMAKE_ARGS)
 	$(SNAKEMAKE) --report report.html $(SNAKEMAKE_ARGS)
 
 # Not a file: the first screen of report.html in headless Chromium. With no Chromium on the PATH it is installed

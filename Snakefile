@@ -45,7 +45,7 @@ from rlstudy.core.looks import run_looks  # noqa: E402
 from rlstudy.core.provenance import SCALE_ENV, SEED_BLOCK_ENV  # noqa: E402
 from rlstudy.core.run_config import LOCK, settle_config  # noqa: E402
 from rlstudy.core.scale import record_scale, recorded_scale  # noqa: E402
-from rlstudy.runtime.snakemake_exit import cancel_scheduling_timers  # noqa: E402
+from rlstudy.runtime.snakemake_scheduler import cancel_scheduling_timers, rounds_when_jobs_end  # noqa: E402
 from rlstudy.runtime.tracked_params import track_derived_params  # noqa: E402
 from rlstudy.runtime.warmstart import client as warm_starts  # noqa: E402
 
@@ -82,16 +82,18 @@ report: "workflow/report/workflow.rst"
 
 
 # Jobs fork from one process that has already imported their libraries (src/rlstudy/runtime/warmstart/);
-# RLSTUDY_WARM_START=0 runs each job in a new interpreter.
+# RLSTUDY_WARM_START=0 runs each job in a new interpreter. A local run's scheduler plans when a job ends,
+# not on the rate limiter's timers (src/rlstudy/runtime/snakemake_scheduler.py).
 onstart:
     on_for_the_jobs()
+    rounds_when_jobs_end(workflow)
     if recorded_scale() is None or config.get("rescale", False):
         record_scale(config["scale"])
     warm_starts.begin()
 
 
-# Both hooks run after the last job: the scheduler's pending timers would hold the exit for up to a
-# timespan of the profile (src/rlstudy/runtime/snakemake_exit.py).
+# Both hooks run after the last job: a cluster run's pending scheduling timers would hold the exit for up
+# to a rate-limit timespan (src/rlstudy/runtime/snakemake_scheduler.py).
 onsuccess:
     warm_starts.end()
     cancel_scheduling_timers()

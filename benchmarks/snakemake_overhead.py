@@ -5,18 +5,19 @@ Snakemake 9's defaults the scheduler re-plans every ready job once a second what
 (`--max-jobs-per-timespan 100/1s`: after each round it sets a timer for the rate limit's timespan),
 and each round re-evaluates every ready job's params and resources, reads the size of every input
 and solves the selection (an integer program when PuLP is installed, the default `ilp` scheduler).
-The study's profile (workflow/profiles/default, and the smoke profile) asks for the greedy
-selection and a rate limit of a 5 s timespan; the long runs' profile (workflow/profiles/long, what
-`make figures` runs with) a minute's. Every round sets a timer of the timespan, and each timer's
-round sets another: every job that ends starts one more chain of rounds, so the rounds per minute
-grow with the jobs done, slower the longer the timespan.
+Every round sets a timer of the timespan, and each timer's round sets another: every job that ends
+starts one more chain of rounds, so the rounds per minute grow with the jobs done, slower the longer
+the timespan. The study's scheduling is the default profile's greedy selection and, for a local run,
+no rate limiter at all: the Snakefile's onstart hook takes it away (runtime/snakemake_scheduler.py),
+and a round runs when a job ends.
 
 This builds a toy workflow in a temporary folder: `--jobs` jobs that sleep `--sleep` seconds (no
 CPU of their own), all ready at once, each listing `--inputs` shared files, with params and resources
 computed per job and a `benchmark:` directive as the study's rules have (the study's rules compute
-more per job, so the toy's rounds are cheaper than the study's). For each setting it runs the toy for `--window` seconds on 2
-cores, stops it, and prints the CPU time of the Snakemake process (user + system, its jobs excluded)
-per minute of wall time.
+more per job, so the toy's rounds are cheaper than the study's), and the study's onstart hook where
+a setting has it. For each setting it runs the toy for `--window` seconds on 2 cores, stops it, and
+prints the CPU time of the Snakemake process (user + system, its jobs excluded) per minute of wall
+time.
 
     python benchmarks/snakemake_overhead.py
     python benchmarks/snakemake_overhead.py --jobs 500 --sleep 30 --window 120 --inputs 36
@@ -25,6 +26,7 @@ per minute of wall time.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -39,6 +41,14 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEFILE = '''
 import json
+import sys
+
+sys.path.insert(0, config["src"])  # the study's hook
+from rlstudy.runtime.snakemake_scheduler import rounds_when_jobs_end
+
+onstart:
+    if config["rounds_when_jobs_end"]:
+        rounds_when_jobs_end(workflow)
 
 CODE = [f"code/m{i}.py" for i in range(1, config["inputs"] + 1)]
 SETTING = {f"key{k}": k / 7 for k in range(20)}  # a run's parameters, serialised per job as the study's rules do
@@ -58,21 +68,26 @@ rule job:
     benchmark: "bench/{i}.tsv"
     shell: "sleep {config[sleep]}; touch {output}"
 '''
-# name -> the options that differ (every run adds --cores 2 and the toy's config)
+# name -> (the options that differ, whether the study's onstart hook runs); every run adds --cores 2 and
+# the toy's config
+DEFAULT_PROFILE = ["--profile", str(ROOT / "workflow" / "profiles" / "default")]
 SETTINGS = {
-    "Snakemake's defaults": [],
-    "greedy scheduler": ["--scheduler", "greedy"],
-    "the study's profile": ["--profile", str(ROOT / "workflow" / "profiles" / "default")],
-    "the long runs' profile": ["--profile", str(ROOT / "workflow" / "profiles" / "long")],
+    "Snakemake's defaults": ([], False),
+    "greedy scheduler": (["--scheduler", "greedy"], False),
+    "greedy, a 5 s timespan": (["--scheduler", "greedy", "--max-jobs-per-timespan", "1000/5s"], False),
+    "greedy, a minute's timespan": (["--scheduler", "greedy", "--max-jobs-per-timespan", "100000/60s"], False),
+    "the study's scheduling": (DEFAULT_PROFILE, True),
 }
 
 
-def run(folder: Path, jobs: int, inputs: int, sleep: float, window: float, options: list[str]) -> tuple[float, float]:
+def run(folder: Path, jobs: int, inputs: int, sleep: float, window: float, options: list[str],
+        hook: bool) -> tuple[float, float]:
     """(CPU seconds of the Snakemake process itself, wall seconds) of the toy workflow run for at most
     `window` seconds (then stopped with its jobs)."""
     for name in ("out", "bench", ".snakemake"):
         shutil.rmtree(folder / name, ignore_errors=True)
-    (folder / "config.yaml").write_text(f"jobs: {jobs}\ninputs: {inputs}\nsleep: {sleep}\n")
+    (folder / "config.yaml").write_text(f"jobs: {jobs}\ninputs: {inputs}\nsleep: {sleep}\n"
+                                        f"rounds_when_jobs_end: {str(hook).lower()}\nsrc: {json.dumps(str(ROOT / 'src'))}\n")
     command = [sys.executable, "-m", "snakemake", "--cores", "2", *options, "--configfile", "config.yaml",
                "--quiet", "all"]
     start = time.perf_counter()
@@ -112,8 +127,8 @@ def main() -> None:
         print(f"{args.jobs} ready jobs of `sleep {args.sleep:g}`, 2 cores, each run stopped after {args.window:g} s:")
         for name in args.settings:
             for inputs in args.inputs:
-                cpu, wall = run(folder, args.jobs, inputs, args.sleep, args.window, SETTINGS[name])
-                print(f"  {name:22s} {inputs:3d} inputs per job: Snakemake's process {cpu:6.1f} s of CPU in "
+                cpu, wall = run(folder, args.jobs, inputs, args.sleep, args.window, *SETTINGS[name])
+                print(f"  {name:28s} {inputs:3d} inputs per job: Snakemake's process {cpu:6.1f} s of CPU in "
                       f"{wall:.0f} s ({60 * cpu / wall:.1f} s per minute)")
 
 

@@ -33,9 +33,9 @@ QUICK = {
     "interval_coverage.py": ["--repetitions", "10"],
     "startup.py": ["--repeats", "1", "rlstudy.bellman.cli.plot_sweep"],
     "job_overhead.py": ["--repeats", "1", "--steps", "1000", "--epochs", "2"],
-    # the study's profile: the setting that reads a file of the project; its jobs do not sleep
+    # the study's scheduling: the setting that reads the project's profile and hook; its jobs do not sleep
     "snakemake_overhead.py": ["--jobs", "2", "--inputs", "1", "--sleep", "0", "--window", "20",
-                              "--settings", "the study's profile"],
+                              "--settings", "the study's scheduling"],
     "timings.py": ["command", "--label", "a test", "--", "true"],
     "seed_plan.py": ["--study", "--budget", "300"],
     "platform_spread.py": ["--quick"],  # not a timing: the confirmatory seed counts, planned from claims.yaml
