@@ -257,11 +257,13 @@ def sign_test_simulated(n: int, repetitions: int, rng: np.random.Generator, leve
     return Estimate(float((p_below <= level).mean()), repetitions)
 
 
-def share_test_false_holds(n: int, share: float, level: float = LEVEL) -> float:
+def share_test_false_holds(n: int, share: float, levels: tuple[float, ...] = (LEVEL,)) -> list[float]:
     """The binomial share test's false-holds rate at n runs when the true share is exactly `share` (the
-    worst case of its null, share <= min_share), by summing over every outcome."""
-    return float(sum(stats.binom.pmf(k, n, share) for k in range(n + 1)
-                     if share_test_p_values(k, n, share)[0] <= level))
+    worst case of its null, share <= min_share), at each level: the probabilities of the outcomes whose
+    p is at most the level, summed in the outcomes' order (each outcome's p computed once)."""
+    weights = stats.binom.pmf(np.arange(n + 1), n, share)
+    p_values = np.array([share_test_p_values(k, n, share)[0] for k in range(n + 1)])
+    return [float(sum(weights[p_values <= level])) for level in levels]
 
 
 def unpaired_sizes(counts: tuple[int, ...]) -> list[tuple[int, int]]:
